@@ -1,0 +1,463 @@
+package interceptor
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/loopguard/loopguard/interceptor/detect"
+)
+
+// OnHalt is what the guard does when a detector trips.
+type OnHalt string
+
+// The halt policies.
+const (
+	// OnHaltPause (the default) pauses the workflow at the guarded call that
+	// would continue the loop until a human resumes or escalates.
+	OnHaltPause OnHalt = "pause"
+	// OnHaltFail escalates at once: the call returns a LoopEscalated error.
+	OnHaltFail OnHalt = "fail"
+	// OnHaltObserve records, signals, logs and counts halts but never
+	// blocks: a shadow mode for tuning thresholds on live traffic.
+	OnHaltObserve OnHalt = "observe"
+)
+
+// PauseTimeoutAction is what happens when no human answers a pause within
+// Options.PauseTimeout.
+type PauseTimeoutAction string
+
+// The pause timeout actions.
+const (
+	TimeoutEscalate PauseTimeoutAction = "escalate" // the default
+	TimeoutResume   PauseTimeoutAction = "resume"
+)
+
+// Edge is a declared transition between two nodes.
+type Edge = detect.Edge
+
+// Observation is what the guard saw of one result; ResultHook may refine it.
+type Observation = detect.Observation
+
+// CallKind says what kind of guarded call a node is.
+type CallKind string
+
+// The guarded call kinds.
+const (
+	KindActivity      CallKind = "activity"
+	KindLocalActivity CallKind = "local_activity"
+	KindChildWorkflow CallKind = "child_workflow"
+)
+
+// Call describes one guarded call, for Options.NodeName.
+type Call struct {
+	Kind CallKind
+	// Type is the activity or child workflow type name.
+	Type string
+	// Args are the call's arguments as the workflow passed them.
+	Args []any
+}
+
+// Default values of the Options fields that are not thresholds. Threshold
+// defaults come from detect.DefaultPolicy and are listed in the package doc.
+const (
+	defaultMemoKey         = "loopguard"
+	defaultMaxPayloadBytes = 16 << 10
+	defaultHaltTimeout     = 10 * time.Second
+)
+
+// Options configures the guard. The zero value is a working guard with the
+// defaults documented on each field (and in the package doc's table). Every
+// field is pinned per execution when the execution starts: redeploying a
+// worker with other Options never changes the policy of in-flight workflows.
+type Options struct {
+	// MaxCallsPerNode caps the steps of one node (activity, local activity
+	// or child workflow type) per execution. Concurrent calls of one node
+	// count as one step (fan-out). Default 10.
+	MaxCallsPerNode int
+	// MaxNodeRuntime caps the workflow time spent in one node's calls.
+	// Default 0: no limit.
+	MaxNodeRuntime time.Duration
+	// MaxTotalCalls caps all guarded calls of an execution, fan-out
+	// included. Default 1000.
+	MaxTotalCalls int
+	// MaxCost caps the summed cost of an execution (cost is read by a
+	// node's CostField). Default 0: no limit.
+	MaxCost float64
+	// MaxCycleIterations caps the iterations of one detected cycle ("Loop
+	// 8/8"). Default 8.
+	MaxCycleIterations int
+	// MaxCycleRuntime caps the workflow time since a cycle started. Default
+	// 0: no limit.
+	MaxCycleRuntime time.Duration
+	// MaxCycleCost caps the summed cost of a cycle's nodes. Default 0: no
+	// limit.
+	MaxCycleCost float64
+	// MaxEdgeWithoutProgress caps how often one transition A→B is taken
+	// without progress observed at B; progress resets it. Default 5.
+	MaxEdgeWithoutProgress int
+	// RepeatThreshold is how many identical outputs of a node in a row mean
+	// "stalled". Default 3.
+	RepeatThreshold int
+	// ErrorRepeatThreshold is how many identical error signatures of a node
+	// in a row mean "repeated_error". Default 3.
+	ErrorRepeatThreshold int
+	// StallIterations is how many steps with an unchanged declared progress
+	// value mean "stalled". Default 3.
+	StallIterations int
+	// NoImproveIterations is how many steps without a better declared
+	// metric mean "stalled". Default 3.
+	NoImproveIterations int
+	// OscillationPeriods is how many full periods of a repeating pattern
+	// (A/B/A/B is two periods of length 2) mean "oscillating". Default 2.
+	OscillationPeriods int
+	// MaxOscillationPeriod is the longest period looked for. Default 3.
+	MaxOscillationPeriod int
+	// Window is how many entries of history the guard keeps per node, and
+	// the length of each evidence list. It must be at least every threshold
+	// above and OscillationPeriods × MaxOscillationPeriod. Default 8.
+	Window int
+	// IgnoreFields are JSON field paths removed from every result before it
+	// is hashed (timestamps, run ids). Default none.
+	IgnoreFields []string
+	// Nodes holds per-node overrides, keyed by node name. Default none.
+	Nodes map[string]NodeOptions
+	// Graph declares the workflow's transition graph up front, so cycles
+	// are known before they are observed. Default none: learnt at run time.
+	Graph []Edge
+
+	// OnHalt is what a halt does. Default OnHaltPause.
+	OnHalt OnHalt
+	// PauseTimeout ends a pause nobody answered with OnPauseTimeout.
+	// Default 0: wait for a human forever.
+	PauseTimeout time.Duration
+	// OnPauseTimeout is what a PauseTimeout does. Default TimeoutEscalate.
+	OnPauseTimeout PauseTimeoutAction
+
+	// ResumeSignal, EscalateSignal, HaltSignal, HaltedSignal, StatusQuery,
+	// ResumeUpdate and EscalateUpdate rename the protocol. Defaults: the
+	// Default* constants.
+	ResumeSignal   string
+	EscalateSignal string
+	HaltSignal     string
+	HaltedSignal   string
+	StatusQuery    string
+	ResumeUpdate   string
+	EscalateUpdate string
+
+	// SupervisorWorkflowID, when set, also receives every loop.halted
+	// signal. Default none.
+	SupervisorWorkflowID string
+	// SearchAttribute names a registered Keyword search attribute the guard
+	// sets to "halted:<reason>", "escalated:<reason>" or "running" on halts
+	// and decisions, so halted workflows can be listed. It must be
+	// registered on the namespace first. Default none: not set.
+	SearchAttribute string
+	// MemoKey is the memo entry holding the guard's state summary, upserted
+	// on halts and decisions. Default "loopguard".
+	MemoKey string
+	// MaxPayloadBytes caps a human's signal or update payload. Default 16 KiB.
+	MaxPayloadBytes int
+	// HaltSignalTimeout bounds the local activity that raises loop.halted.
+	// Default 10s.
+	HaltSignalTimeout time.Duration
+
+	// NodeName refines a call's node name (say, per tool or per agent role
+	// read from the arguments). It must be deterministic. Returning ""
+	// keeps the default: the activity or child workflow type. Not pinned:
+	// changing it is a workflow code change.
+	NodeName func(Call) string
+	// ResultHook lets Go code refine what the guard reads from a result
+	// (progress, metric, cost) when JSON field paths are not enough. data
+	// is the result payload (JSON with the default converter). Not pinned.
+	ResultHook func(node string, data []byte, obs *Observation)
+	// GuardWorkflow chooses which new executions are guarded. Default: all.
+	// Executions already guarded stay guarded whatever it returns.
+	GuardWorkflow func(info *workflow.Info) bool
+}
+
+// NodeOptions overrides Options for one node. Zero fields inherit.
+type NodeOptions struct {
+	// MaxCalls overrides MaxCallsPerNode.
+	MaxCalls int
+	// MaxRuntime overrides MaxNodeRuntime.
+	MaxRuntime time.Duration
+	// Exempt nodes (pollers, heartbeats, reporting) are never counted as
+	// steps or transitions and never halt a workflow.
+	Exempt bool
+	// IgnoreFields are JSON field paths removed before hashing, added to
+	// Options.IgnoreFields.
+	IgnoreFields []string
+	// ProgressFields are JSON field paths whose values form the node's
+	// progress signal (a diff hash, a checklist): unchanged for
+	// StallIterations steps means stalled; a change resets edge counters.
+	ProgressFields []string
+	// MetricField is a numeric JSON field path (failing test count) that
+	// must improve within NoImproveIterations steps.
+	MetricField string
+	// HigherIsBetter flips MetricField's direction (default: lower is better).
+	HigherIsBetter bool
+	// CostField is a numeric JSON field path added to the cost budgets.
+	CostField string
+}
+
+// config is the validated, defaulted form of Options. Its JSON form is
+// pinned in each execution's history; the hooks are not.
+type config struct {
+	Policy            detect.Policy      `json:"policy"`
+	OnHalt            OnHalt             `json:"onHalt"`
+	PauseTimeout      time.Duration      `json:"pauseTimeout,omitempty"`
+	OnPauseTimeout    PauseTimeoutAction `json:"onPauseTimeout"`
+	ResumeSignal      string             `json:"resumeSignal"`
+	EscalateSignal    string             `json:"escalateSignal"`
+	HaltSignal        string             `json:"haltSignal"`
+	HaltedSignal      string             `json:"haltedSignal"`
+	StatusQuery       string             `json:"statusQuery"`
+	ResumeUpdate      string             `json:"resumeUpdate"`
+	EscalateUpdate    string             `json:"escalateUpdate"`
+	Supervisor        string             `json:"supervisor,omitempty"`
+	SearchAttribute   string             `json:"searchAttribute,omitempty"`
+	MemoKey           string             `json:"memoKey"`
+	MaxPayloadBytes   int                `json:"maxPayloadBytes"`
+	HaltSignalTimeout time.Duration      `json:"haltSignalTimeout"`
+}
+
+// hooks are the Options functions: code, so never pinned.
+type hooks struct {
+	nodeName      func(Call) string
+	resultHook    func(node string, data []byte, obs *Observation)
+	guardWorkflow func(info *workflow.Info) bool
+}
+
+// buildConfig validates o and fills in the defaults.
+func buildConfig(o Options) (config, hooks, error) {
+	def := detect.DefaultPolicy()
+	c := config{
+		OnHalt:            pick(o.OnHalt, OnHaltPause),
+		PauseTimeout:      o.PauseTimeout,
+		OnPauseTimeout:    pick(o.OnPauseTimeout, TimeoutEscalate),
+		ResumeSignal:      pick(o.ResumeSignal, DefaultResumeSignal),
+		EscalateSignal:    pick(o.EscalateSignal, DefaultEscalateSignal),
+		HaltSignal:        pick(o.HaltSignal, DefaultHaltSignal),
+		HaltedSignal:      pick(o.HaltedSignal, DefaultHaltedSignal),
+		StatusQuery:       pick(o.StatusQuery, DefaultStatusQuery),
+		ResumeUpdate:      pick(o.ResumeUpdate, DefaultResumeUpdate),
+		EscalateUpdate:    pick(o.EscalateUpdate, DefaultEscalateUpdate),
+		Supervisor:        o.SupervisorWorkflowID,
+		SearchAttribute:   o.SearchAttribute,
+		MemoKey:           pick(o.MemoKey, defaultMemoKey),
+		MaxPayloadBytes:   pick(o.MaxPayloadBytes, defaultMaxPayloadBytes),
+		HaltSignalTimeout: pick(o.HaltSignalTimeout, defaultHaltTimeout),
+	}
+	h := hooks{nodeName: o.NodeName, resultHook: o.ResultHook, guardWorkflow: o.GuardWorkflow}
+
+	ints := []struct {
+		field string
+		v     int
+		def   int
+		dst   *int
+	}{
+		{"MaxCallsPerNode", o.MaxCallsPerNode, def.MaxCallsPerNode, &c.Policy.MaxCallsPerNode},
+		{"MaxTotalCalls", o.MaxTotalCalls, def.MaxTotalCalls, &c.Policy.MaxTotalCalls},
+		{"MaxCycleIterations", o.MaxCycleIterations, def.MaxCycleIterations, &c.Policy.MaxCycleIterations},
+		{"MaxEdgeWithoutProgress", o.MaxEdgeWithoutProgress, def.MaxEdgeWithoutProgress, &c.Policy.MaxEdgeWithoutProgress},
+		{"RepeatThreshold", o.RepeatThreshold, def.RepeatThreshold, &c.Policy.RepeatThreshold},
+		{"ErrorRepeatThreshold", o.ErrorRepeatThreshold, def.ErrorRepeatThreshold, &c.Policy.ErrorRepeatThreshold},
+		{"StallIterations", o.StallIterations, def.StallIterations, &c.Policy.StallIterations},
+		{"NoImproveIterations", o.NoImproveIterations, def.NoImproveIterations, &c.Policy.NoImproveIterations},
+		{"OscillationPeriods", o.OscillationPeriods, def.OscillationPeriods, &c.Policy.OscillationPeriods},
+		{"MaxOscillationPeriod", o.MaxOscillationPeriod, def.MaxOscillationPeriod, &c.Policy.MaxOscillationPeriod},
+		{"Window", o.Window, def.Window, &c.Policy.Window},
+		{"MaxPayloadBytes", o.MaxPayloadBytes, defaultMaxPayloadBytes, &c.MaxPayloadBytes},
+	}
+	for _, f := range ints {
+		if f.v < 0 {
+			return config{}, hooks{}, &OptionError{Field: f.field, Reason: fmt.Sprintf("must not be negative, got %d", f.v)}
+		}
+		*f.dst = pick(f.v, f.def)
+	}
+	durations := []struct {
+		field string
+		v     time.Duration
+	}{
+		{"MaxNodeRuntime", o.MaxNodeRuntime},
+		{"MaxCycleRuntime", o.MaxCycleRuntime},
+		{"PauseTimeout", o.PauseTimeout},
+		{"HaltSignalTimeout", o.HaltSignalTimeout},
+	}
+	for _, f := range durations {
+		if f.v < 0 {
+			return config{}, hooks{}, &OptionError{Field: f.field, Reason: fmt.Sprintf("must not be negative, got %s", f.v)}
+		}
+	}
+	c.Policy.MaxNodeRuntime = o.MaxNodeRuntime
+	c.Policy.MaxCycleRuntime = o.MaxCycleRuntime
+	for _, f := range []struct {
+		field string
+		v     float64
+	}{{"MaxCost", o.MaxCost}, {"MaxCycleCost", o.MaxCycleCost}} {
+		if f.v < 0 {
+			return config{}, hooks{}, &OptionError{Field: f.field, Reason: fmt.Sprintf("must not be negative, got %g", f.v)}
+		}
+	}
+	c.Policy.MaxCost = o.MaxCost
+	c.Policy.MaxCycleCost = o.MaxCycleCost
+	c.Policy.MaxNodes = def.MaxNodes
+
+	if c.Policy.OscillationPeriods < 2 {
+		return config{}, hooks{}, &OptionError{Field: "OscillationPeriods", Reason: "must be at least 2 (one period is no repetition)"}
+	}
+	if c.Policy.MaxOscillationPeriod < 2 {
+		return config{}, hooks{}, &OptionError{Field: "MaxOscillationPeriod", Reason: "must be at least 2 (period 1 is RepeatThreshold's job)"}
+	}
+	for _, t := range []struct {
+		field string
+		v     int
+	}{
+		{"RepeatThreshold", c.Policy.RepeatThreshold},
+		{"ErrorRepeatThreshold", c.Policy.ErrorRepeatThreshold},
+		{"StallIterations", c.Policy.StallIterations},
+		{"NoImproveIterations", c.Policy.NoImproveIterations},
+		{"OscillationPeriods × MaxOscillationPeriod", c.Policy.OscillationPeriods * c.Policy.MaxOscillationPeriod},
+	} {
+		if t.v > c.Policy.Window {
+			return config{}, hooks{}, &OptionError{Field: "Window", Reason: fmt.Sprintf("%d is smaller than %s (%d): the guard could never see that many", c.Policy.Window, t.field, t.v)}
+		}
+	}
+
+	switch c.OnHalt {
+	case OnHaltPause, OnHaltFail, OnHaltObserve:
+	default:
+		return config{}, hooks{}, &OptionError{Field: "OnHalt", Reason: fmt.Sprintf("unknown action %q (want pause, fail or observe)", c.OnHalt)}
+	}
+	switch c.OnPauseTimeout {
+	case TimeoutEscalate, TimeoutResume:
+	default:
+		return config{}, hooks{}, &OptionError{Field: "OnPauseTimeout", Reason: fmt.Sprintf("unknown action %q (want escalate or resume)", c.OnPauseTimeout)}
+	}
+
+	if err := validateNames(c); err != nil {
+		return config{}, hooks{}, err
+	}
+	if strings.TrimSpace(c.SearchAttribute) != c.SearchAttribute {
+		return config{}, hooks{}, &OptionError{Field: "SearchAttribute", Reason: "must not have surrounding spaces"}
+	}
+
+	if err := validatePaths("IgnoreFields", o.IgnoreFields); err != nil {
+		return config{}, hooks{}, err
+	}
+	c.Policy.Nodes = map[string]detect.NodePolicy{}
+	for _, name := range sortedKeys(o.Nodes) {
+		n := o.Nodes[name]
+		field := fmt.Sprintf("Nodes[%s]", name)
+		if strings.TrimSpace(name) == "" {
+			return config{}, hooks{}, &OptionError{Field: "Nodes", Reason: "node name must not be empty"}
+		}
+		if n.MaxCalls < 0 {
+			return config{}, hooks{}, &OptionError{Field: field + ".MaxCalls", Reason: fmt.Sprintf("must not be negative, got %d", n.MaxCalls)}
+		}
+		if n.MaxRuntime < 0 {
+			return config{}, hooks{}, &OptionError{Field: field + ".MaxRuntime", Reason: fmt.Sprintf("must not be negative, got %s", n.MaxRuntime)}
+		}
+		for _, p := range []struct {
+			name  string
+			paths []string
+		}{
+			{".IgnoreFields", n.IgnoreFields},
+			{".ProgressFields", n.ProgressFields},
+			{".MetricField", nonEmpty(n.MetricField)},
+			{".CostField", nonEmpty(n.CostField)},
+		} {
+			if err := validatePaths(field+p.name, p.paths); err != nil {
+				return config{}, hooks{}, err
+			}
+		}
+		c.Policy.Nodes[name] = detect.NodePolicy{
+			MaxCalls:       n.MaxCalls,
+			MaxRuntime:     n.MaxRuntime,
+			Exempt:         n.Exempt,
+			HigherIsBetter: n.HigherIsBetter,
+			Rules: detect.Rules{
+				IgnoreFields:   n.IgnoreFields,
+				ProgressFields: n.ProgressFields,
+				MetricField:    n.MetricField,
+				CostField:      n.CostField,
+			},
+		}
+	}
+	c.Policy.IgnoreFields = o.IgnoreFields
+	for i, e := range o.Graph {
+		if strings.TrimSpace(e.From) == "" || strings.TrimSpace(e.To) == "" {
+			return config{}, hooks{}, &OptionError{Field: fmt.Sprintf("Graph[%d]", i), Reason: "edge needs both From and To"}
+		}
+	}
+	c.Policy.Graph = append([]Edge(nil), o.Graph...)
+	return c, h, nil
+}
+
+// validateNames rejects blank or clashing protocol names.
+func validateNames(c config) error {
+	names := []struct{ field, v string }{
+		{"ResumeSignal", c.ResumeSignal},
+		{"EscalateSignal", c.EscalateSignal},
+		{"HaltSignal", c.HaltSignal},
+		{"HaltedSignal", c.HaltedSignal},
+		{"StatusQuery", c.StatusQuery},
+		{"ResumeUpdate", c.ResumeUpdate},
+		{"EscalateUpdate", c.EscalateUpdate},
+	}
+	signals := map[string]string{}
+	for i, n := range names {
+		if strings.TrimSpace(n.v) == "" || strings.TrimSpace(n.v) != n.v {
+			return &OptionError{Field: n.field, Reason: fmt.Sprintf("must be a non-blank name without surrounding spaces, got %q", n.v)}
+		}
+		if i < 4 { // signal names share one namespace
+			if other, ok := signals[n.v]; ok {
+				return &OptionError{Field: n.field, Reason: fmt.Sprintf("%q is already the name of %s", n.v, other)}
+			}
+			signals[n.v] = n.field
+		}
+	}
+	if c.ResumeUpdate == c.EscalateUpdate {
+		return &OptionError{Field: "EscalateUpdate", Reason: fmt.Sprintf("%q is already the name of ResumeUpdate", c.EscalateUpdate)}
+	}
+	return nil
+}
+
+// validatePaths rejects empty JSON field paths and empty path segments.
+func validatePaths(field string, paths []string) error {
+	for i, p := range paths {
+		if p == "" || strings.Contains(p, "..") || strings.HasPrefix(p, ".") || strings.HasSuffix(p, ".") {
+			return &OptionError{Field: fmt.Sprintf("%s[%d]", field, i), Reason: fmt.Sprintf("invalid JSON field path %q (want dot-separated keys like \"report.failing\")", p)}
+		}
+	}
+	return nil
+}
+
+func nonEmpty(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return []string{s}
+}
+
+// pick returns v, or def when v is the zero value.
+func pick[T comparable](v, def T) T {
+	var zero T
+	if v == zero {
+		return def
+	}
+	return v
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

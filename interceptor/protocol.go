@@ -1,0 +1,142 @@
+package interceptor
+
+import (
+	"time"
+
+	"github.com/loopguard/loopguard/interceptor/detect"
+)
+
+// Default names of the guard's signals, query and updates. Each can be
+// renamed in Options; the names in force are pinned per execution.
+const (
+	// DefaultResumeSignal lets a paused call proceed. Payload: ResumeRequest.
+	DefaultResumeSignal = "resume"
+	// DefaultEscalateSignal makes a paused call return a LoopEscalated
+	// error. Payload: EscalateRequest.
+	DefaultEscalateSignal = "escalate"
+	// DefaultHaltSignal asks a running workflow to stop at its next guarded
+	// call with reason user_stop. Payload: HaltRequest.
+	DefaultHaltSignal = "halt"
+	// DefaultHaltedSignal is the guard's own signal, raised to the halted
+	// workflow (so it shows in its history) and to the supervisor, if any.
+	// Payload: HaltEvent.
+	DefaultHaltedSignal = "loop.halted"
+	// DefaultStatusQuery answers a Status.
+	DefaultStatusQuery = "loop.status"
+	// DefaultResumeUpdate and DefaultEscalateUpdate are the synchronous
+	// forms of the resume and escalate signals: their validators reject a
+	// request when nothing is halted or the payload is malformed.
+	DefaultResumeUpdate   = "resume"
+	DefaultEscalateUpdate = "escalate"
+)
+
+// HaltReason is why a loop was halted: one of the Reason constants.
+type HaltReason = detect.Reason
+
+// The halt reasons, with the seed's string values.
+const (
+	ReasonBudgetExceeded = detect.ReasonBudgetExceeded
+	ReasonStalled        = detect.ReasonStalled
+	ReasonOscillating    = detect.ReasonOscillating
+	ReasonRepeatedError  = detect.ReasonRepeatedError
+	ReasonUserStop       = detect.ReasonUserStop
+)
+
+// Evidence is the bounded record behind a halt: recent output hashes, error
+// signatures, progress values, metrics and transitions, oldest first.
+type Evidence = detect.Evidence
+
+// State is the guard's state as reported by the status query.
+type State string
+
+// The guard states.
+const (
+	StateRunning   State = "running"   // no halt in force
+	StateHalted    State = "halted"    // a guarded call is paused, waiting for a human
+	StateEscalated State = "escalated" // the last halt was escalated
+	StateDisabled  State = "disabled"  // the execution started before the guard was installed
+)
+
+// HaltEvent is the payload of the loop.halted signal and the halt reported by
+// the status query. Its first four fields are the seed's.
+type HaltEvent struct {
+	CycleID          string     `json:"cycleId"`
+	HaltReason       HaltReason `json:"haltReason"`
+	Evidence         Evidence   `json:"evidence"`
+	SuggestedActions []string   `json:"suggestedActions"`
+
+	Detector      detect.Detector `json:"detector"`
+	Message       string          `json:"message"`
+	Node          string          `json:"node,omitempty"`
+	Iteration     int             `json:"iteration,omitempty"`
+	MaxIterations int             `json:"maxIterations,omitempty"`
+	// WorkflowTime is the workflow clock (workflow.Now) at the halt.
+	WorkflowTime time.Time `json:"workflowTime"`
+	WorkflowID   string    `json:"workflowId"`
+	RunID        string    `json:"runId"`
+	WorkflowType string    `json:"workflowType"`
+	// Seq numbers the halts of an execution from 1.
+	Seq int `json:"seq"`
+	// Observed is true when the guard runs with OnHalt: observe and did not
+	// pause the workflow.
+	Observed bool `json:"observed,omitempty"`
+}
+
+// ResumeRequest is the payload of the resume signal and update. Every field
+// is optional; an empty payload (or none) resumes with the tripped counter
+// reset. Unknown fields are rejected.
+type ResumeRequest struct {
+	Reason string `json:"reason,omitempty"`
+	By     string `json:"by,omitempty"`
+	// Extend raises limits instead of resetting the tripped counter, e.g.
+	// {"maxCycleIterations":4} allows four more iterations of the cycle.
+	Extend *detect.Extension `json:"extend,omitempty"`
+}
+
+// EscalateRequest is the payload of the escalate signal and update.
+type EscalateRequest struct {
+	Reason string `json:"reason,omitempty"`
+	By     string `json:"by,omitempty"`
+}
+
+// HaltRequest is the payload of the halt signal (human → running workflow).
+type HaltRequest struct {
+	Reason string `json:"reason,omitempty"`
+	By     string `json:"by,omitempty"`
+}
+
+// Decision is the answer to a resume or escalate update, and the record of
+// the last human decision in Status.
+type Decision struct {
+	Action string `json:"action"` // "resume" or "escalate"
+	Reason string `json:"reason,omitempty"`
+	By     string `json:"by,omitempty"`
+	// HaltSeq is the HaltEvent.Seq the decision answered.
+	HaltSeq int `json:"haltSeq"`
+}
+
+// Rejection records human input the guard refused, and why.
+type Rejection struct {
+	Name   string `json:"name"` // signal or update name
+	Reason string `json:"reason"`
+	// Payload is the start of the rejected payload, for the operator's eyes.
+	Payload string `json:"payload,omitempty"`
+	// WorkflowTime is the workflow clock when the input was refused.
+	WorkflowTime time.Time `json:"workflowTime"`
+}
+
+// Status is the answer of the loop.status query.
+type Status struct {
+	State State `json:"state"`
+	// Halt is the halt in force (or the last escalated one); null when running.
+	Halt *HaltEvent `json:"halt"`
+	// Halts counts the halts of the execution, observed ones included.
+	Halts        int                `json:"halts"`
+	Cycles       []detect.CycleView `json:"cycles"`
+	Nodes        []detect.NodeView  `json:"nodes"`
+	TotalCalls   int                `json:"totalCalls"`
+	Transitions  []string           `json:"transitions,omitempty"`
+	LastDecision *Decision          `json:"lastDecision,omitempty"`
+	LastRejected *Rejection         `json:"lastRejected,omitempty"`
+	Policy       OnHalt             `json:"onHalt"`
+}
