@@ -1,0 +1,132 @@
+package detect
+
+import "time"
+
+// DefaultPolicy returns the documented default thresholds (see the package
+// doc's table). Cost, runtime and cycle-runtime budgets are off by default.
+func DefaultPolicy() Policy {
+	return Policy{
+		MaxCallsPerNode:        10,
+		MaxNodeRuntime:         0,
+		MaxTotalCalls:          1000,
+		MaxCost:                0,
+		MaxCycleIterations:     8,
+		MaxCycleRuntime:        0,
+		MaxCycleCost:           0,
+		MaxEdgeWithoutProgress: 5,
+		RepeatThreshold:        3,
+		ErrorRepeatThreshold:   3,
+		StallIterations:        3,
+		NoImproveIterations:    3,
+		OscillationPeriods:     2,
+		MaxOscillationPeriod:   3,
+		Window:                 8,
+		MaxNodes:               64,
+	}
+}
+
+// Bounds the State never exceeds whatever the Policy says.
+const (
+	maxWindow   = 256  // history entries per node and evidence list
+	maxNodesCap = 1024 // distinct tracked nodes (plus OverflowNode)
+	maxNameLen  = 200  // bytes of a node name, an error signature, an evidence string
+	maxRawLen   = 64   // bytes of Observation.ProgressRaw kept
+)
+
+// limits is the sanitised form of a Policy: every disabled rule is 0, every
+// threshold is usable, the window holds what the detectors need.
+type limits struct {
+	maxCalls        int
+	maxNodeRuntime  time.Duration
+	maxTotal        int
+	maxCost         float64
+	maxIter         int
+	maxCycleRuntime time.Duration
+	maxCycleCost    float64
+	maxEdge         int
+
+	repeat     int // 0: identical_output off
+	errRepeat  int // 0: repeated_error off
+	stall      int // 0: unchanged_progress off
+	noImprove  int // 0: no_improvement off
+	oscPeriods int // 0: both oscillation detectors off
+	maxOscP    int
+
+	window   int
+	maxNodes int
+}
+
+// newLimits sanitises p: negative limits are 0 (off), repetition thresholds
+// below 2 are off (one observation is no repetition), the window is raised
+// to what the enabled detectors need and capped at maxWindow.
+func newLimits(p Policy) limits {
+	l := limits{
+		maxCalls:        posInt(p.MaxCallsPerNode),
+		maxNodeRuntime:  posDur(p.MaxNodeRuntime),
+		maxTotal:        posInt(p.MaxTotalCalls),
+		maxCost:         posFloat(p.MaxCost),
+		maxIter:         posInt(p.MaxCycleIterations),
+		maxCycleRuntime: posDur(p.MaxCycleRuntime),
+		maxCycleCost:    posFloat(p.MaxCycleCost),
+		maxEdge:         posInt(p.MaxEdgeWithoutProgress),
+		repeat:          atLeast2(p.RepeatThreshold),
+		errRepeat:       atLeast2(p.ErrorRepeatThreshold),
+		stall:           atLeast2(p.StallIterations),
+		noImprove:       posInt(p.NoImproveIterations),
+		oscPeriods:      atLeast2(p.OscillationPeriods),
+		maxOscP:         atLeast2(p.MaxOscillationPeriod),
+		window:          posInt(p.Window),
+		maxNodes:        p.MaxNodes,
+	}
+	if l.oscPeriods == 0 || l.maxOscP == 0 {
+		l.oscPeriods, l.maxOscP = 0, 0
+	}
+	need := max(l.repeat, l.errRepeat, l.stall, 2)
+	if l.oscPeriods > 0 {
+		need = max(need, min(l.oscPeriods*l.maxOscP, maxWindow))
+	}
+	l.window = min(max(l.window, need), maxWindow)
+	// Thresholds the window cannot hold can never be reached.
+	if l.repeat > l.window {
+		l.repeat = 0
+	}
+	if l.errRepeat > l.window {
+		l.errRepeat = 0
+	}
+	if l.stall > l.window {
+		l.stall = 0
+	}
+	if l.oscPeriods > 0 {
+		l.maxOscP = min(l.maxOscP, l.window/l.oscPeriods)
+		if l.maxOscP < 2 {
+			l.oscPeriods, l.maxOscP = 0, 0
+		}
+	}
+	if l.maxNodes <= 0 {
+		l.maxNodes = DefaultPolicy().MaxNodes
+	}
+	l.maxNodes = min(l.maxNodes, maxNodesCap)
+	return l
+}
+
+func posInt(v int) int {
+	return max(v, 0)
+}
+
+func atLeast2(v int) int {
+	if v < 2 {
+		return 0
+	}
+	return v
+}
+
+func posDur(v time.Duration) time.Duration {
+	return max(v, 0)
+}
+
+func posFloat(v float64) float64 {
+	if !(v > 0) { // also NaN
+		return 0
+	}
+	return v
+}

@@ -1,0 +1,312 @@
+package detect
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// snapshotVersion numbers the snapshot encoding.
+const snapshotVersion = 1
+
+// The compact JSON form of a State, for continue-as-new. Hashes are 16-hex
+// strings (safe through any JSON layer), times Unix nanoseconds, lists
+// oldest first.
+type snapshot struct {
+	V          int         `json:"v"`
+	Nodes      []snapNode  `json:"n,omitempty"`
+	Edges      [][4]int    `json:"e,omitempty"` // from, to, count, declared
+	Cycles     []snapCycle `json:"c,omitempty"`
+	Seq        int         `json:"q,omitempty"`
+	TotalCalls int         `json:"tc,omitempty"`
+	TotalSteps int         `json:"ts,omitempty"`
+	TotalCost  float64     `json:"t$,omitempty"`
+	Last       int         `json:"l"`
+	Trans      [][4]int    `json:"tr,omitempty"` // from, to, seq, progress
+	Pending    *Trip       `json:"p,omitempty"`
+	Ext        *Extension  `json:"x,omitempty"`
+}
+
+type snapNode struct {
+	Name     string    `json:"n"`
+	Declared bool      `json:"d,omitempty"`
+	Seen     int       `json:"sn,omitempty"`
+	Calls    int       `json:"c,omitempty"`
+	Steps    int       `json:"s,omitempty"`
+	Run      int64     `json:"r,omitempty"`
+	Cost     float64   `json:"$,omitempty"`
+	FirstSeq int       `json:"fs,omitempty"`
+	FirstAt  int64     `json:"fa,omitempty"`
+	OpenSeq  int       `json:"os,omitempty"`
+	OpenAt   int64     `json:"oa,omitempty"`
+	InFlight int       `json:"if,omitempty"`
+	Agg      *snapAgg  `json:"ag,omitempty"`
+	Hist     []snapRec `json:"h,omitempty"`
+	LastProg string    `json:"lp,omitempty"`
+	Best     *float64  `json:"b,omitempty"`
+	NoImp    int       `json:"ni,omitempty"`
+	ExtCalls int       `json:"xc,omitempty"`
+	ExtRun   int64     `json:"xr,omitempty"`
+	ExtEdge  int       `json:"xe,omitempty"`
+}
+
+type snapAgg struct {
+	Ended     int     `json:"n,omitempty"`
+	OK        bool    `json:"ok,omitempty"`
+	Out       string  `json:"o,omitempty"`
+	ErrSig    string  `json:"e,omitempty"`
+	HasProg   bool    `json:"hp,omitempty"`
+	Prog      string  `json:"p,omitempty"`
+	ProgRaw   string  `json:"r,omitempty"`
+	HasMetric bool    `json:"hm,omitempty"`
+	Metric    float64 `json:"m,omitempty"`
+	Cost      float64 `json:"$,omitempty"`
+}
+
+type snapRec struct {
+	Out     string  `json:"o,omitempty"`
+	Prog    string  `json:"p,omitempty"`
+	Metric  float64 `json:"m,omitempty"`
+	ErrSig  string  `json:"e,omitempty"`
+	ProgRaw string  `json:"r,omitempty"`
+	Flags   uint8   `json:"f,omitempty"`
+}
+
+type snapCycle struct {
+	ID       string  `json:"id"`
+	Members  []int32 `json:"m"`
+	Anchor   int     `json:"a"`
+	Iter     int     `json:"i"`
+	Start    int64   `json:"s,omitempty"`
+	HasStart bool    `json:"hs,omitempty"`
+	Restart  bool    `json:"rs,omitempty"`
+	Cost     float64 `json:"$,omitempty"`
+	ExtIter  int     `json:"xi,omitempty"`
+	ExtRun   int64   `json:"xr,omitempty"`
+	ExtCost  float64 `json:"x$,omitempty"`
+}
+
+// MarshalJSON encodes the state compactly, for continue-as-new: Restore
+// continues it exactly (counters, histories, cycles, pending trip).
+func (s *State) MarshalJSON() ([]byte, error) {
+	return json.Marshal(s.snapshot())
+}
+
+// Size is the approximate size of the state in bytes: the length of its
+// JSON snapshot. It is bounded by the policy (Window, MaxNodes, the declared
+// graph), not by the number of calls.
+func (s *State) Size() int {
+	b, err := s.MarshalJSON()
+	if err != nil {
+		return 0
+	}
+	return len(b)
+}
+
+func (s *State) snapshot() snapshot {
+	sn := snapshot{
+		V:          snapshotVersion,
+		Seq:        s.seq,
+		TotalCalls: s.totalCalls,
+		TotalSteps: s.totalSteps,
+		TotalCost:  s.totalCost,
+		Last:       s.last,
+		Pending:    s.pending,
+	}
+	if s.ext != (Extension{}) {
+		x := s.ext
+		sn.Ext = &x
+	}
+	for i := range s.nodes {
+		sn.Nodes = append(sn.Nodes, snapNodeOf(&s.nodes[i]))
+	}
+	for _, e := range s.edges {
+		d := 0
+		if e.declared {
+			d = 1
+		}
+		sn.Edges = append(sn.Edges, [4]int{int(e.from), int(e.to), e.count, d})
+	}
+	for _, c := range s.cycles {
+		sn.Cycles = append(sn.Cycles, snapCycle{
+			ID: c.id, Members: c.members, Anchor: c.anchor, Iter: c.iter,
+			Start: unixNano(c.start), HasStart: c.hasStart, Restart: c.restart, Cost: c.cost,
+			ExtIter: c.extIter, ExtRun: int64(c.extRun), ExtCost: c.extCost,
+		})
+	}
+	for k := s.trans.n - 1; k >= 0; k-- {
+		t := s.trans.at(k)
+		sn.Trans = append(sn.Trans, [4]int{int(t.from), int(t.to), t.seq, int(t.prog)})
+	}
+	return sn
+}
+
+func snapNodeOf(n *node) snapNode {
+	sn := snapNode{
+		Name: n.name, Declared: n.declared, Seen: n.seen, Calls: n.calls, Steps: n.steps,
+		Run: int64(n.run), Cost: n.cost, FirstSeq: n.firstSeq, FirstAt: unixNano(n.firstAt),
+		OpenSeq: n.openSeq, OpenAt: unixNano(n.openAt), InFlight: n.inflight,
+		NoImp: n.noImprove, ExtCalls: n.extCalls, ExtRun: int64(n.extRun), ExtEdge: n.extEdge,
+	}
+	if n.agg != (agg{}) {
+		a := n.agg
+		sn.Agg = &snapAgg{
+			Ended: a.ended, OK: a.ok, Out: hexOrEmpty(a.out), ErrSig: a.errSig,
+			HasProg: a.hasProg, Prog: hexOrEmpty(a.prog), ProgRaw: a.progRaw,
+			HasMetric: a.hasMetric, Metric: a.metric, Cost: a.cost,
+		}
+	}
+	for j := n.hist.n - 1; j >= 0; j-- {
+		h := n.hist.at(j)
+		sn.Hist = append(sn.Hist, snapRec{
+			Out: hexOrEmpty(h.out), Prog: hexOrEmpty(h.prog), Metric: h.metric,
+			ErrSig: h.errSig, ProgRaw: h.progRaw, Flags: h.flags,
+		})
+	}
+	if n.hasLastProg {
+		sn.LastProg = hex16(n.lastProg)
+	}
+	if n.hasBest {
+		b := n.best
+		sn.Best = &b
+	}
+	return sn
+}
+
+// Restore rebuilds a State from MarshalJSON's output, for the next run of a
+// continued-as-new execution guarded by p. The state continues exactly;
+// per-node settings and thresholds come from p, and p's declared graph is
+// added to the carried one.
+func Restore(p Policy, data []byte) (*State, error) {
+	var sn snapshot
+	if err := json.Unmarshal(data, &sn); err != nil {
+		return nil, fmt.Errorf("detect: restore: %w", err)
+	}
+	if sn.V != snapshotVersion {
+		return nil, fmt.Errorf("detect: restore: unknown snapshot version %d", sn.V)
+	}
+	s := newState(p)
+	if err := s.restore(&sn); err != nil {
+		return nil, fmt.Errorf("detect: restore: %w", err)
+	}
+	return s, nil
+}
+
+func (s *State) restore(sn *snapshot) error {
+	const maxCarried = 1 << 16
+	if len(sn.Nodes) > maxCarried || len(sn.Edges) > maxCarried || len(sn.Cycles) > maxCarried {
+		return errors.New("snapshot too large")
+	}
+	for _, x := range sn.Nodes {
+		name := truncate(x.Name, maxNameLen)
+		if _, dup := s.index[name]; dup {
+			return fmt.Errorf("node %q twice", name)
+		}
+		i := s.register(name, x.Declared)
+		n := &s.nodes[i]
+		n.seen, n.calls, n.steps = x.Seen, x.Calls, x.Steps
+		n.run, n.cost = time.Duration(x.Run), x.Cost
+		n.firstSeq, n.firstAt = x.FirstSeq, fromUnixNano(x.FirstAt)
+		n.openSeq, n.openAt, n.inflight = x.OpenSeq, fromUnixNano(x.OpenAt), max(x.InFlight, 0)
+		if a := x.Agg; a != nil {
+			n.agg = agg{
+				ended: a.Ended, ok: a.OK, out: parseHex(a.Out), errSig: truncate(a.ErrSig, maxNameLen),
+				hasProg: a.HasProg, prog: parseHex(a.Prog), progRaw: truncate(a.ProgRaw, maxRawLen),
+				hasMetric: a.HasMetric, metric: a.Metric, cost: a.Cost,
+			}
+		}
+		for _, h := range x.Hist {
+			n.hist.push(rec{
+				out: parseHex(h.Out), prog: parseHex(h.Prog), metric: h.Metric,
+				errSig: truncate(h.ErrSig, maxNameLen), progRaw: truncate(h.ProgRaw, maxRawLen), flags: h.Flags,
+			})
+		}
+		if x.LastProg != "" {
+			n.hasLastProg, n.lastProg = true, parseHex(x.LastProg)
+		}
+		if x.Best != nil {
+			n.hasBest, n.best = true, *x.Best
+		}
+		n.noImprove = x.NoImp
+		n.extCalls, n.extRun, n.extEdge = x.ExtCalls, time.Duration(x.ExtRun), x.ExtEdge
+		s.seenCount = max(s.seenCount, n.seen)
+	}
+	nn := len(s.nodes)
+	valid := func(i int) bool { return i >= 0 && i < nn }
+	for _, e := range sn.Edges {
+		if !valid(e[0]) || !valid(e[1]) {
+			return fmt.Errorf("edge %d->%d: no such node", e[0], e[1])
+		}
+		if s.edgeIndex(e[0], e[1]) >= 0 {
+			return fmt.Errorf("edge %d->%d twice", e[0], e[1])
+		}
+		k := s.addEdge(e[0], e[1])
+		s.edges[k].count, s.edges[k].declared = max(e[2], 0), e[3] != 0
+	}
+	for _, e := range s.pol.Graph {
+		s.declare(e)
+	}
+	// The carried cycles are absorbed by the recomputed ones (the same,
+	// unless the policy declares new edges).
+	for _, x := range sn.Cycles {
+		if len(x.Members) == 0 || !valid(x.Anchor) {
+			return fmt.Errorf("cycle %s: bad members", x.ID)
+		}
+		for k, m := range x.Members {
+			if !valid(int(m)) || (k > 0 && m <= x.Members[k-1]) {
+				return fmt.Errorf("cycle %s: bad members", x.ID)
+			}
+		}
+		s.cycles = append(s.cycles, cycle{
+			id: x.ID, members: x.Members, anchor: x.Anchor, iter: max(x.Iter, 1),
+			start: fromUnixNano(x.Start), hasStart: x.HasStart, restart: x.Restart, cost: x.Cost,
+			extIter: x.ExtIter, extRun: time.Duration(x.ExtRun), extCost: x.ExtCost,
+		})
+	}
+	s.recomputeCycles()
+
+	s.seq, s.totalCalls, s.totalSteps, s.totalCost = sn.Seq, sn.TotalCalls, sn.TotalSteps, sn.TotalCost
+	s.last = sn.Last
+	if !valid(s.last) || s.nodes[s.last].exempt {
+		s.last = -1
+	}
+	for _, t := range sn.Trans {
+		if !valid(t[0]) || !valid(t[1]) {
+			return fmt.Errorf("transition %d->%d: no such node", t[0], t[1])
+		}
+		s.trans.push(trans{from: int32(t[0]), to: int32(t[1]), seq: t[2], prog: int8(t[3])})
+	}
+	s.pending = sn.Pending
+	if sn.Ext != nil {
+		s.ext = positive(*sn.Ext)
+	}
+	return nil
+}
+
+func unixNano(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+func fromUnixNano(ns int64) time.Time {
+	if ns == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, ns).UTC()
+}
+
+func hexOrEmpty(h uint64) string {
+	if h == 0 {
+		return ""
+	}
+	return hex16(h)
+}
+
+func parseHex(s string) uint64 {
+	v, _ := strconv.ParseUint(s, 16, 64)
+	return v
+}
