@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -16,9 +18,11 @@ import (
 	"go.temporal.io/api/operatorservice/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
+	"go.uber.org/zap/zaptest"
 
 	"github.com/loopguard/loopguard/worker/devserver"
 )
@@ -67,6 +71,9 @@ func testContext(t *testing.T, d time.Duration) context.Context {
 
 func start(t *testing.T, ctx context.Context, opts devserver.Options) *devserver.Server {
 	t.Helper()
+	if opts.Logger == nil {
+		opts.Logger = zaptest.NewLogger(t)
+	}
 	began := time.Now()
 	s, err := devserver.Start(ctx, opts)
 	require.NoError(t, err)
@@ -77,10 +84,23 @@ func start(t *testing.T, ctx context.Context, opts devserver.Options) *devserver
 
 func newClient(t *testing.T, s *devserver.Server) client.Client {
 	t.Helper()
-	c, err := s.NewClient(client.Options{})
+	c, err := s.NewClient(client.Options{Logger: testSDKLogger(t)})
 	require.NoError(t, err)
 	t.Cleanup(c.Close)
 	return c
+}
+
+// testSDKLogger sends the SDK's warnings and errors to the test log.
+func testSDKLogger(t *testing.T) log.Logger {
+	h := slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn})
+	return log.NewStructuredLogger(slog.New(h))
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSuffix(string(p), "\n"))
+	return len(p), nil
 }
 
 func startWorker(t *testing.T, c client.Client, queue string) worker.Worker {
@@ -126,7 +146,7 @@ func TestEphemeralWorkflowUIAndSearchAttribute(t *testing.T) {
 	require.Equal(t, enumspb.INDEXED_VALUE_TYPE_KEYWORD, sa.GetCustomAttributes()[stateAttr])
 
 	// A workflow and its activity run to completion through a real worker.
-	startWorker(t, c, "devserver-test")
+	w := startWorker(t, c, "devserver-test")
 	began := time.Now()
 	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 		ID: "greet-ephemeral", TaskQueue: "devserver-test",
@@ -154,6 +174,8 @@ func TestEphemeralWorkflowUIAndSearchAttribute(t *testing.T) {
 	require.Equal(t, http.StatusOK, code, body)
 	require.Contains(t, body, `"greet-ephemeral"`)
 
+	w.Stop()
+	c.Close()
 	require.NoError(t, s.Stop())
 	require.NoError(t, s.Stop(), "second Stop")
 }
@@ -172,7 +194,7 @@ func TestFilePersistenceAcrossRestart(t *testing.T) {
 	s1, err := devserver.Start(ctx, opts)
 	require.NoError(t, err)
 	require.Empty(t, s1.UIURL())
-	c1, err := s1.NewClient(client.Options{})
+	c1, err := s1.NewClient(client.Options{Logger: testSDKLogger(t)})
 	require.NoError(t, err)
 	w1 := startWorker(t, c1, "devserver-restart")
 	run, err := c1.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
@@ -276,6 +298,28 @@ func TestPortInUse(t *testing.T) {
 			require.Contains(t, err.Error(), tc.field)
 			require.Contains(t, err.Error(), "127.0.0.1:"+strconv.Itoa(busy))
 			require.False(t, errors.Is(err, context.DeadlineExceeded))
+			t.Log(err)
 		})
 	}
+}
+
+// TestZeroOptions starts the zero value: default ports and ./loopguard-data.
+// It is skipped when 7233 or 8233 is taken (e.g. by a running dev server).
+func TestZeroOptions(t *testing.T) {
+	ctx := testContext(t, 30*time.Second)
+	t.Chdir(t.TempDir())
+	s, err := devserver.Start(ctx, devserver.Options{})
+	if errors.Is(err, devserver.ErrPortInUse) {
+		t.Skip(err)
+	}
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Stop() })
+	require.Equal(t, "127.0.0.1:7233", s.FrontendHostPort())
+	require.Equal(t, "http://127.0.0.1:8233", s.UIURL())
+	require.Equal(t, "default", s.Namespace())
+	require.FileExists(t, filepath.Join("loopguard-data", devserver.DatabaseFile))
+
+	code, _ := httpGet(t, ctx, s.UIURL()+"/api/v1/namespaces/default")
+	require.Equal(t, http.StatusOK, code)
+	require.NoError(t, s.Stop())
 }

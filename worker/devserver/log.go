@@ -3,6 +3,7 @@ package devserver
 import (
 	"fmt"
 	"strings"
+	"sync/atomic"
 
 	sdklog "go.temporal.io/sdk/log"
 	serverlog "go.temporal.io/server/common/log"
@@ -12,13 +13,16 @@ import (
 )
 
 // serverLogger adapts a *zap.Logger to the server's log.Logger with its own
-// minimum level. Unlike the server's zap adapter it never calls os.Exit: a
+// minimum level. Once quiet is set (Stop does it), it drops everything: a
+// stopping server logs dozens of warnings and errors about cancelled polls
+// and refused connections that mean nothing. Unlike the server's zap adapter it never calls os.Exit: a
 // Fatal logs at error level and panics with a *fatalError, which Start
 // recovers when it happens on Start's goroutine (for example a listener that
 // cannot bind).
 type serverLogger struct {
-	zl  *zap.Logger
-	min zapcore.Level
+	zl    *zap.Logger
+	min   zapcore.Level
+	quiet *atomic.Bool
 }
 
 var (
@@ -31,12 +35,12 @@ type fatalError struct{ msg string }
 
 func (e *fatalError) Error() string { return "temporal server fatal error: " + e.msg }
 
-func newServerLogger(zl *zap.Logger, min zapcore.Level) serverLogger {
-	return serverLogger{zl: zl.WithOptions(zap.AddCallerSkip(1)), min: min}
+func newServerLogger(zl *zap.Logger, min zapcore.Level, quiet *atomic.Bool) serverLogger {
+	return serverLogger{zl: zl.WithOptions(zap.AddCallerSkip(1)), min: min, quiet: quiet}
 }
 
 func (l serverLogger) log(lvl zapcore.Level, msg string, tags []tag.Tag) {
-	if lvl < l.min {
+	if lvl < l.min || l.quiet.Load() {
 		return
 	}
 	if ce := l.zl.Check(lvl, msg); ce != nil {
@@ -69,7 +73,7 @@ func (l serverLogger) Fatal(msg string, tags ...tag.Tag) {
 }
 
 func (l serverLogger) With(tags ...tag.Tag) serverlog.Logger {
-	return serverLogger{zl: l.zl.With(zapFields(tags)...), min: l.min}
+	return serverLogger{zl: l.zl.With(zapFields(tags)...), min: l.min, quiet: l.quiet}
 }
 
 func withTags(msg string, tags []tag.Tag) string {

@@ -58,8 +58,9 @@ type Options struct {
 	FrontendPort int
 
 	// HTTPPort is the port of the frontend's HTTP API
-	// (https://docs.temporal.io/references/http-api). Default 0: the HTTP API
-	// is off; neither the SDK nor the Web UI needs it.
+	// (https://docs.temporal.io/references/http-api), which also serves
+	// Nexus requests. Neither the SDK nor the Web UI needs it. Default: a free
+	// port, whatever FreePorts says; read it back with Server.HTTPHostPort.
 	HTTPPort int
 
 	// UIPort is the HTTP port of the Web UI. Default 8233, or a free port when
@@ -167,7 +168,9 @@ func (o Options) withDefaults() (Options, error) {
 		}
 	}
 	checkPort("FrontendPort", &o.FrontendPort, DefaultFrontendPort)
-	checkPort("HTTPPort", &o.HTTPPort, 0)
+	if o.HTTPPort < 0 || o.HTTPPort > 65535 {
+		errs = append(errs, optErr("HTTPPort", "must be between 0 and 65535, got %d", o.HTTPPort))
+	}
 	if o.UIDisabled {
 		o.UIPort = 0
 	} else {

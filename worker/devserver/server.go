@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	uiserver "github.com/temporalio/ui-server/v2/server"
@@ -38,12 +39,14 @@ import (
 type Server struct {
 	opts         Options
 	frontendAddr string
+	httpAddr     string
 	uiURL        string
 
 	server temporal.Server
 	ui     *uiserver.Server
-	uiDone chan error // receives ui.Start's result; nil without a UI
-	lock   *os.File   // DataDir lock; nil when Ephemeral
+	uiDone chan error  // receives ui.Start's result; nil without a UI
+	lock   *os.File    // DataDir lock; nil when Ephemeral
+	quiet  atomic.Bool // silences the server's logger during Stop
 
 	stopOnce sync.Once
 	stopErr  error
@@ -79,6 +82,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	}
 	o = s.opts // with the chosen ports
 	s.frontendAddr = hostPort(o.IP, o.FrontendPort)
+	s.httpAddr = hostPort(o.IP, o.HTTPPort)
 
 	sqlCfg, err := s.prepareDatabase()
 	if err != nil {
@@ -108,6 +112,10 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 
 // FrontendHostPort returns the frontend's gRPC address, e.g. "127.0.0.1:7233".
 func (s *Server) FrontendHostPort() string { return s.frontendAddr }
+
+// HTTPHostPort returns the address of the frontend's HTTP API,
+// e.g. "127.0.0.1:7243".
+func (s *Server) HTTPHostPort() string { return s.httpAddr }
 
 // UIURL returns the Web UI's base URL, e.g. "http://127.0.0.1:8233", or ""
 // when the UI is disabled.
@@ -143,6 +151,7 @@ func (s *Server) Stop() error {
 			}
 		}
 		if s.server != nil {
+			s.quiet.Store(true)
 			if err := safeCall(s.server.Stop); err != nil {
 				errs = append(errs, fmt.Errorf("stop temporal server: %w", err))
 			}
@@ -177,10 +186,8 @@ func (s *Server) resolvePorts() (servicePorts, error) {
 	if err := pick("FrontendPort", &o.FrontendPort); err != nil {
 		return servicePorts{}, err
 	}
-	if o.HTTPPort != 0 {
-		if err := pick("HTTPPort", &o.HTTPPort); err != nil {
-			return servicePorts{}, err
-		}
+	if err := pick("HTTPPort", &o.HTTPPort); err != nil {
+		return servicePorts{}, err
 	}
 	if !o.UIDisabled {
 		if err := pick("UIPort", &o.UIPort); err != nil {
@@ -263,7 +270,7 @@ const clusterName = "active"
 func (s *Server) startServer(sqlCfg *config.SQL, ports servicePorts) error {
 	o := s.opts
 	level, _ := parseLevel(o.ServerLogLevel) // validated
-	logger := newServerLogger(o.Logger.Named("temporal"), level)
+	logger := newServerLogger(o.Logger.Named("temporal"), level, &s.quiet)
 
 	svc := func(port, httpPort int) config.Service {
 		return config.Service{RPC: config.RPC{GRPCPort: port, BindOnIP: o.IP, HTTPPort: httpPort}}
@@ -280,9 +287,7 @@ func (s *Server) startServer(sqlCfg *config.SQL, ports servicePorts) error {
 		Enabled:                true,
 		InitialFailoverVersion: 1,
 		RPCAddress:             s.frontendAddr,
-	}
-	if o.HTTPPort != 0 {
-		info.HTTPAddress = hostPort(o.IP, o.HTTPPort)
+		HTTPAddress:            s.httpAddr,
 	}
 	cfg.ClusterMetadata = &cluster.Config{
 		EnableGlobalNamespace:    false,
