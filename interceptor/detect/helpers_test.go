@@ -22,6 +22,7 @@ func h(s string) uint64 { return nonZero(fnvString(fnvOffset, s)) }
 //	";p=x"            declared progress value "x"
 //	";c=0.5"          cost 0.5
 //	";dt=10"          the call takes 10 s of workflow time (default 1 s)
+//	";silent"         an empty result (Output 0)
 type step struct {
 	node string
 	obs  Observation
@@ -59,6 +60,8 @@ func parseStep(s string) step {
 		case "c":
 			f, _ := strconv.ParseFloat(v, 64)
 			st.obs.Cost = f
+		case "silent":
+			st.obs.Output = 0
 		case "dt":
 			f, _ := strconv.ParseFloat(v, 64)
 			st.dt = time.Duration(f * float64(time.Second))
@@ -88,6 +91,26 @@ func (d *driver) do(spec string) *Trip {
 	}
 	d.now = d.now.Add(st.dt)
 	d.s.End(ref, st.obs, d.now)
+	return nil
+}
+
+// par runs concurrent calls of one node: all Begun, then all Ended. It
+// returns the trip that refused one of them, if any.
+func (d *driver) par(specs ...string) *Trip {
+	steps := make([]step, len(specs))
+	refs := make([]StepRef, len(specs))
+	for k, sp := range specs {
+		steps[k] = parseStep(sp)
+		ref, t := d.s.Begin(steps[k].node, d.now)
+		if t != nil {
+			return t
+		}
+		refs[k] = ref
+	}
+	for k := range specs {
+		d.s.End(refs[k], steps[k].obs, d.now.Add(steps[k].dt))
+	}
+	d.now = d.now.Add(steps[len(steps)-1].dt)
 	return nil
 }
 
