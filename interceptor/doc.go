@@ -1,0 +1,83 @@
+// Package interceptor is loopguard: a Temporal worker interceptor that halts
+// runaway agent loops and pauses them for a human.
+//
+// Register it once per worker:
+//
+//	guard, err := interceptor.New(interceptor.Options{})
+//	if err != nil {
+//		return err
+//	}
+//	w := worker.New(c, "agents", worker.Options{
+//		Interceptors: []sdkinterceptor.WorkerInterceptor{guard},
+//	})
+//
+// (or as a plugin: interceptor.NewPlugin). Every activity, local activity
+// and child workflow call of every workflow on that worker is then a guarded
+// call. A node is the activity or child workflow type (Options.NodeName can
+// refine it). The guard keeps, in workflow memory, per-node step counts and
+// histories, the transition graph with its strongly connected components
+// (cycles, each with a stable cycleId and an iteration count taken at the
+// edge that closes it), and budgets. It reads each result lazily, at the
+// next guarded call, which is where a halt takes effect anyway: the normal
+// path adds no events to the history.
+//
+// # Detectors and defaults
+//
+//	Options field            default  halts with        what trips it
+//	MaxCallsPerNode          10       budget_exceeded   steps of one node (fan-out counts once)
+//	MaxNodeRuntime           off      budget_exceeded   workflow time spent in one node
+//	MaxTotalCalls            1000     budget_exceeded   guarded calls in the execution
+//	MaxCost                  off      budget_exceeded   summed cost (NodeOptions.CostField)
+//	MaxCycleIterations       8        budget_exceeded   iterations of one cycle ("Loop 8/8")
+//	MaxCycleRuntime          off      budget_exceeded   workflow time since the cycle started
+//	MaxCycleCost             off      budget_exceeded   summed cost of the cycle's nodes
+//	MaxEdgeWithoutProgress   5        stalled           A→B taken again without progress at B
+//	RepeatThreshold          3        stalled           identical outputs of a node in a row
+//	StallIterations          3        stalled           unchanged NodeOptions.ProgressFields
+//	NoImproveIterations      3        stalled           NodeOptions.MetricField not improving
+//	ErrorRepeatThreshold     3        repeated_error    identical error signatures in a row
+//	OscillationPeriods       2        oscillating       full periods of A/B/A/B (or longer) outputs
+//	MaxOscillationPeriod     3        oscillating       longest period looked for
+//	Window                   8        -                 history kept per node; evidence length
+//
+// Progress at a node (a new output, a changed progress value, a better
+// metric) resets the edge counters into it. Identical outputs are compared
+// after removing Options.IgnoreFields and NodeOptions.IgnoreFields (JSON
+// field paths such as timestamps). Exempt nodes (pollers) never halt.
+//
+// # Halting
+//
+// A halt builds a HaltEvent (cycleId, haltReason, evidence,
+// suggestedActions, node, iteration, workflow time), raises the loop.halted
+// signal into the workflow's own history (through a local activity, since
+// a workflow cannot signal itself) and to Options.SupervisorWorkflowID,
+// upserts the memo entry "loopguard" (and Options.SearchAttribute, when
+// named), and shows a markdown summary with copy-pastable commands as the
+// workflow's current details in the Temporal UI. Then, with OnHalt: pause
+// (the default), the guarded call that would continue the loop blocks
+// until a human answers:
+//
+//	signal / update  payload                                        effect
+//	resume           {"reason":"..","by":"..","extend":{"maxCycleIterations":4}}  the call proceeds; the tripped counter is reset, or its limit raised by extend
+//	escalate         {"reason":"..","by":".."}                       the call returns a LoopEscalated error (see IsEscalated)
+//	halt             {"reason":"..","by":".."}                       stop at the next guarded call (user_stop)
+//	loop.status      (query)                                        Status: state, halt, cycles, nodes, last decision and rejection
+//
+// The resume and escalate updates answer synchronously; their validators
+// reject input when nothing is halted or the payload is malformed. Rejected
+// signals are recorded in Status.LastRejected and logged. OnHalt: fail
+// escalates at once; OnHalt: observe records, signals, logs and counts halts
+// without blocking (a shadow mode for tuning thresholds).
+//
+// # Determinism
+//
+// All state is workflow memory rebuilt by replay. The Options in force are
+// pinned when an execution starts (a version marker and a side effect, one
+// each per execution), so redeploying a worker with other Options never
+// changes the commands of an in-flight history, and executions started
+// before the guard was installed are left alone. Continue-as-new carries the
+// guard's state and pinned Options in a header: an agent cannot escape its
+// budget by continuing as new. Logs go through the SDK's replay-safe logger
+// and counters (loopguard_halts, loopguard_resumes, loopguard_escalations)
+// through the workflow metrics handler.
+package interceptor

@@ -1,0 +1,166 @@
+package interceptor
+
+import (
+	"errors"
+
+	"go.temporal.io/sdk/converter"
+	sdkinterceptor "go.temporal.io/sdk/interceptor"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/loopguard/loopguard/interceptor/detect"
+)
+
+// maxAdmitRounds bounds how many halts one call can meet in a row. Each
+// resume clears the detector that tripped, so a call meets at most one halt
+// per detector; the bound only protects observe mode from a detector that
+// keeps tripping.
+const maxAdmitRounds = 32
+
+// guard is the per-execution loop guard: it feeds guarded calls and their
+// results to the detectors and carries out halts. All of its state is
+// workflow memory, rebuilt identically by replay.
+type guard struct {
+	cfg   config
+	hooks hooks
+	next  sdkinterceptor.WorkflowOutboundInterceptor
+
+	// active is false for executions started before the guard was
+	// installed (and for those GuardWorkflow leaves out): calls pass through.
+	active bool
+	info   *workflow.Info
+	state  *detect.State
+
+	// pending are calls whose results have not been observed yet, in the
+	// order they were issued. Results are observed lazily, at the next
+	// guarded call, which is where a halt would take effect anyway.
+	pending []pendingCall
+
+	// paused is the halt in force while a call waits for a human.
+	paused   *HaltEvent
+	decision *Decision
+	// extend is the resume request's extension, kept with decision.
+	extend detect.Extension
+
+	// raising is set while the guard runs its own local activity, which
+	// must not count as a guarded call.
+	raising bool
+
+	lastHalt     *HaltEvent
+	escalated    bool
+	halts        int
+	lastDecision *Decision
+	lastRejected *Rejection
+}
+
+// pendingCall is a guarded call whose result the guard has yet to read.
+type pendingCall struct {
+	ref  detect.StepRef
+	node string
+	fut  workflow.Future
+}
+
+// nodeName names the node of a guarded call.
+func (g *guard) nodeName(kind CallKind, typ string, args []any) string {
+	if g.hooks.nodeName != nil {
+		if n := g.hooks.nodeName(Call{Kind: kind, Type: typ, Args: args}); n != "" {
+			return n
+		}
+	}
+	return typ
+}
+
+// admit runs before a guarded call: it observes finished calls, then asks
+// the detectors whether the call may go ahead, halting as the policy says
+// when it may not. A non-nil error (LoopEscalated) replaces the call.
+func (g *guard) admit(ctx workflow.Context, node string) (detect.StepRef, error) {
+	g.observeReady(ctx)
+	for round := 0; round < maxAdmitRounds; round++ {
+		ref, trip := g.state.Begin(node, workflow.Now(ctx))
+		if trip == nil {
+			return ref, nil
+		}
+		if err := g.halt(ctx, node, trip); err != nil {
+			return detect.StepRef{}, err
+		}
+	}
+	// Only reachable in observe mode with a detector that does not clear:
+	// let the call through unrecorded rather than block.
+	g.next.GetLogger(ctx).Warn("loopguard: call admitted unrecorded after repeated halts", "node", node)
+	return detect.StepRef{Node: -1}, nil
+}
+
+// track remembers a started call so its result is observed later.
+func (g *guard) track(ref detect.StepRef, node string, fut workflow.Future) {
+	if ref.Node < 0 {
+		return
+	}
+	g.pending = append(g.pending, pendingCall{ref: ref, node: node, fut: fut})
+}
+
+// observeReady feeds the results of finished calls to the detectors, in the
+// order the calls were issued.
+func (g *guard) observeReady(ctx workflow.Context) {
+	kept := g.pending[:0]
+	for _, p := range g.pending {
+		if !p.fut.IsReady() {
+			kept = append(kept, p)
+			continue
+		}
+		g.state.End(p.ref, g.observation(ctx, p), workflow.Now(ctx))
+	}
+	for i := len(kept); i < len(g.pending); i++ {
+		g.pending[i] = pendingCall{}
+	}
+	g.pending = kept
+}
+
+// observation reads a finished call's result or error. Get on a ready
+// future does not block and decodes the stored payload again, so the
+// workflow's own Get is unaffected.
+func (g *guard) observation(ctx workflow.Context, p pendingCall) detect.Observation {
+	if err := p.fut.Get(ctx, nil); err != nil {
+		kind, msg := errorKind(err)
+		return detect.Observation{Failed: true, ErrorSig: detect.ErrorSignature(kind, msg)}
+	}
+	var raw converter.RawValue
+	var data []byte
+	if p.fut.Get(ctx, &raw) == nil && raw.Payload() != nil {
+		data = raw.Payload().GetData()
+	}
+	obs := detect.Extract(g.cfg.Policy, p.node, data)
+	if g.hooks.resultHook != nil {
+		g.hooks.resultHook(p.node, data, &obs)
+	}
+	return obs
+}
+
+// errorKind names an error for its signature: the application error type,
+// or the Temporal failure kind, and its message without wrapper noise.
+func errorKind(err error) (kind, msg string) {
+	var app *temporal.ApplicationError
+	var timeout *temporal.TimeoutError
+	var canceled *temporal.CanceledError
+	var terminated *temporal.TerminatedError
+	var panicked *temporal.PanicError
+	switch {
+	case errors.As(err, &app):
+		return nonEmptyOr(app.Type(), "error"), app.Message()
+	case errors.As(err, &timeout):
+		return "timeout", timeout.TimeoutType().String()
+	case errors.As(err, &canceled):
+		return "canceled", canceled.Error()
+	case errors.As(err, &terminated):
+		return "terminated", terminated.Error()
+	case errors.As(err, &panicked):
+		return "panic", panicked.Error()
+	}
+	return "error", err.Error()
+}
+
+func nonEmptyOr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}

@@ -1,0 +1,226 @@
+package interceptor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/loopguard/loopguard/interceptor/detect"
+)
+
+// Metric names, recorded through the workflow metrics handler (which
+// suppresses them during replay).
+const (
+	MetricHalts       = "loopguard_halts"
+	MetricResumes     = "loopguard_resumes"
+	MetricEscalations = "loopguard_escalations"
+)
+
+// suggestions are the suggested actions per reason, after seed 000.
+var suggestions = map[detect.Reason][]string{
+	ReasonBudgetExceeded: {"resume with a higher limit (extend) if the loop is still converging", "escalate to stop the loop", "tighten the agent's context pack"},
+	ReasonStalled:        {"switch to interactive: review the evidence", "spawn a reconciliation or reviewer node", "tighten the context pack or update the docs contract", "escalate to stop the loop"},
+	ReasonOscillating:    {"switch to interactive: pick one of the alternating outputs", "spawn a reconciliation node", "escalate to stop the loop"},
+	ReasonRepeatedError:  {"fix the root cause of the error, then resume", "escalate to stop the loop"},
+	ReasonUserStop:       {"resume to continue", "escalate to stop the loop"},
+}
+
+// halt carries out a trip according to the policy. It returns nil when the
+// call may go ahead (resumed, observed) and the LoopEscalated error when it
+// must not.
+func (g *guard) halt(ctx workflow.Context, node string, trip *detect.Trip) error {
+	g.halts++
+	ev := g.haltEvent(trip)
+	if ev.Node == "" {
+		// A human stop names no node: it is the call it stops.
+		ev.Node = node
+	}
+	ev.Observed = g.cfg.OnHalt == OnHaltObserve
+	g.lastHalt = &ev
+
+	log := g.next.GetLogger(ctx)
+	log.Warn("loopguard: loop halted", "reason", ev.HaltReason, "detector", ev.Detector,
+		"node", ev.Node, "cycleId", ev.CycleID, "iteration", ev.Iteration, "message", ev.Message, "onHalt", g.cfg.OnHalt)
+	g.next.GetMetricsHandler(ctx).WithTags(map[string]string{"reason": string(ev.HaltReason), "on_halt": string(g.cfg.OnHalt)}).
+		Counter(MetricHalts).Inc(1)
+	g.raiseHalted(ctx, ev)
+
+	switch g.cfg.OnHalt {
+	case OnHaltObserve:
+		g.state.Resume(trip, detect.Extension{})
+		return nil
+	case OnHaltFail:
+		return g.escalate(ctx, trip, Decision{Action: "escalate", Reason: "policy: fail on halt", By: "loopguard", HaltSeq: ev.Seq})
+	}
+
+	g.paused = &ev
+	g.escalated = false
+	g.publish(ctx, StateHalted, &ev)
+	d, ext := g.awaitDecision(ctx, ev)
+	g.paused = nil
+	g.lastDecision = &d
+	if d.Action == "resume" {
+		g.state.Resume(trip, ext)
+		log.Info("loopguard: loop resumed", "by", d.By, "reason", d.Reason, "haltSeq", d.HaltSeq)
+		g.next.GetMetricsHandler(ctx).Counter(MetricResumes).Inc(1)
+		g.publish(ctx, StateRunning, nil)
+		return nil
+	}
+	return g.escalate(ctx, trip, d)
+}
+
+// awaitDecision blocks the paused call until a human decides, or the pause
+// timeout decides for them. workflow.Await is durable: no timer, no busy
+// wait, unless a PauseTimeout asks for one.
+func (g *guard) awaitDecision(ctx workflow.Context, ev HaltEvent) (Decision, detect.Extension) {
+	decided := func() bool { return g.decision != nil }
+	if g.cfg.PauseTimeout > 0 {
+		ok, err := workflow.AwaitWithTimeout(ctx, g.cfg.PauseTimeout, decided)
+		if err == nil && !ok {
+			g.decision = &Decision{
+				Action:  string(g.cfg.OnPauseTimeout),
+				Reason:  fmt.Sprintf("no decision within the pause timeout of %s", g.cfg.PauseTimeout),
+				By:      "loopguard",
+				HaltSeq: ev.Seq,
+			}
+		}
+	} else {
+		_ = workflow.Await(ctx, decided)
+	}
+	if g.decision == nil {
+		// The workflow was canceled while paused.
+		g.decision = &Decision{Action: "escalate", Reason: "workflow canceled while paused", By: "loopguard", HaltSeq: ev.Seq}
+	}
+	d, ext := *g.decision, g.extend
+	g.decision, g.extend = nil, detect.Extension{}
+	return d, ext
+}
+
+// escalate ends a halt with the LoopEscalated error.
+func (g *guard) escalate(ctx workflow.Context, trip *detect.Trip, d Decision) error {
+	g.escalated = true
+	g.lastDecision = &d
+	// Reset the tripped detector: if the workflow handles the error and
+	// carries on, the guard watches the new course from a clean slate.
+	g.state.Resume(trip, detect.Extension{})
+	g.next.GetLogger(ctx).Warn("loopguard: loop escalated", "by", d.By, "reason", d.Reason, "haltSeq", d.HaltSeq)
+	g.next.GetMetricsHandler(ctx).Counter(MetricEscalations).Inc(1)
+	g.publish(ctx, StateEscalated, g.lastHalt)
+	return newEscalatedError(Escalation{Reason: d.Reason, By: d.By, Halt: *g.lastHalt})
+}
+
+// haltEvent builds the loop.halted payload for a trip.
+func (g *guard) haltEvent(t *detect.Trip) HaltEvent {
+	return HaltEvent{
+		CycleID:          t.CycleID,
+		HaltReason:       t.Reason,
+		Evidence:         t.Evidence,
+		SuggestedActions: suggestions[t.Reason],
+		Detector:         t.Detector,
+		Message:          t.Message,
+		Node:             t.Node,
+		Iteration:        t.Iteration,
+		MaxIterations:    t.MaxIterations,
+		WorkflowTime:     t.At,
+		WorkflowID:       g.info.WorkflowExecution.ID,
+		RunID:            g.info.WorkflowExecution.RunID,
+		WorkflowType:     g.info.WorkflowType.Name,
+		Seq:              g.halts,
+	}
+}
+
+// publish shows the guard's state where operators look: the memo, the
+// optional search attribute, and the workflow's current details in the UI.
+// The memo and search attribute upserts are commands, made only on halts
+// and decisions, never on the normal path.
+func (g *guard) publish(ctx workflow.Context, s State, ev *HaltEvent) {
+	summary := memoSummary{State: s}
+	if ev != nil {
+		summary.Reason, summary.Detector, summary.Node = ev.HaltReason, ev.Detector, ev.Node
+		summary.CycleID, summary.Iteration, summary.Seq = ev.CycleID, ev.Iteration, ev.Seq
+	}
+	if err := g.next.UpsertMemo(ctx, map[string]any{g.cfg.MemoKey: summary}); err != nil {
+		g.next.GetLogger(ctx).Warn("loopguard: memo upsert failed", "error", err)
+	}
+	if g.cfg.SearchAttribute != "" {
+		value := string(s)
+		if ev != nil && s != StateRunning {
+			value += ":" + string(ev.HaltReason)
+		}
+		key := temporal.NewSearchAttributeKeyKeyword(g.cfg.SearchAttribute)
+		if err := g.next.UpsertTypedSearchAttributes(ctx, key.ValueSet(value)); err != nil {
+			g.next.GetLogger(ctx).Warn("loopguard: search attribute upsert failed", "error", err)
+		}
+	}
+	workflow.SetCurrentDetails(ctx, currentDetails(g.cfg, s, ev))
+}
+
+// memoSummary is the memo entry the guard keeps.
+type memoSummary struct {
+	State     State           `json:"state"`
+	Reason    HaltReason      `json:"haltReason,omitempty"`
+	Detector  detect.Detector `json:"detector,omitempty"`
+	Node      string          `json:"node,omitempty"`
+	CycleID   string          `json:"cycleId,omitempty"`
+	Iteration int             `json:"iteration,omitempty"`
+	Seq       int             `json:"seq,omitempty"`
+}
+
+// haltedSignal is the input of the local activity that raises loop.halted.
+type haltedSignal struct {
+	Signal     string    `json:"signal"`
+	WorkflowID string    `json:"workflowId"`
+	RunID      string    `json:"runId"`
+	Supervisor string    `json:"supervisor,omitempty"`
+	Event      HaltEvent `json:"event"`
+}
+
+// raiseHalted puts loop.halted into the workflow's own history (and the
+// supervisor's). A workflow cannot signal its own execution through
+// SignalExternalWorkflow (temporalio/temporal#682), so a local activity
+// signals it through the worker's client. A failure is logged, never fatal:
+// the halt itself stands, with its evidence in the status query and memo.
+func (g *guard) raiseHalted(ctx workflow.Context, ev HaltEvent) {
+	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+		ScheduleToCloseTimeout: g.cfg.HaltSignalTimeout,
+		RetryPolicy:            &temporal.RetryPolicy{MaximumAttempts: 3},
+	})
+	in := haltedSignal{
+		Signal:     g.cfg.HaltedSignal,
+		WorkflowID: ev.WorkflowID,
+		RunID:      ev.RunID,
+		Supervisor: g.cfg.Supervisor,
+		Event:      ev,
+	}
+	g.raising = true
+	fut := workflow.ExecuteLocalActivity(lctx, raiseHaltedSignal, in)
+	g.raising = false
+	if err := fut.Get(lctx, nil); err != nil {
+		g.next.GetLogger(ctx).Warn("loopguard: could not raise loop.halted", "error", err)
+	}
+}
+
+// raiseHaltedSignal is the local activity that sends loop.halted. A failed
+// supervisor signal is logged, not returned: a retry would signal the halted
+// workflow twice.
+func raiseHaltedSignal(ctx context.Context, in haltedSignal) error {
+	c := activity.GetClient(ctx)
+	if v := reflect.ValueOf(c); c == nil || v.Kind() == reflect.Pointer && v.IsNil() {
+		// The SDK's test environment runs local activities without a client.
+		return errors.New("no client in the activity context")
+	}
+	if err := c.SignalWorkflow(ctx, in.WorkflowID, in.RunID, in.Signal, in.Event); err != nil {
+		return fmt.Errorf("signal %s to %s: %w", in.Signal, in.WorkflowID, err)
+	}
+	if in.Supervisor != "" && in.Supervisor != in.WorkflowID {
+		if err := c.SignalWorkflow(ctx, in.Supervisor, "", in.Signal, in.Event); err != nil {
+			activity.GetLogger(ctx).Warn("loopguard: could not signal the supervisor", "supervisor", in.Supervisor, "error", err)
+		}
+	}
+	return nil
+}

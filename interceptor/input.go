@@ -1,0 +1,233 @@
+package interceptor
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"unicode/utf8"
+
+	commonpb "go.temporal.io/api/common/v1"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/loopguard/loopguard/interceptor/detect"
+)
+
+// maxTextLen bounds the free-text fields of human input.
+const maxTextLen = 1024
+
+// decodeInput decodes a human's payload strictly into v: JSON only, no
+// unknown fields, no trailing data, at most maxBytes. A missing payload or
+// JSON null leaves v as it is. A bare JSON string is taken as the reason,
+// which is what someone typing `--input '"looks fine"'` means.
+func decodeInput(maxBytes int, p *commonpb.Payload, v *humanRequest) error {
+	if p == nil {
+		return nil
+	}
+	data := p.GetData()
+	if len(data) > maxBytes {
+		return fmt.Errorf("payload of %d bytes exceeds the limit of %d bytes", len(data), maxBytes)
+	}
+	switch enc := string(p.GetMetadata()[converter.MetadataEncoding]); enc {
+	case converter.MetadataEncodingNil:
+		return nil
+	case converter.MetadataEncodingJSON:
+	default:
+		return fmt.Errorf("unsupported payload encoding %q: send JSON", enc)
+	}
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 || string(data) == "null" {
+		return nil
+	}
+	if data[0] == '"' {
+		if err := json.Unmarshal(data, &v.Reason); err != nil {
+			return fmt.Errorf("malformed JSON string: %v", err)
+		}
+		return v.validate()
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("malformed JSON: %v", err)
+	}
+	if dec.More() {
+		return fmt.Errorf("malformed JSON: trailing data after the object")
+	}
+	return v.validate()
+}
+
+// humanRequest is the union of the human payloads; each signal accepts only
+// its own fields (see fieldsAllowed).
+type humanRequest struct {
+	Reason string            `json:"reason,omitempty"`
+	By     string            `json:"by,omitempty"`
+	Extend *detect.Extension `json:"extend,omitempty"`
+}
+
+func (r *humanRequest) validate() error {
+	for _, f := range []struct{ name, v string }{{"reason", r.Reason}, {"by", r.By}} {
+		if len(f.v) > maxTextLen {
+			return fmt.Errorf("%s is %d bytes long, more than %d", f.name, len(f.v), maxTextLen)
+		}
+		if !utf8.ValidString(f.v) {
+			return fmt.Errorf("%s is not valid UTF-8", f.name)
+		}
+	}
+	if e := r.Extend; e != nil {
+		if e.MaxCallsPerNode < 0 || e.MaxNodeRuntime < 0 || e.MaxTotalCalls < 0 || e.MaxCost < 0 ||
+			e.MaxCycleIterations < 0 || e.MaxCycleRuntime < 0 || e.MaxCycleCost < 0 || e.MaxEdgeWithoutProgress < 0 {
+			return fmt.Errorf("extend values must not be negative")
+		}
+	}
+	return nil
+}
+
+// firstPayload returns the single argument of a signal, rejecting more.
+func firstPayload(ps *commonpb.Payloads) (*commonpb.Payload, error) {
+	switch n := len(ps.GetPayloads()); n {
+	case 0:
+		return nil, nil
+	case 1:
+		return ps.GetPayloads()[0], nil
+	default:
+		return nil, fmt.Errorf("expected at most one argument, got %d", n)
+	}
+}
+
+// parse decodes the payload of the named human input.
+func (g *guard) parse(name string, p *commonpb.Payload) (humanRequest, error) {
+	var req humanRequest
+	if err := decodeInput(g.cfg.MaxPayloadBytes, p, &req); err != nil {
+		return req, &InputError{Name: name, Reason: err.Error()}
+	}
+	if req.Extend != nil && name != g.cfg.ResumeSignal && name != g.cfg.ResumeUpdate {
+		return req, &InputError{Name: name, Reason: `"extend" is only accepted by resume`}
+	}
+	return req, nil
+}
+
+// checkDecision says whether a resume or escalate can be taken now.
+func (g *guard) checkDecision(name string) error {
+	switch {
+	case g.paused == nil && g.escalated:
+		return &InputError{Name: name, Reason: "nothing is halted: the last halt was already escalated"}
+	case g.paused == nil:
+		return &InputError{Name: name, Reason: "nothing is halted"}
+	case g.decision != nil:
+		return &InputError{Name: name, Reason: fmt.Sprintf("halt %d was already answered: %s by %q", g.paused.Seq, g.decision.Action, g.decision.By)}
+	}
+	return nil
+}
+
+// decide records a human decision for the paused call.
+func (g *guard) decide(action string, req humanRequest) Decision {
+	d := Decision{Action: action, Reason: req.Reason, By: req.By, HaltSeq: g.paused.Seq}
+	g.decision = &d
+	if req.Extend != nil {
+		g.extend = *req.Extend
+	}
+	return d
+}
+
+// onSignal handles the guard's signals. It runs outside any coroutine and
+// must not block. Bad input is recorded and logged, never fatal.
+func (g *guard) onSignal(ctx workflow.Context, name string, args *commonpb.Payloads) {
+	p, err := firstPayload(args)
+	var req humanRequest
+	if err == nil {
+		req, err = g.parse(name, p)
+	}
+	if err == nil {
+		switch name {
+		case g.cfg.ResumeSignal:
+			if err = g.checkDecision(name); err == nil {
+				g.decide("resume", req)
+			}
+		case g.cfg.EscalateSignal:
+			if err = g.checkDecision(name); err == nil {
+				g.decide("escalate", req)
+			}
+		case g.cfg.HaltSignal:
+			err = g.stop(ctx, name, req)
+		}
+	}
+	if err != nil {
+		g.reject(ctx, name, err, p)
+	}
+}
+
+// stop asks for a user_stop halt at the next guarded call.
+func (g *guard) stop(ctx workflow.Context, name string, req humanRequest) error {
+	if g.paused != nil {
+		return &InputError{Name: name, Reason: fmt.Sprintf("already halted (halt %d)", g.paused.Seq)}
+	}
+	if t := g.state.Pending(); t != nil {
+		return &InputError{Name: name, Reason: fmt.Sprintf("a halt is already pending (%s)", t.Reason)}
+	}
+	msg := "a human asked to stop"
+	if req.By != "" {
+		msg = req.By + " asked to stop"
+	}
+	if req.Reason != "" {
+		msg += ": " + req.Reason
+	}
+	g.state.Stop(msg, workflow.Now(ctx))
+	return nil
+}
+
+// reject records refused input in the status and the log.
+func (g *guard) reject(ctx workflow.Context, name string, err error, p *commonpb.Payload) {
+	reason := err.Error()
+	if ie, ok := err.(*InputError); ok {
+		reason = ie.Reason
+	}
+	r := Rejection{Name: name, Reason: reason, WorkflowTime: workflow.Now(ctx)}
+	if data := p.GetData(); len(data) > 0 {
+		r.Payload = truncate(string(data), 200)
+	}
+	g.lastRejected = &r
+	g.next.GetLogger(ctx).Warn("loopguard: input rejected", "name", name, "reason", reason)
+}
+
+// truncate cuts s to at most n bytes on a rune boundary.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+// registerUpdates installs the resume and escalate update handlers. Their
+// validators reject without touching state: a rejected update leaves no
+// trace in history, so recording it would break replay.
+func (g *guard) registerUpdates(ctx workflow.Context) error {
+	for _, u := range []struct{ name, action string }{
+		{g.cfg.ResumeUpdate, "resume"},
+		{g.cfg.EscalateUpdate, "escalate"},
+	} {
+		name, action := u.name, u.action
+		validate := func(ctx workflow.Context, raw converter.RawValue) error {
+			if _, err := g.parse(name, raw.Payload()); err != nil {
+				return err
+			}
+			return g.checkDecision(name)
+		}
+		handle := func(ctx workflow.Context, raw converter.RawValue) (Decision, error) {
+			req, err := g.parse(name, raw.Payload())
+			if err == nil {
+				err = g.checkDecision(name)
+			}
+			if err != nil {
+				return Decision{}, err
+			}
+			return g.decide(action, req), nil
+		}
+		if err := workflow.SetUpdateHandlerWithOptions(ctx, name, handle, workflow.UpdateHandlerOptions{Validator: validate}); err != nil {
+			return fmt.Errorf("register update %s: %w", name, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,39 @@
+package interceptor
+
+import (
+	"go.temporal.io/sdk/converter"
+	sdkinterceptor "go.temporal.io/sdk/interceptor"
+)
+
+// status answers the status query. Queries must not change state: it only
+// reads.
+func (g *guard) status() (Status, error) {
+	s := Status{State: StateRunning, Policy: g.cfg.OnHalt, Halts: g.halts, LastDecision: g.lastDecision, LastRejected: g.lastRejected}
+	if !g.active {
+		s.State = StateDisabled
+		return s, nil
+	}
+	switch {
+	case g.paused != nil:
+		s.State, s.Halt = StateHalted, g.paused
+	case g.escalated:
+		s.State, s.Halt = StateEscalated, g.lastHalt
+	}
+	v := g.state.View()
+	s.Cycles, s.Nodes, s.TotalCalls, s.Transitions = v.Cycles, v.Nodes, v.TotalCalls, v.Transitions
+	return s, nil
+}
+
+// isOwnHalt tells the guard's echo of its own loop.halted signal from a
+// loop.halted a supervisor workflow receives about others.
+func (g *guard) isOwnHalt(in *sdkinterceptor.HandleSignalInput) bool {
+	p, err := firstPayload(in.Arg)
+	if err != nil || p == nil {
+		return false
+	}
+	var ev HaltEvent
+	if err := converter.GetDefaultDataConverter().FromPayload(p, &ev); err != nil {
+		return false
+	}
+	return ev.WorkflowID == g.info.WorkflowExecution.ID && ev.RunID == g.info.WorkflowExecution.RunID
+}

@@ -1,0 +1,116 @@
+package interceptor
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Commands are copy-pastable operator commands for one workflow.
+type Commands struct {
+	Resume       string `json:"resume"`       // temporal CLI signal
+	Escalate     string `json:"escalate"`     // temporal CLI signal
+	ResumeUpdate string `json:"resumeUpdate"` // temporal CLI update, answers synchronously
+	Status       string `json:"status"`       // temporal CLI query
+	TctlResume   string `json:"tctlResume"`
+	TctlEscalate string `json:"tctlEscalate"`
+}
+
+// OperatorCommands returns the commands that resume, escalate or inspect a
+// halted workflow guarded with the default protocol names.
+func OperatorCommands(namespace, workflowID string) Commands {
+	return commandsFor(config{
+		ResumeSignal:   DefaultResumeSignal,
+		EscalateSignal: DefaultEscalateSignal,
+		ResumeUpdate:   DefaultResumeUpdate,
+		StatusQuery:    DefaultStatusQuery,
+	}, namespace, workflowID)
+}
+
+func commandsFor(c config, namespace, workflowID string) Commands {
+	ns := ""
+	if namespace != "" && namespace != "default" {
+		ns = " --namespace " + shellQuote(namespace)
+	}
+	wid := shellQuote(workflowID)
+	resume := shellQuote(`{"reason":"reviewed the evidence","by":"` + operator + `"}`)
+	escalate := shellQuote(`{"reason":"stopping this loop","by":"` + operator + `"}`)
+	tctlNS := ""
+	if ns != "" {
+		tctlNS = " --namespace " + shellQuote(namespace)
+	}
+	return Commands{
+		Resume:       fmt.Sprintf("temporal workflow signal%s --workflow-id %s --name %s --input %s", ns, wid, shellQuote(c.ResumeSignal), resume),
+		Escalate:     fmt.Sprintf("temporal workflow signal%s --workflow-id %s --name %s --input %s", ns, wid, shellQuote(c.EscalateSignal), escalate),
+		ResumeUpdate: fmt.Sprintf("temporal workflow update execute%s --workflow-id %s --name %s --input %s", ns, wid, shellQuote(c.ResumeUpdate), resume),
+		Status:       fmt.Sprintf("temporal workflow query%s --workflow-id %s --type %s", ns, wid, shellQuote(c.StatusQuery)),
+		TctlResume:   fmt.Sprintf("tctl%s workflow signal --workflow_id %s --name %s --input %s", tctlNS, wid, shellQuote(c.ResumeSignal), resume),
+		TctlEscalate: fmt.Sprintf("tctl%s workflow signal --workflow_id %s --name %s --input %s", tctlNS, wid, shellQuote(c.EscalateSignal), escalate),
+	}
+}
+
+// operator is the placeholder name in suggested commands.
+const operator = "your-name"
+
+// shellQuote quotes s for a POSIX shell when it needs quoting.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r == '-' || r == '_' || r == '.' || r == '/' || r == ':' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// currentDetails is the markdown the Temporal UI shows for the workflow
+// while the guard holds it: why, where in the loop, the evidence trend and
+// the commands that answer the halt.
+func currentDetails(c config, s State, ev *HaltEvent) string {
+	if ev == nil || s == StateRunning {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "**loopguard: %s — %s** (%s)\n\n", s, ev.HaltReason, ev.Detector)
+	fmt.Fprintf(&b, "%s\n\n", ev.Message)
+	if ev.Node != "" {
+		fmt.Fprintf(&b, "- node: `%s`\n", ev.Node)
+	}
+	if ev.CycleID != "" {
+		fmt.Fprintf(&b, "- Loop %d/%d (cycle `%s`)\n", ev.Iteration, ev.MaxIterations, ev.CycleID)
+	}
+	if trend := evidenceTrend(c, ev); trend != "" {
+		fmt.Fprintf(&b, "- trend: %s\n", trend)
+	}
+	if s != StateHalted {
+		return b.String()
+	}
+	cmd := commandsFor(c, "", ev.WorkflowID)
+	fmt.Fprintf(&b, "\nResume:\n```\n%s\n```\nEscalate:\n```\n%s\n```\n", cmd.Resume, cmd.Escalate)
+	return b.String()
+}
+
+// evidenceTrend renders the most telling evidence list as "a → b → c".
+func evidenceTrend(c config, ev *HaltEvent) string {
+	e := ev.Evidence
+	switch {
+	case len(e.Metrics) > 0:
+		vals := make([]string, len(e.Metrics))
+		for i, m := range e.Metrics {
+			vals[i] = strconv.FormatFloat(m, 'g', -1, 64)
+		}
+		label := c.Policy.Nodes[ev.Node].Rules.MetricField
+		if label == "" {
+			label = "metric"
+		}
+		return label + " " + strings.Join(vals, " → ")
+	case len(e.ProgressValues) > 0:
+		return "progress " + strings.Join(e.ProgressValues, " → ")
+	case len(e.ErrorSignatures) > 0:
+		return "errors " + strings.Join(e.ErrorSignatures, " → ")
+	case len(e.OutputHashes) > 0:
+		return "outputs " + strings.Join(e.OutputHashes, " → ")
+	case len(e.Transitions) > 0:
+		return "transitions " + strings.Join(e.Transitions, ", ")
+	}
+	return ""
+}
