@@ -1,20 +1,21 @@
 // The sample scenarios, and what the guard (GuardOptions, otherwise default
-// thresholds) does with each. "Cn"/"Vn" are the coder's/verifier's n-th
-// call, "Pn"/"Rn" the planner's/researcher's, "In" the n-th child workflow.
-// The guard reads a result at the next guarded call, so a detector tripped
-// by a result halts the call right after it.
+// thresholds) does with each. Cn/Vn are the coder's/verifier's n-th call,
+// Pn/Rn the planner's/researcher's, In the n-th child workflow. The guard
+// reads a result at the next guarded call, so the result that trips a
+// detector halts the call right after it: the loop pauses there until a
+// human resumes or escalates. TestScenariosWithGuard checks every line.
 //
-//	scenario            workflow               want                  why (first detector to trip)
-//	converging          CoderVerifierLoop      completed             failing 7→4→2→0: the metric improves every turn, patches all differ; passes at turn 4
-//	identical-patch     CoderVerifierLoop      halted stalled        C1=C2=C3: identical_output (3 in a row) on Code, read at V3's call
-//	same-failing-tests  CoderVerifierLoop      halted stalled        new patch each turn, Verify's failing stays 4: no_improvement on Verify (3 steps without a better metric: V4, or V3 if the first one counts), halts C5 (C4)
-//	oscillating         CoderVerifierLoop      halted oscillating    patches A,B,A,B: output_oscillation on Code at C4 (2 periods), read at V4's call; Verify's 3,2,3,2 cannot stall before V5
-//	repeated-error      CoderVerifierLoop      halted repeated_error V1,V2,V3 fail with the same SandboxUnavailable error: repeated_error on Verify, read at C4's call
-//	budget              CoderVerifierLoop      halted budget_exceeded new patch and a better metric (40,39,38…) every turn: only cycle_iterations (8) trips, around C9/C10, before node_calls (C11)
-//	polling             PollingJob             completed             11 polls with 3 identical statuses in a row, but CheckStatus is Exempt; Summarize runs once
-//	planner-research    PlannerResearcherLoop  halted oscillating    planner: assess auth / session / auth / session…, researcher: "already done" for each: output_oscillation on Plan at P4, read at R4's call; no output repeats twice in a row, so nothing stalls first
-//	child-converging    ChildIterationLoop     completed             one IterationWorkflow per turn, failing 7→4→2→0
-//	child-stalled       ChildIterationLoop     halted stalled        I1=I2=I3 (same patch, 4 failing): identical_output (and no_improvement) on IterationWorkflow, read at I4's call
+//	scenario            workflow               want                    first detector to trip, and where
+//	converging          CoderVerifierLoop      completed               -: new patch each turn, failing 7→4→2→0 improves every turn; passes at V4
+//	identical-patch     CoderVerifierLoop      halted stalled          identical_output on Code: C1=C2=C3 (3 in a row), read at V3's call (turn 3)
+//	same-failing-tests  CoderVerifierLoop      halted stalled          no_improvement on Verify: failing stays 4, V2,V3,V4 do not beat V1; read at C5's call (turn 5)
+//	oscillating         CoderVerifierLoop      halted oscillating      output_oscillation on Code: A,B,A,B = 2 periods at C4, read at V4's call (turn 4); Verify's 3,2,3,2 stalls no sooner than V5
+//	repeated-error      CoderVerifierLoop      halted repeated_error   repeated_error on Verify: V1,V2,V3 fail with the same SandboxUnavailable error, read at C4's call (turn 4)
+//	budget              CoderVerifierLoop      halted budget_exceeded  cycle_iterations on cycle Code→Verify: 8/8 iterations, refused at C9 (turn 9); every result is new and the metric improves, so nothing else trips (node_calls would at C11)
+//	polling             PollingJob             completed               -: 11 polls, 3 identical statuses in a row, but CheckStatus is Exempt; Summarize runs once
+//	planner-research    PlannerResearcherLoop  halted oscillating      output_oscillation on Plan: assess auth/session/auth/session = 2 periods at P4, read at R4's call (step 4); no output repeats in a row, so nothing stalls first
+//	child-converging    ChildIterationLoop     completed               -: one IterationWorkflow per turn, failing 7→4→2→0
+//	child-stalled       ChildIterationLoop     halted stalled          identical_output on IterationWorkflow: I1=I2=I3 (same patch, 4 failing), read at I4's call (turn 4)
 //
 // Without the guard every "halted" scenario runs to LoopInput.MaxTurns and
 // ends with Outcome "gave_up": that is what the guard is for.
