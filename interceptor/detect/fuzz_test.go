@@ -1,0 +1,121 @@
+package detect
+
+import (
+	"fmt"
+	"testing"
+	"time"
+)
+
+// maxFuzzSize bounds the state of any fuzzed trace: a handful of short node
+// names, Window-sized histories, a bounded pending trip.
+const maxFuzzSize = 64 << 10
+
+// FuzzState drives a State with a trace decoded from the fuzz bytes: Begins
+// of a few nodes (and many names, to overflow MaxNodes), Ends of random
+// in-flight refs with small output alphabets, stops, resumes and snapshot
+// round trips. It must never panic, and the state must stay bounded.
+func FuzzState(f *testing.F) {
+	f.Add([]byte{0, 8, 0, 9, 0, 8, 0, 9, 0, 8, 0, 9})
+	f.Add([]byte{1, 1, 1, 1, 1, 1, 1, 1, 0x41, 0x42, 0x43, 0x44, 5, 6, 7})
+	f.Add([]byte("coder verify coder verify coder verify coder verify"))
+	f.Add([]byte{2, 2, 2, 10, 10, 10, 2, 2, 2, 10, 10, 10, 0xff, 0xfe, 0x80})
+	f.Add(make([]byte, 300))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p := DefaultPolicy()
+		p.MaxNodes = 4
+		p.MaxCost = 3
+		p.MaxCycleCost = 2
+		p.MaxCycleRuntime = time.Hour
+		p.Nodes = map[string]NodePolicy{"n5": {Exempt: true}, "n1": {MaxCalls: 4, HigherIsBetter: true}}
+		p.Graph = []Edge{{"n2", "n3"}, {"n3", "n2"}}
+		s := NewState(p)
+		now := t0
+		var open []StepRef
+		var last *Trip
+		for i := 0; i+1 < len(data); i += 2 {
+			op, arg := data[i]%8, data[i+1]
+			now = now.Add(time.Duration(arg) * time.Second)
+			switch op {
+			case 0, 1, 2:
+				name := fmt.Sprintf("n%d", arg%6)
+				if op == 2 {
+					name = fmt.Sprintf("tool-%d", arg)
+				}
+				ref, trip := s.Begin(name, now)
+				if trip != nil {
+					last = trip
+				} else {
+					open = append(open, ref)
+				}
+			case 3, 4:
+				if len(open) == 0 {
+					continue
+				}
+				k := int(arg) % len(open)
+				obs := Observation{Output: uint64(arg % 3)}
+				switch arg % 5 {
+				case 0:
+					obs = Observation{Failed: true, ErrorSig: "e"}
+				case 1:
+					obs.HasMetric, obs.Metric = true, float64(arg%4)
+				case 2:
+					obs.HasProgress, obs.Progress = true, uint64(arg%2)
+				}
+				obs.Cost = float64(arg%4) / 4
+				s.End(open[k], obs, now)
+				if op == 3 {
+					open = append(open[:k], open[k+1:]...)
+				} // op 4 leaves a duplicate End possible
+			case 5:
+				s.Stop("stop", now)
+			case 6:
+				t := last
+				if arg%2 == 0 {
+					t = s.Pending()
+				}
+				s.Resume(t, Extension{MaxCycleIterations: int(arg % 3), MaxCallsPerNode: int(arg % 2), MaxCost: float64(arg % 2)})
+			case 7:
+				b, err := s.MarshalJSON()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if s, err = Restore(p, b); err != nil {
+					t.Fatal(err)
+				}
+			}
+			_ = s.View()
+		}
+		if size := s.Size(); size > maxFuzzSize {
+			t.Fatalf("state grew to %d bytes", size)
+		}
+	})
+}
+
+// FuzzExtract: Extract and ErrorSignature never panic, whatever the payload.
+func FuzzExtract(f *testing.F) {
+	f.Add([]byte(`{"a":{"b":[1,2,{"c":"x"}]},"ts":"now","cost":"0.5"}`))
+	f.Add([]byte(`"  some   text \n"`))
+	f.Add([]byte(`[1,2,3]`))
+	f.Add([]byte(`{"a":`))
+	f.Add([]byte("\"\\u00e9\\n\""))
+	f.Add([]byte{0xff, 0xfe, '"'})
+	p := DefaultPolicy()
+	p.IgnoreFields = []string{"ts", "a.b.*.c", "0"}
+	p.Nodes = map[string]NodePolicy{"n": {Rules: Rules{
+		IgnoreFields:   []string{"a.b.1", "*"},
+		ProgressFields: []string{"a.b", "a.b.2.c", "x.y.z"},
+		MetricField:    "a.b",
+		CostField:      "cost",
+	}}}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, node := range []string{"n", "other"} {
+			obs := Extract(p, node, data)
+			if len(obs.ProgressRaw) > maxRawLen {
+				t.Fatalf("ProgressRaw of %d bytes", len(obs.ProgressRaw))
+			}
+		}
+		if sig := ErrorSignature(string(data), string(data)); len(sig) > maxSigLen {
+			t.Fatalf("signature of %d bytes", len(sig))
+		}
+	})
+}
