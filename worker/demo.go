@@ -1,0 +1,490 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/loopguard/loopguard/interceptor"
+	"github.com/loopguard/loopguard/workflows"
+)
+
+// The outcomes of a demo workflow. completed, escalated and gave_up are the
+// workflows' own LoopResult.Outcome values.
+const (
+	outcomeCompleted = workflows.OutcomeCompleted
+	outcomeEscalated = workflows.OutcomeEscalated
+	outcomeGaveUp    = workflows.OutcomeGaveUp
+	outcomeHalted    = "halted"  // paused by the guard, waiting for a human
+	outcomeFailed    = "failed"  // the workflow failed, was terminated, timed out...
+	outcomeRunning   = "running" // neither closed nor halted when the demo stopped waiting
+)
+
+// demoPollInterval is how often the demo asks each workflow how it is doing.
+const demoPollInterval = 200 * time.Millisecond
+
+// demo runs the sample scenarios against the worker.
+type demo struct {
+	client    client.Client
+	namespace string
+	address   string // frontend host:port
+	embedded  bool
+	uiURL     string // "" when unknown: no links
+	taskQueue string
+	out       io.Writer
+	tty       bool // out is a terminal: the progress line is updated in place
+	timeout   time.Duration
+}
+
+// demoResult is what became of one scenario's workflow.
+type demoResult struct {
+	Scenario   workflows.Scenario
+	WorkflowID string
+	RunID      string
+	Outcome    string
+	// Halt is the halt in force (halted), or the one a human escalated.
+	Halt *interceptor.HaltEvent
+	// Status is the last loop.status answer, nil if none.
+	Status *interceptor.Status
+	// Result is the workflow's result once it completed.
+	Result *workflows.LoopResult
+	// Err is the failure of a failed workflow.
+	Err string
+}
+
+// matches reports whether the outcome is what the scenario wants: completed,
+// or halted (paused, or escalated after the halt) for WantReason.
+func (r *demoResult) matches() bool {
+	switch r.Scenario.Want {
+	case workflows.WantCompleted:
+		return r.Outcome == outcomeCompleted
+	case workflows.WantHalted:
+		return (r.Outcome == outcomeHalted || r.Outcome == outcomeEscalated) &&
+			r.Halt != nil && r.Halt.HaltReason == r.Scenario.WantReason
+	}
+	return false
+}
+
+// outcomeText is the OUTCOME column.
+func (r *demoResult) outcomeText() string {
+	switch r.Outcome {
+	case outcomeHalted, outcomeEscalated:
+		if r.Halt != nil {
+			return r.Outcome + ": " + string(r.Halt.HaltReason)
+		}
+	case outcomeGaveUp:
+		return "gave up (no halt)"
+	case outcomeFailed:
+		return "failed: " + r.Err
+	case outcomeRunning:
+		return "still running"
+	}
+	return r.Outcome
+}
+
+// iterationsText is the ITERATIONS column: the loop's own count once it
+// has a result, else where the guard stopped it ("loop 3/8").
+func (r *demoResult) iterationsText() string {
+	if r.Result != nil {
+		return strconv.Itoa(r.Result.Iterations)
+	}
+	if h := r.Halt; h != nil {
+		switch {
+		case h.MaxIterations > 0:
+			return fmt.Sprintf("loop %d/%d", h.Iteration, h.MaxIterations)
+		case h.Iteration > 0:
+			return fmt.Sprintf("loop %d", h.Iteration)
+		}
+	}
+	if r.Status != nil {
+		steps := 0
+		for _, n := range r.Status.Nodes {
+			steps = max(steps, n.Steps)
+		}
+		if steps > 0 {
+			return fmt.Sprintf("%d steps", steps)
+		}
+	}
+	return "-"
+}
+
+func wantText(sc workflows.Scenario) string {
+	if sc.Want == workflows.WantHalted {
+		return "halted: " + string(sc.WantReason)
+	}
+	return sc.Want
+}
+
+func countMismatches(results []*demoResult) int {
+	n := 0
+	for _, r := range results {
+		if !r.matches() {
+			n++
+		}
+	}
+	return n
+}
+
+// newSuffix returns a short random suffix for the demo's workflow ids, so
+// that repeated demos do not collide.
+func newSuffix() string {
+	const digits = "0123456789abcdefghijklmnopqrstuvwxyz"
+	b := make([]byte, 6)
+	for i := range b {
+		b[i] = digits[rand.IntN(len(digits))]
+	}
+	return string(b)
+}
+
+// run starts one workflow per scenario, waits until each has completed or
+// halted (or the timeout), and prints the table. It returns an error only
+// when the workflows cannot be started or ctx is done.
+func (d *demo) run(ctx context.Context) ([]*demoResult, error) {
+	results, err := d.start(ctx)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(d.out, "\nDemo: started %d workflows, one per sample scenario; waiting up to %s for each to complete or halt.\n", len(results), d.timeout)
+	if err := d.wait(ctx, results); err != nil {
+		return results, err
+	}
+	d.printTable(results)
+	return results, nil
+}
+
+// start starts one workflow per scenario.
+func (d *demo) start(ctx context.Context) ([]*demoResult, error) {
+	suffix := newSuffix()
+	var results []*demoResult
+	for _, sc := range workflows.Scenarios() {
+		id := "demo-" + sc.Name + "-" + suffix
+		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		run, err := d.client.ExecuteWorkflow(sctx, client.StartWorkflowOptions{
+			ID:        id,
+			TaskQueue: d.taskQueue,
+		}, sc.Workflow, sc.Input)
+		cancel()
+		if err != nil {
+			return nil, fmt.Errorf("demo: start %s: %w", id, err)
+		}
+		results = append(results, &demoResult{Scenario: sc, WorkflowID: id, RunID: run.GetRunID(), Outcome: outcomeRunning})
+	}
+	return results, nil
+}
+
+// wait polls the workflows until each has closed or halted, or the demo
+// timeout passes, showing the progress. It fails only when ctx is done.
+func (d *demo) wait(ctx context.Context, results []*demoResult) error {
+	wctx, cancel := context.WithTimeout(ctx, d.timeout)
+	defer cancel()
+	lastLine := ""
+	show := func(final bool) {
+		settled, halted := 0, 0
+		for _, r := range results {
+			if r.Outcome != outcomeRunning {
+				settled++
+			}
+			if r.Outcome == outcomeHalted {
+				halted++
+			}
+		}
+		line := fmt.Sprintf("waiting: %d/%d settled (%d halted)", settled, len(results), halted)
+		switch {
+		case d.tty:
+			fmt.Fprintf(d.out, "\r\033[K%s", line)
+			if final {
+				fmt.Fprintln(d.out)
+			}
+		case line != lastLine:
+			fmt.Fprintln(d.out, line)
+		}
+		lastLine = line
+	}
+	ticker := time.NewTicker(demoPollInterval)
+	defer ticker.Stop()
+	for {
+		pending := 0
+		for _, r := range results {
+			if r.Outcome == outcomeRunning && !d.check(wctx, r) {
+				pending++
+			}
+		}
+		show(pending == 0)
+		if pending == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			if d.tty {
+				fmt.Fprintln(d.out)
+			}
+			return ctx.Err()
+		case <-wctx.Done():
+			show(true)
+			fmt.Fprintf(d.out, "demo: %d workflows neither completed nor halted within %s (--demo-timeout)\n", pending, d.timeout)
+			return nil
+		case <-ticker.C:
+		}
+	}
+}
+
+// check asks one workflow how it is doing and records it. It reports
+// whether the workflow has settled: closed, or halted by the guard.
+func (d *demo) check(ctx context.Context, r *demoResult) bool {
+	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	desc, err := d.client.DescribeWorkflowExecution(cctx, r.WorkflowID, r.RunID)
+	if err != nil {
+		return false
+	}
+	if desc.GetWorkflowExecutionInfo().GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+		d.collect(cctx, r)
+		return true
+	}
+	st, err := d.status(cctx, r)
+	if err != nil {
+		return false
+	}
+	r.Status = st
+	if st.State == interceptor.StateHalted {
+		r.Outcome, r.Halt = outcomeHalted, st.Halt
+		return true
+	}
+	return false
+}
+
+// status runs the guard's loop.status query.
+func (d *demo) status(ctx context.Context, r *demoResult) (*interceptor.Status, error) {
+	v, err := d.client.QueryWorkflow(ctx, r.WorkflowID, r.RunID, interceptor.DefaultStatusQuery)
+	if err != nil {
+		return nil, err
+	}
+	var st interceptor.Status
+	if err := v.Get(&st); err != nil {
+		return nil, err
+	}
+	return &st, nil
+}
+
+// collect records the result of a closed workflow.
+func (d *demo) collect(ctx context.Context, r *demoResult) {
+	var res workflows.LoopResult
+	if err := d.client.GetWorkflow(ctx, r.WorkflowID, r.RunID).Get(ctx, &res); err != nil {
+		r.Outcome, r.Err = outcomeFailed, failureText(err)
+		return
+	}
+	r.Result, r.Outcome = &res, res.Outcome
+	if res.Escalation != nil {
+		h := res.Escalation.Halt
+		r.Halt = &h
+	}
+}
+
+// failureText is the short reason of a workflow's failure.
+func failureText(err error) string {
+	var app *temporal.ApplicationError
+	var term *temporal.TerminatedError
+	var timeout *temporal.TimeoutError
+	var canceled *temporal.CanceledError
+	switch {
+	case errors.As(err, &app):
+		return app.Error()
+	case errors.As(err, &term):
+		return "terminated"
+	case errors.As(err, &timeout):
+		return "timed out"
+	case errors.As(err, &canceled):
+		return "canceled"
+	}
+	return oneLine(err.Error())
+}
+
+// commands are the operator commands for one halted workflow, with
+// --address added when the temporal CLI's default would not reach the
+// server.
+func (d *demo) commands(workflowID string) interceptor.Commands {
+	c := interceptor.OperatorCommands(d.namespace, workflowID)
+	if d.needsAddress() {
+		for _, p := range []*string{&c.Resume, &c.Escalate, &c.ResumeUpdate, &c.Status} {
+			*p = addFlagAfter(*p, []string{"temporal workflow signal", "temporal workflow update execute", "temporal workflow query"}, "--address "+d.address)
+		}
+		for _, p := range []*string{&c.TctlResume, &c.TctlEscalate} {
+			*p = addFlagAfter(*p, []string{"tctl"}, "--address "+d.address)
+		}
+	}
+	return c
+}
+
+// needsAddress reports whether the CLI needs --address: its default is
+// localhost:7233, and an external server's address is expected in
+// TEMPORAL_ADDRESS, which the CLI reads too.
+func (d *demo) needsAddress() bool {
+	switch d.address {
+	case "127.0.0.1:7233", "localhost:7233":
+		return false
+	}
+	return d.embedded
+}
+
+// addFlagAfter inserts flag after the first of prefixes that cmd starts with.
+func addFlagAfter(cmd string, prefixes []string, flag string) string {
+	for _, p := range prefixes {
+		if rest, ok := strings.CutPrefix(cmd, p+" "); ok {
+			return p + " " + flag + " " + rest
+		}
+	}
+	return cmd
+}
+
+// printTable prints one row per workflow and, under each halted one, why,
+// the commands that resume or escalate it, and its page in the Web UI.
+func (d *demo) printTable(results []*demoResult) {
+	header := []string{"SCENARIO", "WORKFLOW ID", "OUTCOME", "ITERATIONS", "EXPECTED"}
+	rows := [][]string{header}
+	for _, r := range results {
+		expected := "ok"
+		if !r.matches() {
+			expected = "MISMATCH: want " + wantText(r.Scenario)
+		}
+		rows = append(rows, []string{r.Scenario.Name, r.WorkflowID, r.outcomeText(), r.iterationsText(), expected})
+	}
+	widths := make([]int, len(header))
+	for _, row := range rows {
+		for i, cell := range row {
+			widths[i] = max(widths[i], len(cell))
+		}
+	}
+	fmt.Fprintln(d.out)
+	for i, row := range rows {
+		var b strings.Builder
+		for j, cell := range row {
+			if j == len(row)-1 {
+				b.WriteString(cell)
+			} else {
+				fmt.Fprintf(&b, "%-*s  ", widths[j], cell)
+			}
+		}
+		fmt.Fprintln(d.out, strings.TrimRight(b.String(), " "))
+		if i == 0 {
+			continue
+		}
+		r := results[i-1]
+		if r.Outcome == outcomeHalted && r.Halt != nil {
+			d.printHalt(r)
+		}
+	}
+
+	fmt.Fprintln(d.out)
+	if n := countMismatches(results); n > 0 {
+		var names []string
+		for _, r := range results {
+			if !r.matches() {
+				names = append(names, r.Scenario.Name)
+			}
+		}
+		fmt.Fprintf(d.out, "MISMATCH: %d of %d scenarios did not end as expected: %s\n", n, len(results), strings.Join(names, ", "))
+	} else {
+		fmt.Fprintf(d.out, "All %d scenarios ended as expected.\n", len(results))
+	}
+	if d.uiURL != "" {
+		fmt.Fprintf(d.out, "All workflows: %s\n", workflowsURL(d.uiURL, d.namespace))
+	}
+}
+
+// printHalt prints the details of a halted workflow under its row.
+func (d *demo) printHalt(r *demoResult) {
+	h := r.Halt
+	const indent = "    "
+	why := h.Message
+	if h.Node != "" {
+		why = fmt.Sprintf("at %s (%s): %s", h.Node, h.Detector, h.Message)
+	}
+	fmt.Fprintf(d.out, "%swhy       %s\n", indent, why)
+	c := d.commands(r.WorkflowID)
+	fmt.Fprintf(d.out, "%sresume    %s\n", indent, c.Resume)
+	fmt.Fprintf(d.out, "%sescalate  %s\n", indent, c.Escalate)
+	fmt.Fprintf(d.out, "%stctl      %s\n", indent, c.TctlResume)
+	fmt.Fprintf(d.out, "%s          %s\n", indent, c.TctlEscalate)
+	if d.uiURL != "" {
+		fmt.Fprintf(d.out, "%sUI        %s\n", indent, workflowURL(d.uiURL, d.namespace, r.WorkflowID))
+	}
+}
+
+// follow reports, after the table, what becomes of the halted workflows
+// when someone resumes or escalates them: one line per change, until every
+// demo workflow has closed or ctx is done.
+func (d *demo) follow(ctx context.Context, results []*demoResult) {
+	type seen struct {
+		state  interceptor.State
+		halts  int
+		closed bool
+	}
+	last := map[string]seen{}
+	for _, r := range results {
+		s := seen{closed: r.Outcome != outcomeRunning && r.Outcome != outcomeHalted}
+		if r.Status != nil {
+			s.state, s.halts = r.Status.State, r.Status.Halts
+		}
+		last[r.WorkflowID] = s
+	}
+	ticker := time.NewTicker(time.Second)
+	defer ticker.Stop()
+	for {
+		open := 0
+		for _, r := range results {
+			prev := last[r.WorkflowID]
+			if prev.closed {
+				continue
+			}
+			open++
+			cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			desc, err := d.client.DescribeWorkflowExecution(cctx, r.WorkflowID, r.RunID)
+			if err != nil {
+				cancel()
+				continue
+			}
+			if desc.GetWorkflowExecutionInfo().GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+				d.collect(cctx, r)
+				cancel()
+				fmt.Fprintf(d.out, "%s  %s: %s (iterations %s)\n", time.Now().Format("15:04:05"), r.WorkflowID, r.outcomeText(), r.iterationsText())
+				last[r.WorkflowID] = seen{closed: true}
+				continue
+			}
+			st, err := d.status(cctx, r)
+			cancel()
+			if err != nil {
+				continue
+			}
+			r.Status = st
+			now := seen{state: st.State, halts: st.Halts}
+			switch {
+			case now.halts > prev.halts && st.State == interceptor.StateHalted && st.Halt != nil:
+				fmt.Fprintf(d.out, "%s  %s: halted again: %s at %s (halt %d)\n", time.Now().Format("15:04:05"), r.WorkflowID, st.Halt.HaltReason, st.Halt.Node, st.Halts)
+			case now.state != prev.state && st.State == interceptor.StateRunning && st.LastDecision != nil:
+				by := ""
+				if st.LastDecision.By != "" {
+					by = " by " + st.LastDecision.By
+				}
+				fmt.Fprintf(d.out, "%s  %s: %s%s, running\n", time.Now().Format("15:04:05"), r.WorkflowID, st.LastDecision.Action+"d", by)
+			}
+			last[r.WorkflowID] = now
+		}
+		if open == 0 {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+		}
+	}
+}

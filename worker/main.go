@@ -1,0 +1,202 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		// After the first signal, a second one kills the process at once.
+		<-ctx.Done()
+		stop()
+	}()
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(exitCode(err, os.Stderr))
+}
+
+// exitCode reports err on stderr in one line and returns the exit status:
+// 0 without error, 2 for invalid flags or policy, 1 otherwise.
+func exitCode(err error, stderr io.Writer) int {
+	if err == nil {
+		return 0
+	}
+	fmt.Fprintf(stderr, "%s: %s\n", progName, oneLine(err.Error()))
+	var ue *usageError
+	if errors.As(err, &ue) {
+		return 2
+	}
+	return 1
+}
+
+// oneLine joins the lines of a message (errors.Join puts each error on
+// its own line).
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", "; ")), " ")
+}
+
+// run is the worker: it parses args, connects to (or starts) a Temporal
+// server, runs the guarded worker until ctx is done, and with --demo runs
+// the sample scenarios. Human output goes to stdout, logs to stderr.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
+	cfg, err := parseFlags(args, os.Getenv)
+	if errors.Is(err, flag.ErrHelp) {
+		printUsage(stdout)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	guardOpts, err := guardOptions(cfg)
+	if err != nil {
+		return err
+	}
+
+	level := zap.NewAtomicLevelAt(cfg.logLevel)
+	logger := newLogger(stderr, level, cfg.logFormat)
+	defer func() { _ = logger.Sync() }()
+
+	b, err := connect(ctx, cfg, logger)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil // interrupted while starting
+		}
+		return err
+	}
+	defer func() {
+		if cerr := b.close(); cerr != nil {
+			logger.Warn("stopping the embedded server", zap.Error(cerr))
+		}
+	}()
+
+	guardOpts.SupervisorWorkflowID = cfg.supervisorID
+	guardOpts.SearchAttribute = b.searchAttribute
+	w, err := startWorker(b.client, cfg.taskQueue, guardOpts)
+	if err != nil {
+		return err
+	}
+	defer w.Stop()
+
+	if cfg.supervisorID != "" {
+		sctx, cancel := context.WithTimeout(ctx, cfg.connectTimeout)
+		_, err := ensureSupervisor(sctx, b.client, cfg.supervisorID, cfg.taskQueue)
+		cancel()
+		if err != nil {
+			return err
+		}
+	}
+	printBanner(stdout, cfg, b)
+
+	if cfg.demo {
+		d := &demo{
+			client:    b.client,
+			namespace: b.namespace,
+			address:   b.address,
+			embedded:  b.server != nil,
+			uiURL:     b.uiURL,
+			taskQueue: cfg.taskQueue,
+			out:       stdout,
+			tty:       isTerminal(stdout),
+			timeout:   cfg.demoTimeout,
+		}
+		// While the demo waits, logging is off (unless --log-level says
+		// otherwise): the scenarios' scripted agent failures would be
+		// logged as errors around the progress line, and the table tells
+		// what happened.
+		if !cfg.logLevelSet {
+			level.SetLevel(zapcore.DPanicLevel)
+		}
+		results, err := d.run(ctx)
+		if !cfg.logLevelSet {
+			level.SetLevel(cfg.logLevel)
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+		if cfg.demoExit {
+			if n := countMismatches(results); n > 0 {
+				return fmt.Errorf("demo: %d of %d scenarios did not end as expected", n, len(results))
+			}
+			return nil
+		}
+		fmt.Fprintf(stdout, "\nThe worker keeps running: resume or escalate the halted workflows with the commands above%s. Ctrl-C stops it.\n",
+			map[bool]string{true: " or in the Web UI", false: ""}[b.uiURL != ""])
+		followed := make(chan struct{})
+		go func() {
+			defer close(followed)
+			d.follow(ctx, results)
+		}()
+		defer func() { <-followed }() // before the worker and server stop
+	} else {
+		fmt.Fprintln(stdout, "Worker running. Ctrl-C stops it.")
+	}
+
+	<-ctx.Done()
+	logger.Info("shutting down: stopping the worker, then the server")
+	return nil
+}
+
+// printBanner says where everything is.
+func printBanner(w io.Writer, cfg config, b *backend) {
+	fmt.Fprintln(w, "loopguard worker started")
+	if b.server != nil {
+		storage := "in memory (--ephemeral)"
+		if !cfg.ephemeral {
+			storage = cfg.dataDir
+		}
+		fmt.Fprintf(w, "  Temporal server  %s (embedded; data: %s)\n", b.address, storage)
+	} else {
+		fmt.Fprintf(w, "  Temporal server  %s\n", b.address)
+	}
+	if b.uiURL != "" {
+		fmt.Fprintf(w, "  Web UI           %s\n", workflowsURL(b.uiURL, b.namespace))
+	}
+	fmt.Fprintf(w, "  namespace        %s\n", b.namespace)
+	fmt.Fprintf(w, "  task queue       %s\n", cfg.taskQueue)
+	if cfg.supervisorID != "" {
+		fmt.Fprintf(w, "  supervisor       %s (query %q lists the halted workflows)\n", cfg.supervisorID, "halted")
+	}
+	if b.searchAttribute != "" {
+		fmt.Fprintf(w, "  search attribute %s (e.g. %s STARTS_WITH \"halted\")\n", b.searchAttribute, b.searchAttribute)
+	}
+	if cfg.policyPath != "" {
+		fmt.Fprintf(w, "  policy           %s\n", cfg.policyPath)
+	}
+}
+
+// workflowsURL is the UI page listing the namespace's workflows.
+func workflowsURL(uiURL, namespace string) string {
+	return uiURL + "/namespaces/" + url.PathEscape(namespace) + "/workflows"
+}
+
+// workflowURL is the UI page of one workflow (its latest run).
+func workflowURL(uiURL, namespace, workflowID string) string {
+	return workflowsURL(uiURL, namespace) + "/" + url.PathEscape(workflowID)
+}
+
+// isTerminal reports whether w is a terminal, for the in-place progress
+// line.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
