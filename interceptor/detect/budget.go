@@ -77,7 +77,7 @@ func (s *State) checkTotal(i int, now time.Time) *Trip {
 func (s *State) checkCost(i int, now time.Time) *Trip {
 	if lim := s.costLimit(); lim > 0 && s.totalCost > lim {
 		return s.trip(DetectorTotalCost, i, now,
-			fmt.Sprintf("execution cost %g is over the limit of %g", s.totalCost, lim))
+			fmt.Sprintf("execution cost %.6g is over the limit of %.6g", s.totalCost, lim))
 	}
 	return nil
 }
@@ -115,7 +115,7 @@ func (s *State) checkCycle(i, prev int, now time.Time) (anchorEdge bool, t *Trip
 	}
 	if lim := s.cycleCostLimit(cy); lim > 0 && cy.cost > lim {
 		return false, s.trip(DetectorCycleCost, i, now,
-			fmt.Sprintf("cycle %s cost %g is over the limit of %g", s.cycleName(cy), cy.cost, lim))
+			fmt.Sprintf("cycle %s cost %.6g is over the limit of %.6g", s.cycleName(cy), cy.cost, lim))
 	}
 	return anchorEdge, nil
 }

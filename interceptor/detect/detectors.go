@@ -32,7 +32,7 @@ func (s *State) detect(i int, r *rec, now time.Time) *Trip {
 	}
 	if k := s.noImprovement(n, r); k > 0 {
 		return s.trip(DetectorNoImprovement, i, now,
-			fmt.Sprintf("%s metric has not improved on its best (%g) for %d steps", n.name, n.best, k))
+			fmt.Sprintf("%s metric has not improved on its best (%.6g) for %d steps", n.name, n.best, k))
 	}
 	if p := s.transitionOscillation(); p > 0 {
 		parts := make([]string, 0, p)
