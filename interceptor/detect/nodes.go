@@ -85,16 +85,10 @@ func (s *State) named() int {
 
 // policyNames reports whether the policy itself names the node, so that it
 // is tracked on its own whatever the node limit (the policy is bounded).
+// The nodes of Policy.Graph need no check: they are registered up front.
 func (s *State) policyNames(name string) bool {
-	if _, ok := s.pol.Nodes[name]; ok {
-		return true
-	}
-	for _, e := range s.pol.Graph {
-		if e.From == name || e.To == name {
-			return true
-		}
-	}
-	return false
+	_, ok := s.pol.Nodes[name]
+	return ok
 }
 
 // find returns the index of a registered node, or -1.

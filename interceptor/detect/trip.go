@@ -1,9 +1,6 @@
 package detect
 
-import (
-	"strconv"
-	"time"
-)
+import "time"
 
 // reasonOf maps a detector to its halt reason.
 func reasonOf(d Detector) Reason {
@@ -98,5 +95,3 @@ func sameTrip(a, b *Trip) bool {
 	return a.Reason == b.Reason && a.Detector == b.Detector && a.Node == b.Node &&
 		a.CycleID == b.CycleID && a.Message == b.Message && a.At.Equal(b.At)
 }
-
-func itoa(v int) string { return strconv.Itoa(v) }
