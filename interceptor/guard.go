@@ -98,6 +98,13 @@ func (g *guard) track(ref detect.StepRef, node string, fut workflow.Future) {
 	g.pending = append(g.pending, pendingCall{ref: ref, node: node, fut: fut})
 }
 
+// observeIdle observes finished calls when the workflow is about to wait.
+func (g *guard) observeIdle(ctx workflow.Context) {
+	if g.active && len(g.pending) > 0 {
+		g.observeReady(ctx)
+	}
+}
+
 // observeReady feeds the results of finished calls to the detectors, in the
 // order the calls were issued.
 func (g *guard) observeReady(ctx workflow.Context) {

@@ -129,6 +129,61 @@ func TestGuardHalts(t *testing.T) {
 			wantEsc:      true,
 		},
 		{
+			name: "edge taken without progress",
+			opts: interceptor.Options{MaxCycleIterations: 20, MaxCallsPerNode: 20},
+			give: func() []turn {
+				var ts []turn
+				for i := 0; i < 10; i++ {
+					ts = append(ts, turn{Node: "Plan", Output: fmt.Sprintf("plan %d", i)}, turn{Node: "Research", Output: []string{"a", "b", "c", "d"}[i%4]})
+				}
+				return ts
+			}(),
+			decision:     "escalate",
+			wantReason:   interceptor.ReasonStalled,
+			wantDetector: detect.DetectorEdgeWithoutProgress,
+			wantNode:     "Research",
+			wantCalls:    20,
+			wantEsc:      true,
+		},
+		{
+			name:         "declared progress unchanged",
+			opts:         interceptor.Options{Nodes: map[string]interceptor.NodeOptions{"Code": {ProgressFields: []string{"output"}}}},
+			give:         []turn{{Node: "Code", Output: "diff-1", Failing: 1}, {Node: "Code", Output: "diff-1", Failing: 2}, {Node: "Code", Output: "diff-1", Failing: 3}, {Node: "Code", Output: "diff-2"}},
+			decision:     "resume",
+			wantReason:   interceptor.ReasonStalled,
+			wantDetector: detect.DetectorUnchangedProgress,
+			wantNode:     "Code",
+			wantCalls:    4,
+		},
+		{
+			name: "cycle runtime budget",
+			opts: interceptor.Options{MaxCycleRuntime: 3 * time.Minute},
+			give: func() []turn {
+				ts := codeVerify([]string{"p1", "p2", "p3", "p4"}, []int{4, 3, 2, 1})
+				for i := range ts {
+					ts[i].Sleep = time.Minute
+				}
+				return ts
+			}(),
+			decision:     "escalate",
+			wantReason:   interceptor.ReasonBudgetExceeded,
+			wantDetector: detect.DetectorCycleRuntime,
+			wantNode:     "Code",
+			wantCalls:    5,
+			wantEsc:      true,
+		},
+		{
+			name:         "total calls budget",
+			opts:         interceptor.Options{MaxTotalCalls: 5},
+			give:         append(distinct(3, "Plan"), distinct(3, "Research")...),
+			decision:     "escalate",
+			wantReason:   interceptor.ReasonBudgetExceeded,
+			wantDetector: detect.DetectorTotalCalls,
+			wantNode:     "Research",
+			wantCalls:    6,
+			wantEsc:      true,
+		},
+		{
 			name:      "converging loop never halts",
 			opts:      metricOpts,
 			give:      codeVerify([]string{"p1", "p2", "p3", "p4"}, []int{7, 4, 2, 0}),

@@ -1,6 +1,8 @@
 package interceptor
 
 import (
+	"time"
+
 	sdkinterceptor "go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/workflow"
 )
@@ -52,6 +54,30 @@ func (o *outbound) ExecuteChildWorkflow(ctx workflow.Context, childWorkflowType 
 	fut := o.Next.ExecuteChildWorkflow(ctx, childWorkflowType, args...)
 	o.g.track(ref, node, fut)
 	return fut
+}
+
+// The workflow is about to wait: results that are in are read now, so that
+// a node's runtime ends when its result arrived, not when the workflow next
+// calls out after a sleep.
+
+func (o *outbound) Sleep(ctx workflow.Context, d time.Duration) error {
+	o.g.observeIdle(ctx)
+	return o.Next.Sleep(ctx, d)
+}
+
+func (o *outbound) NewTimer(ctx workflow.Context, d time.Duration) workflow.Future {
+	o.g.observeIdle(ctx)
+	return o.Next.NewTimer(ctx, d)
+}
+
+func (o *outbound) Await(ctx workflow.Context, condition func() bool) error {
+	o.g.observeIdle(ctx)
+	return o.Next.Await(ctx, condition)
+}
+
+func (o *outbound) AwaitWithTimeout(ctx workflow.Context, timeout time.Duration, condition func() bool) (bool, error) {
+	o.g.observeIdle(ctx)
+	return o.Next.AwaitWithTimeout(ctx, timeout, condition)
 }
 
 func (o *outbound) NewContinueAsNewError(ctx workflow.Context, wfn any, args ...any) error {

@@ -200,3 +200,31 @@ func TestRealServerAdoption(t *testing.T) {
 	h := rs.history(ctx, "adopt")
 	require.NoError(t, replay(t, h, interceptor.Options{}), "an unguarded history replays with the guard installed")
 }
+
+// TestRealServerNormalPathAddsNoEvents compares the histories of the same
+// non-halting workload with and without the guard: the guard may add a
+// constant number of events per execution (its version marker, the
+// marker's search attribute upsert and the pinned config), never one per
+// call.
+func TestRealServerNormalPathAddsNoEvents(t *testing.T) {
+	rs := newRealServer(t, interceptor.Options{})
+	rs.srv.NewWorkerWithOptions("plain-"+t.Name(), registerScript, worker.Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	count := func(queue, id string, calls int) int {
+		var give []turn
+		for i := 0; i < calls; i++ {
+			give = append(give, turn{Node: nodes[i%3], Output: fmt.Sprintf("out-%d", i)})
+		}
+		run, err := rs.client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: queue}, scriptLoop, give)
+		require.NoError(t, err)
+		require.NoError(t, run.Get(ctx, nil))
+		return len(rs.history(ctx, id).Events)
+	}
+	for _, calls := range []int{3, 9} {
+		guarded := count(rs.queue, fmt.Sprintf("guarded-%d", calls), calls)
+		unguarded := count("plain-"+t.Name(), fmt.Sprintf("plain-%d", calls), calls)
+		assert.LessOrEqual(t, guarded-unguarded, 3, "%d calls: %d events guarded, %d unguarded", calls, guarded, unguarded)
+		assert.GreaterOrEqual(t, guarded-unguarded, 1, "the guard records its pinned config")
+	}
+}
