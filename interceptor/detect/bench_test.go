@@ -30,16 +30,37 @@ func BenchmarkBeginEnd(b *testing.B) {
 	}
 }
 
-// BenchmarkBeginEndDefault runs a generated trace with the default policy
-// and every trip resumed: the trip path (messages, evidence) included.
-func BenchmarkBeginEndDefault(b *testing.B) {
+// BenchmarkTrace runs a generated trace of 10,000 calls (fan-out, failures,
+// small output alphabets) with the default policy and every trip resumed,
+// so the trip path (messages, evidence) is included: a trip every ~20 calls.
+func BenchmarkTrace(b *testing.B) {
 	ops := genOps(1, 10000, 0)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		runSim(DefaultPolicy(), ops, nil)
+		simulate(DefaultPolicy(), ops, nil, false)
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/10000, "ns/call")
+}
+
+// BenchmarkExtract: reading a 200-byte JSON result with rules (parse,
+// delete the ignored fields, re-encode, hash) and without (hash only).
+func BenchmarkExtract(b *testing.B) {
+	data := []byte(`{"passed":false,"failing":["auth.test.ts::login","auth.test.ts::logout"],"durationMs":5120,"runId":"r-101","usage":{"cost":0.012,"tokens":1830}}`)
+	p := DefaultPolicy()
+	p.Nodes = map[string]NodePolicy{"verifier": {Rules: Rules{IgnoreFields: []string{"durationMs", "runId"}, MetricField: "failing", CostField: "usage.cost"}}}
+	b.Run("rules", func(b *testing.B) {
+		b.ReportAllocs()
+		for range b.N {
+			Extract(p, "verifier", data)
+		}
+	})
+	b.Run("raw", func(b *testing.B) {
+		b.ReportAllocs()
+		for range b.N {
+			Extract(p, "coder", data)
+		}
+	})
 }
 
 // TestSizeBounded: the state does not grow with the number of calls. With a

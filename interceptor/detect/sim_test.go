@@ -83,9 +83,18 @@ func simPolicy() Policy {
 // and extending), and snapshotting and restoring before the ops in snapAt.
 // It returns the trips seen, as comparable strings, and the final state.
 func runSim(p Policy, ops []simOp, snapAt map[int]bool) ([]string, *State) {
+	return simulate(p, ops, snapAt, true)
+}
+
+// simulate is runSim; record false skips formatting the trips.
+func simulate(p Policy, ops []simOp, snapAt map[int]bool, record bool) ([]string, *State) {
 	s := NewState(p)
-	refs := map[int]StepRef{}
+	refs := make([]StepRef, len(ops))
+	for i := range refs {
+		refs[i].Node = -1
+	}
 	var events []string
+	trips := 0
 	now := t0
 	for i, op := range ops {
 		if snapAt[i] {
@@ -99,17 +108,20 @@ func runSim(p Policy, ops []simOp, snapAt map[int]bool) ([]string, *State) {
 		}
 		now = now.Add(op.dt)
 		if !op.begin {
-			if ref, ok := refs[op.slot]; ok {
+			if ref := refs[op.slot]; ref.Node >= 0 {
 				s.End(ref, op.obs, now)
 			}
 			continue
 		}
 		ref, trip := s.Begin(op.node, now)
 		for round := 0; trip != nil && round < 5; round++ {
-			events = append(events, fmt.Sprintf("op %d: %s %s %s %q %s %d/%d %v", i, trip.Reason, trip.Detector, trip.Node,
-				trip.Message, trip.CycleID, trip.Iteration, trip.MaxIterations, trip.Evidence))
+			if record {
+				events = append(events, fmt.Sprintf("op %d: %s %s %s %q %s %d/%d %v", i, trip.Reason, trip.Detector, trip.Node,
+					trip.Message, trip.CycleID, trip.Iteration, trip.MaxIterations, trip.Evidence))
+			}
+			trips++
 			ext := Extension{}
-			if len(events)%3 == 0 {
+			if trips%3 == 0 {
 				ext = Extension{MaxCycleIterations: 2, MaxCallsPerNode: 2, MaxEdgeWithoutProgress: 1, MaxTotalCalls: 50, MaxCost: 0.5, MaxCycleCost: 0.5}
 			}
 			s.Resume(trip, ext)
