@@ -102,3 +102,25 @@ func firstCalls(ops []simOp, n int) []simOp {
 	}
 	return ops
 }
+
+// TestBeginEndDoesNotAllocate guards the hot path: once a workflow's nodes
+// and edges are known, Begin and End without a trip allocate nothing.
+func TestBeginEndDoesNotAllocate(t *testing.T) {
+	p := DefaultPolicy()
+	p.MaxTotalCalls, p.MaxCallsPerNode, p.MaxCycleIterations = 0, 0, 0
+	s := NewState(p)
+	nodes := []string{"plan", "code", "test", "review"}
+	now := t0
+	i := 0
+	call := func() {
+		ref, trip := s.Begin(nodes[i%len(nodes)], now)
+		require.Nil(t, trip)
+		now = now.Add(time.Second)
+		s.End(ref, Observation{Output: uint64(i)*0x9e3779b97f4a7c15 | 1, HasMetric: true, Metric: float64(-i)}, now)
+		i++
+	}
+	for range 20 { // learn the nodes and edges
+		call()
+	}
+	assert.Zero(t, testing.AllocsPerRun(1000, call))
+}
