@@ -107,7 +107,7 @@ func loadPolicy(path string) (*policyFile, error) {
 	if err := json.Unmarshal(data, &syntax); err != nil {
 		var se *json.SyntaxError
 		if errors.As(err, &se) {
-			line, col := lineCol(data, se.Offset)
+			line, col := lineCol(data, se.Offset-1) // Offset is just past the bad byte
 			return nil, &policyError{path: path, msg: fmt.Sprintf("invalid JSON at line %d, column %d: %v", line, col, se)}
 		}
 		if len(data) > 0 {
