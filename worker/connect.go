@@ -102,7 +102,10 @@ func startEmbedded(ctx context.Context, cfg config, logger *zap.Logger) (*devser
 	if err != nil {
 		msg := strings.TrimPrefix(err.Error(), "devserver: ")
 		if errors.Is(err, devserver.ErrPortInUse) {
-			return nil, fmt.Errorf("start the embedded Temporal server: %s (is another server running? choose other ports with --port and --ui-port, 0 for a free one, or point TEMPORAL_ADDRESS at the running server)", msg)
+			return nil, fmt.Errorf("start the embedded Temporal server: %s is already in use (another Temporal server running? choose free ports with --port 0 --ui-port 0, or point TEMPORAL_ADDRESS at the running server)", portInUse(msg))
+		}
+		if strings.Contains(msg, "another server is using this data directory") {
+			return nil, fmt.Errorf("start the embedded Temporal server: another worker is using %s (stop it, or use --data-dir or --ephemeral)", cfg.dataDir)
 		}
 		var oe *devserver.OptionError
 		if errors.As(err, &oe) {
@@ -111,6 +114,19 @@ func startEmbedded(ctx context.Context, cfg config, logger *zap.Logger) (*devser
 		return nil, fmt.Errorf("start the embedded Temporal server: %s", msg)
 	}
 	return srv, nil
+}
+
+// portInUse names the port of a devserver ErrPortInUse message
+// ("FrontendPort 127.0.0.1:7233: port already in use: listen tcp ...") by
+// its flag: "127.0.0.1:7233 (--port)".
+func portInUse(msg string) string {
+	flags := map[string]string{"FrontendPort": "--port", "UIPort": "--ui-port", "HTTPPort": "--http-port"}
+	field, rest, ok := strings.Cut(msg, " ")
+	addr, _, ok2 := strings.Cut(rest, ": ")
+	if flag, known := flags[field]; ok && ok2 && known {
+		return addr + " (" + flag + ")"
+	}
+	return "a port"
 }
 
 // dialExternal dials the server named by --address or the environment

@@ -5,9 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -373,4 +376,37 @@ func TestDemoTableMarksMismatches(t *testing.T) {
 	assert.True(t, strings.HasPrefix(c.ResumeUpdate, "temporal workflow update execute --address 127.0.0.1:40000 "), c.ResumeUpdate)
 	d.embedded = false
 	assert.NotContains(t, d.commands("wf").Resume, "--address", "an external server's address comes from TEMPORAL_ADDRESS")
+}
+
+func TestRunPortInUse(t *testing.T) {
+	ctx := testContext(t, 20*time.Second)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer l.Close()
+	port := l.Addr().(*net.TCPAddr).Port
+	var stdout, stderr bytes.Buffer
+	err = run(ctx, []string{"--ephemeral", "--port", strconv.Itoa(port), "--ui-port", "0"}, &stdout, &stderr)
+	require.Error(t, err)
+	assert.Equal(t, "start the embedded Temporal server: "+l.Addr().String()+" (--port) is already in use "+
+		"(another Temporal server running? choose free ports with --port 0 --ui-port 0, or point TEMPORAL_ADDRESS at the running server)", err.Error())
+	assert.Equal(t, 1, exitCode(err, io.Discard))
+}
+
+// TestDemoProgressOnTerminal: on a terminal the progress line is rewritten
+// in place.
+func TestDemoProgressOnTerminal(t *testing.T) {
+	scs := workflows.Scenarios()
+	results := []*demoResult{
+		{Scenario: scs[0], Outcome: outcomeCompleted},
+		{Scenario: scs[1], Outcome: outcomeHalted},
+	}
+	var out bytes.Buffer
+	d := &demo{out: &out, tty: true, timeout: time.Second}
+	require.NoError(t, d.wait(testContext(t, 5*time.Second), results))
+	assert.Equal(t, "\r\033[Kwaiting: 2/2 settled (1 halted)\n", out.String())
+
+	out.Reset()
+	d.tty = false
+	require.NoError(t, d.wait(testContext(t, 5*time.Second), results))
+	assert.Equal(t, "waiting: 2/2 settled (1 halted)\n", out.String())
 }

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -36,6 +38,42 @@ func TestServers(t *testing.T) {
 		t.Parallel()
 		testExternalServer(t)
 	})
+	t.Run("RunDemoOnHaltFail", func(t *testing.T) {
+		t.Parallel()
+		testRunDemoOnHaltFail(t)
+	})
+}
+
+// testRunDemoOnHaltFail runs the demo with a policy file that escalates
+// every halt at once, and without the Web UI: every halted scenario ends
+// "escalated" for the reason it wants.
+func testRunDemoOnHaltFail(t *testing.T) {
+	ctx := testContext(t, 80*time.Second)
+	policy := filepath.Join(t.TempDir(), "fail.json")
+	require.NoError(t, os.WriteFile(policy, []byte(`{"onHalt": "fail"}`), 0o644))
+	var stdout, stderr syncBuffer
+	err := run(ctx, []string{"--demo", "--demo-exit", "--ephemeral", "--port", "0", "--no-ui", "--policy", policy}, &stdout, &stderr)
+	out := stdout.String()
+	t.Logf("stdout:\n%s\nstderr:\n%s", out, stderr.String())
+	require.NoError(t, err)
+	assert.Contains(t, out, "waiting: 10/10 settled (0 halted)")
+	assert.Contains(t, out, "  policy           "+policy+"\n")
+	assert.NotContains(t, out, "Web UI")
+	assert.NotContains(t, out, "http://")
+	assert.NotContains(t, out, "temporal workflow signal", "nothing is left to resume")
+	lines := strings.Split(out, "\n")
+	for _, sc := range workflows.Scenarios() {
+		i := indexWithPrefix(lines, sc.Name+" ")
+		if !assert.GreaterOrEqual(t, i, 0, sc.Name) {
+			continue
+		}
+		want := "  completed  "
+		if sc.Want == workflows.WantHalted {
+			want = "  escalated: " + string(sc.WantReason) + "  "
+		}
+		assert.Contains(t, lines[i], want, sc.Name)
+		assert.True(t, strings.HasSuffix(lines[i], "  ok"), lines[i])
+	}
 }
 
 // testRunDemoExit runs the worker as a user would for CI:
