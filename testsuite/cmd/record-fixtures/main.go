@@ -1,0 +1,498 @@
+// Command record-fixtures records the workflow histories under
+// testsuite/testdata/histories from a real Temporal server: it starts the
+// embedded dev server (in memory, free ports), runs each fixture scenario on
+// a worker guarded as the scenario says (or without the guard), answers the
+// guard's halts with signals and updates through the client as a human
+// would, exports each run's history as JSON (the format of
+// `temporal workflow show --output json`), checks that it replays, and
+// writes manifest.json describing every file.
+//
+// Run it from the repository root after a change that alters the
+// fixture workflows' or the guard's commands:
+//
+//	go run ./testsuite/cmd/record-fixtures -out testsuite/testdata/histories
+//
+// -only records the fixtures whose name matches a regular expression (the
+// manifest then keeps the other entries as they were).
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime/debug"
+	"sort"
+	"strings"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/loopguard/loopguard/activities"
+	"github.com/loopguard/loopguard/interceptor"
+	"github.com/loopguard/loopguard/testsuite"
+	"github.com/loopguard/loopguard/testsuite/internal/fixtures"
+	"github.com/loopguard/loopguard/worker/devserver"
+	"github.com/loopguard/loopguard/workflows"
+)
+
+const command = "go run ./testsuite/cmd/record-fixtures -out testsuite/testdata/histories"
+
+func main() {
+	out := flag.String("out", "testsuite/testdata/histories", "directory to write the histories and manifest.json to")
+	only := flag.String("only", "", "record only the fixtures whose name matches this regular expression")
+	timeout := flag.Duration("timeout", 10*time.Minute, "overall time limit")
+	flag.Parse()
+	if err := run(*out, *only, *timeout); err != nil {
+		fmt.Fprintln(os.Stderr, "record-fixtures:", err)
+		os.Exit(1)
+	}
+}
+
+// answer is what the human does with one halt.
+type answer struct {
+	update  bool   // send an update rather than a signal
+	action  string // "resume", "escalate", or "" to leave it (pause timeout)
+	payload any
+}
+
+func (a answer) String() string {
+	if a.action == "" {
+		return "no answer (pause timeout)"
+	}
+	kind := "signal"
+	if a.update {
+		kind = "update"
+	}
+	if a.payload == nil {
+		return kind + " " + a.action
+	}
+	p, _ := json.Marshal(a.payload)
+	return fmt.Sprintf("%s %s %s", kind, a.action, p)
+}
+
+func signal(action string, payload any) answer { return answer{action: action, payload: payload} }
+func update(action string, payload any) answer {
+	return answer{update: true, action: action, payload: payload}
+}
+
+// spec is one fixture scenario.
+type spec struct {
+	name, desc string
+	registry   string // "samples" or "fixtures"
+	guard      string // fixtures.GuardOptions name; "" for no guard
+	workflow   string
+	input      any
+	// answers[n-1] answers halt n; the last one answers the later halts.
+	answers []answer
+	// during runs while the workflow runs, before halts are awaited.
+	during    func(ctx context.Context, c client.Client, id string) error
+	benchmark bool
+	// knownTaskFailure accepts WorkflowTaskFailed events (a known guard
+	// bug, see the fixture's description); any other fixture with one fails.
+	knownTaskFailure bool
+}
+
+func sample(name string, maxTurns int) workflows.LoopInput {
+	for _, sc := range workflows.Scenarios() {
+		if sc.Name == name {
+			in := sc.Input
+			if maxTurns > 0 {
+				in.MaxTurns = maxTurns
+			}
+			return in
+		}
+	}
+	panic("no sample scenario " + name)
+}
+
+func specs() []spec {
+	by := func(reason string) map[string]string {
+		return map[string]string{"reason": reason, "by": "record-fixtures"}
+	}
+	userStop := []fixtures.Turn{
+		{Node: "Plan", Output: "plan the migration"},
+		{Node: "Research", Output: "the session store is in redis"},
+		{Node: "Plan", Output: "migrate sessions to tokens", WaitSignal: true},
+		{Node: "Research", Output: "tokens need a signing key"},
+		{Node: "Plan", Output: "done"},
+	}
+	return []spec{
+		{name: "budget-escalate", desc: "budget scenario: cycle_iterations (8/8) trips, escalated by update",
+			registry: "samples", guard: "samples", workflow: workflows.WorkflowCoderVerifier, input: sample(activities.ScenarioBudget, 0),
+			answers: []answer{update("escalate", by("budget spent"))}},
+		{name: "stalled-resume-completes", desc: "identical-patch with 3 turns: identical_output on Code, resumed by signal, the loop then runs out of turns and completes",
+			registry: "samples", guard: "samples", workflow: workflows.WorkflowCoderVerifier, input: sample(activities.ScenarioIdenticalPatch, 3),
+			answers: []answer{signal("resume", by("let it finish"))}},
+		{name: "stalled-resume-resume-escalate", desc: "identical-patch: three stalls, resumed by signal, resumed by update with an extension, escalated by signal",
+			registry: "samples", guard: "samples", workflow: workflows.WorkflowCoderVerifier, input: sample(activities.ScenarioIdenticalPatch, 0),
+			answers: []answer{signal("resume", by("one more try")), update("resume", map[string]any{"reason": "and another", "extend": map[string]int{"maxEdgeWithoutProgress": 1}}), signal("escalate", by("stuck for good"))}},
+		{name: "no-improvement-escalate", desc: "same-failing-tests: no_improvement on Verify, escalated by signal",
+			registry: "samples", guard: "samples", workflow: workflows.WorkflowCoderVerifier, input: sample(activities.ScenarioSameFailingTests, 0),
+			answers: []answer{signal("escalate", by("the same 4 tests keep failing"))}},
+		{name: "oscillating-resume-escalate", desc: "oscillating patches A/B: output_oscillation, resumed by update, then escalated by update",
+			registry: "samples", guard: "samples", workflow: workflows.WorkflowCoderVerifier, input: sample(activities.ScenarioOscillating, 0),
+			answers: []answer{update("resume", by("pick one next time")), update("escalate", by("still flipping"))}},
+		{name: "repeated-error-escalate", desc: "repeated-error: the same SandboxUnavailable error 3 times, escalated by update",
+			registry: "samples", guard: "samples", workflow: workflows.WorkflowCoderVerifier, input: sample(activities.ScenarioRepeatedError, 0),
+			answers: []answer{update("escalate", by("sandbox is down"))}},
+		{name: "planner-oscillating-escalate", desc: "planner-research (seed 003): output_oscillation on Plan, escalated by signal",
+			registry: "samples", guard: "samples", workflow: workflows.WorkflowPlannerResearcher, input: sample(activities.ScenarioPlannerResearch, 0),
+			answers: []answer{signal("escalate", by("talking past each other"))}},
+		{name: "child-stalled-escalate", desc: "child-stalled: identical IterationWorkflow results, the parent halts before the 4th child, escalated by signal",
+			registry: "samples", guard: "samples", workflow: workflows.WorkflowChildIteration, input: sample(activities.ScenarioChildStalled, 0),
+			answers: []answer{signal("escalate", by("same child result"))}},
+		{name: "user-stop-resume", desc: "a human sends halt while the loop waits for a signal; the next call halts with user_stop and is resumed by signal",
+			registry: "fixtures", guard: "defaults", workflow: fixtures.WorkflowScripted, input: userStop,
+			answers: []answer{signal("resume", by("checked, carry on"))},
+			during: func(ctx context.Context, c client.Client, id string) error {
+				if _, err := testsuite.WaitStatus(ctx, c, id, func(s interceptor.Status) bool { return s.TotalCalls >= 2 }); err != nil {
+					return err
+				}
+				if err := c.SignalWorkflow(ctx, id, "", interceptor.DefaultHaltSignal, by("checking the plan")); err != nil {
+					return err
+				}
+				return c.SignalWorkflow(ctx, id, "", fixtures.ProceedSignal, nil)
+			}},
+		{name: "pause-timeout-resumes", desc: "identical-patch with 3 turns and a 2s pause timeout that resumes: nobody answers",
+			registry: "samples", guard: "samples-pause-timeout", workflow: workflows.WorkflowCoderVerifier, input: sample(activities.ScenarioIdenticalPatch, 3),
+			answers: []answer{{}}},
+		{name: "observe-identical-patch", desc: "identical-patch in shadow mode (OnHalt: observe): halts raised, never paused; the loop gives up after 20 turns",
+			registry: "samples", guard: "samples-observe", workflow: workflows.WorkflowCoderVerifier, input: sample(activities.ScenarioIdenticalPatch, 0)},
+		{name: "fail-oscillating", desc: "oscillating with OnHalt: fail: escalated at once by the policy. Known guard bug: the loop.halted self-signal arrives during the task that completes the workflow, so the server fails that task once (UnhandledCommand) before it completes (see TestBugFailPolicyTaskFailure)",
+			registry: "samples", guard: "samples-fail", workflow: workflows.WorkflowCoderVerifier, input: sample(activities.ScenarioOscillating, 0),
+			knownTaskFailure: true},
+		{name: "converging-guarded", desc: "converging: never halts",
+			registry: "samples", guard: "samples", workflow: workflows.WorkflowCoderVerifier, input: sample(activities.ScenarioConverging, 0)},
+		{name: "polling-guarded", desc: "polling: the exempt poller repeats itself 11 times and never halts",
+			registry: "samples", guard: "samples", workflow: workflows.WorkflowPolling,
+			input: func() workflows.LoopInput {
+				in := sample(activities.ScenarioPolling, 0)
+				in.PollInterval = 100 * time.Millisecond
+				return in
+			}()},
+		{name: "child-converging-guarded", desc: "child-converging: one child workflow per iteration, never halts",
+			registry: "samples", guard: "samples", workflow: workflows.WorkflowChildIteration, input: sample(activities.ScenarioChildConverging, 0)},
+		{name: "continue-as-new", desc: "6 distinct Research calls, 3 per run, MaxCallsPerNode 4: the carried budget trips in run 2 (node_calls), resumed by signal with extend maxCallsPerNode 2",
+			registry: "fixtures", guard: "max-calls-4", workflow: fixtures.WorkflowContinue,
+			input:   fixtures.ContinueInput{Turns: fixtures.Distinct("Research", 6), PerRun: 3},
+			answers: []answer{signal("resume", map[string]any{"reason": "two more", "extend": map[string]int{"maxCallsPerNode": 2}})}},
+		{name: "unguarded-identical-patch", desc: "identical-patch without the guard: runs all 20 turns and gives up",
+			registry: "samples", workflow: workflows.WorkflowCoderVerifier, input: sample(activities.ScenarioIdenticalPatch, 0)},
+		{name: "unguarded-converging", desc: "converging without the guard",
+			registry: "samples", workflow: workflows.WorkflowCoderVerifier, input: sample(activities.ScenarioConverging, 0)},
+		{name: "unguarded-child-stalled", desc: "child-stalled without the guard: 20 child workflows",
+			registry: "samples", workflow: workflows.WorkflowChildIteration, input: sample(activities.ScenarioChildStalled, 0)},
+		{name: "unguarded-scripted-stall", desc: "a scripted stall (3 identical outputs) without the guard",
+			registry: "fixtures", workflow: fixtures.WorkflowScripted, input: fixtures.Stalling("Code", 8, 2)},
+		{name: "unguarded-continue-as-new", desc: "6 Research calls, 3 per run, without the guard",
+			registry: "fixtures", workflow: fixtures.WorkflowContinue,
+			input: fixtures.ContinueInput{Turns: fixtures.Distinct("Research", 6), PerRun: 3}},
+		{name: "workload-1000-guarded", desc: "1,000 sequential calls (Think/Act, distinct outputs) with limits it never reaches: the replay benchmark's guarded history",
+			registry: "fixtures", guard: "workload", workflow: fixtures.WorkflowWorkload, input: 1000, benchmark: true},
+		{name: "workload-1000-unguarded", desc: "the same 1,000 calls without the guard: the replay benchmark's baseline",
+			registry: "fixtures", workflow: fixtures.WorkflowWorkload, input: 1000, benchmark: true},
+	}
+}
+
+func run(out, only string, timeout time.Duration) error {
+	var filter *regexp.Regexp
+	if only != "" {
+		var err error
+		if filter, err = regexp.Compile(only); err != nil {
+			return err
+		}
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+
+	srv, err := devserver.Start(ctx, devserver.Options{Ephemeral: true, FreePorts: true, UIDisabled: true})
+	if err != nil {
+		return err
+	}
+	defer srv.Stop()
+	c, err := srv.NewClient(client.Options{Logger: quiet{}})
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	fmt.Println("server", srv.FrontendHostPort())
+
+	manifest := fixtures.Manifest{
+		Comment:  "Histories recorded from the embedded Temporal server by testsuite/cmd/record-fixtures; replayed by testsuite's TestFixtures*. Re-record with the command below after a change to the fixture workflows or to the guard's commands.",
+		Command:  command,
+		Versions: versions(),
+	}
+	if old, err := fixtures.ReadManifest(filepath.Join(out, fixtures.ManifestFile)); err == nil && filter != nil {
+		for _, f := range old.Fixtures {
+			if !filter.MatchString(strings.TrimSuffix(strings.TrimSuffix(f.File, ".json"), fmt.Sprintf("-run%d", f.Run))) {
+				manifest.Fixtures = append(manifest.Fixtures, f)
+			}
+		}
+	}
+	for _, sp := range specs() {
+		if filter != nil && !filter.MatchString(sp.name) {
+			continue
+		}
+		start := time.Now()
+		entries, err := record(ctx, c, out, sp)
+		if err != nil {
+			return fmt.Errorf("%s: %w", sp.name, err)
+		}
+		for _, e := range entries {
+			fmt.Printf("%-40s %-22s %5d events  halts=%v  outcome=%s  (%s)\n", e.File, e.WorkflowType, e.Events, haltNames(e.ExpectedHalts), e.Outcome, time.Since(start).Round(time.Millisecond))
+		}
+		manifest.Fixtures = append(manifest.Fixtures, entries...)
+	}
+	sort.Slice(manifest.Fixtures, func(i, j int) bool { return manifest.Fixtures[i].File < manifest.Fixtures[j].File })
+	data, err := json.MarshalIndent(manifest, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(out, fixtures.ManifestFile), append(data, '\n'), 0o644)
+}
+
+func haltNames(hs []fixtures.Halt) []string {
+	var out []string
+	for _, h := range hs {
+		out = append(out, fmt.Sprintf("%s/%s@%s", h.Reason, h.Detector, h.Node))
+	}
+	return out
+}
+
+// record runs one scenario and writes its histories.
+func record(ctx context.Context, c client.Client, out string, sp spec) ([]fixtures.Fixture, error) {
+	ctx, cancel := context.WithTimeout(ctx, 4*time.Minute)
+	defer cancel()
+	register, ok := fixtures.Registries(sp.registry)
+	if !ok {
+		return nil, fmt.Errorf("unknown registry %q", sp.registry)
+	}
+	queue := "fixture-" + sp.name
+	var wo worker.Options
+	var guardOpts interceptor.Options
+	if sp.guard != "" {
+		if guardOpts, ok = fixtures.GuardOptions(sp.guard); !ok {
+			return nil, fmt.Errorf("unknown guard options %q", sp.guard)
+		}
+		g, err := interceptor.New(guardOpts)
+		if err != nil {
+			return nil, err
+		}
+		wo.Interceptors = append(wo.Interceptors, g)
+	}
+	w := worker.New(c, queue, wo)
+	register(w)
+	if err := w.Start(); err != nil {
+		return nil, err
+	}
+	defer w.Stop()
+
+	id := "fixture-" + sp.name
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID: id, TaskQueue: queue, WorkflowExecutionTimeout: 5 * time.Minute,
+	}, sp.workflow, sp.input)
+	if err != nil {
+		return nil, err
+	}
+	// Run.Get follows continue-as-new and moves GetRunID along: keep the
+	// first run's id to export the chain from its start.
+	firstRunID := run.GetRunID()
+	if sp.during != nil {
+		if err := sp.during(ctx, c, id); err != nil {
+			return nil, err
+		}
+	}
+	var answered []string
+	if sp.guard != "" && len(sp.answers) > 0 {
+		for n := 1; ; n++ {
+			s, closed, err := waitHaltOrClose(ctx, c, id, n)
+			if err != nil {
+				return nil, err
+			}
+			if closed {
+				break
+			}
+			a := sp.answers[min(n, len(sp.answers))-1]
+			answered = append(answered, a.String())
+			if err := send(ctx, c, id, a, s); err != nil {
+				return nil, fmt.Errorf("answer halt %d: %w", n, err)
+			}
+		}
+	}
+	var result map[string]any
+	if err := run.Get(ctx, &result); err != nil {
+		return nil, fmt.Errorf("workflow failed: %w", err)
+	}
+
+	var entries []fixtures.Fixture
+	runID := firstRunID
+	for i := 1; runID != ""; i++ {
+		h, err := testsuite.ExportHistory(ctx, c, id, runID)
+		if err != nil {
+			return nil, err
+		}
+		info := testsuite.Inspect(h)
+		if info.WorkflowTaskFailures > 0 && !sp.knownTaskFailure {
+			return nil, fmt.Errorf("run %s: %d workflow task failures: %s", runID, info.WorkflowTaskFailures, taskFailures(h))
+		}
+		file := sp.name + ".json"
+		next := nextRunID(h)
+		if i > 1 || next != "" {
+			file = fmt.Sprintf("%s-run%d.json", sp.name, i)
+		}
+		path := filepath.Join(out, file)
+		if err := testsuite.WriteHistoryFile(path, h); err != nil {
+			return nil, err
+		}
+		ropts := testsuite.ReplayOptions{Guard: guardOpts}
+		ropts.Register, _ = fixtures.WorkflowRegistries(sp.registry)
+		if err := testsuite.ReplayFile(path, ropts); err != nil {
+			return nil, err
+		}
+		e := fixtures.Fixture{
+			File: file, Description: sp.desc, Registry: sp.registry,
+			WorkflowType: info.WorkflowType, WorkflowID: id, Run: i,
+			Guard: sp.guard, Answers: answered, ExpectedHalts: halts(h),
+			Outcome: outcome(next, result), Events: info.Events, Benchmark: sp.benchmark,
+			WorkflowTaskFailures: info.WorkflowTaskFailures,
+		}
+		if sp.guard != "" {
+			e.GuardOptions = fixtures.Describe(guardOpts)
+		}
+		entries = append(entries, e)
+		runID = next
+	}
+	return entries, nil
+}
+
+// waitHaltOrClose waits until the workflow is paused on halt n or closed.
+func waitHaltOrClose(ctx context.Context, c client.Client, id string, n int) (interceptor.Status, bool, error) {
+	for {
+		d, err := c.DescribeWorkflowExecution(ctx, id, "")
+		if err != nil {
+			return interceptor.Status{}, false, err
+		}
+		if d.GetWorkflowExecutionInfo().GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+			return interceptor.Status{}, true, nil
+		}
+		if s, err := testsuite.QueryStatus(ctx, c, id, ""); err == nil && testsuite.Halted(n)(s) {
+			return s, false, nil
+		}
+		select {
+		case <-ctx.Done():
+			return interceptor.Status{}, false, fmt.Errorf("waiting for halt %d: %w", n, ctx.Err())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// send answers a halt as a human would.
+func send(ctx context.Context, c client.Client, id string, a answer, s interceptor.Status) error {
+	switch {
+	case a.action == "":
+		return nil
+	case !a.update:
+		return c.SignalWorkflow(ctx, id, "", a.action, a.payload)
+	}
+	var args []any
+	if a.payload != nil {
+		args = []any{a.payload}
+	}
+	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+		WorkflowID: id, UpdateName: a.action, Args: args, WaitForStage: client.WorkflowUpdateStageCompleted,
+	})
+	if err != nil {
+		return err
+	}
+	var d interceptor.Decision
+	if err := h.Get(ctx, &d); err != nil {
+		return err
+	}
+	if d.Action != a.action || d.HaltSeq != s.Halt.Seq {
+		return fmt.Errorf("update answered %+v for halt %d", d, s.Halt.Seq)
+	}
+	return nil
+}
+
+// halts decodes the loop.halted signals of a history.
+func halts(h *historypb.History) []fixtures.Halt {
+	out := []fixtures.Halt{}
+	for _, e := range h.GetEvents() {
+		a := e.GetWorkflowExecutionSignaledEventAttributes()
+		if a == nil || a.GetSignalName() != interceptor.DefaultHaltedSignal || len(a.GetInput().GetPayloads()) == 0 {
+			continue
+		}
+		var ev interceptor.HaltEvent
+		if err := converter.GetDefaultDataConverter().FromPayload(a.GetInput().GetPayloads()[0], &ev); err != nil {
+			continue
+		}
+		out = append(out, fixtures.Halt{Seq: ev.Seq, Reason: string(ev.HaltReason), Detector: string(ev.Detector), Node: ev.Node, Iteration: ev.Iteration, Observed: ev.Observed})
+	}
+	return out
+}
+
+func nextRunID(h *historypb.History) string {
+	evs := h.GetEvents()
+	if len(evs) == 0 {
+		return ""
+	}
+	return evs[len(evs)-1].GetWorkflowExecutionContinuedAsNewEventAttributes().GetNewExecutionRunId()
+}
+
+func outcome(next string, result map[string]any) string {
+	if next != "" {
+		return "continued_as_new"
+	}
+	if o, ok := result["outcome"].(string); ok {
+		return o
+	}
+	if esc, _ := result["escalated"].(bool); esc {
+		return "escalated"
+	}
+	return "completed"
+}
+
+func versions() fixtures.Versions {
+	var v fixtures.Versions
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, d := range bi.Deps {
+			switch d.Path {
+			case "go.temporal.io/sdk":
+				v.SDK = d.Version
+			case "go.temporal.io/server":
+				v.Server = d.Version
+			}
+		}
+	}
+	return v
+}
+
+// quiet drops the client's logs.
+type quiet struct{}
+
+func (quiet) Debug(string, ...any) {}
+func (quiet) Info(string, ...any)  {}
+func (quiet) Warn(string, ...any)  {}
+func (quiet) Error(string, ...any) {}
+
+// taskFailures describes the WorkflowTaskFailed events of a history.
+func taskFailures(h *historypb.History) string {
+	var out []string
+	for _, e := range h.GetEvents() {
+		if a := e.GetWorkflowTaskFailedEventAttributes(); a != nil {
+			out = append(out, fmt.Sprintf("event %d: %s: %s", e.GetEventId(), a.GetCause(), a.GetFailure().GetMessage()))
+		}
+	}
+	return strings.Join(out, "; ")
+}

@@ -1,0 +1,479 @@
+package testsuite
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	sdkinterceptor "go.temporal.io/sdk/interceptor"
+	"go.temporal.io/sdk/log"
+	sdktestsuite "go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/loopguard/loopguard/interceptor"
+)
+
+// The actions an AnswerFunc returns. Run sends them as the guard's resume or
+// escalate signal (or update, with RunOptions.UseUpdates), under the names
+// configured in RunOptions.Guard. Any other non-empty name is sent verbatim,
+// which lets a test send input the guard must refuse.
+const (
+	ActionResume   = "resume"
+	ActionEscalate = "escalate"
+	// ActionNone leaves the halt unanswered: the workflow stays paused
+	// until Options.PauseTimeout (if any) decides, or Run times out.
+	ActionNone = ""
+)
+
+// Defaults of RunOptions.
+const (
+	DefaultDecideAfter     = time.Minute
+	DefaultMaxHalts        = 10
+	DefaultRunTimeout      = 30 * time.Second
+	DefaultMaxWorkflowTime = 30 * 24 * time.Hour
+	// maxPollInterval caps the backoff of the status polls while nothing
+	// changes (a workflow sleeping for days is polled hourly).
+	maxPollInterval = time.Hour
+)
+
+// AnswerFunc decides what the human does when the workflow is halted: it
+// receives the guard's status (State "halted", Halt the halt in force) and
+// returns the action (ActionResume, ActionEscalate, ActionNone, or any
+// signal or update name) and its payload (an interceptor.ResumeRequest,
+// an interceptor.EscalateRequest, a map, or nil).
+type AnswerFunc func(s interceptor.Status) (signal string, payload any)
+
+// Escalate answers every halt with an escalation for reason.
+func Escalate(reason string) AnswerFunc {
+	return func(interceptor.Status) (string, any) {
+		return ActionEscalate, interceptor.EscalateRequest{Reason: reason, By: "testsuite"}
+	}
+}
+
+// Resume answers every halt by resuming it (until RunOptions.MaxHalts).
+func Resume(reason string) AnswerFunc {
+	return func(interceptor.Status) (string, any) {
+		return ActionResume, interceptor.ResumeRequest{Reason: reason, By: "testsuite"}
+	}
+}
+
+// NoAnswer leaves every halt unanswered, to test Options.PauseTimeout.
+func NoAnswer() AnswerFunc {
+	return func(interceptor.Status) (string, any) { return ActionNone, nil }
+}
+
+// Answers answers the n-th halt (counted from 1 in the execution, Halt.Seq)
+// with answers[n-1]; the last one answers every later halt.
+func Answers(answers ...AnswerFunc) AnswerFunc {
+	return func(s interceptor.Status) (string, any) {
+		if len(answers) == 0 {
+			return ActionEscalate, interceptor.EscalateRequest{Reason: "no answer scripted", By: "testsuite"}
+		}
+		i := 0
+		if s.Halt != nil {
+			i = s.Halt.Seq - 1
+		}
+		i = max(0, min(i, len(answers)-1))
+		return answers[i](s)
+	}
+}
+
+// RunOptions configures Run.
+type RunOptions struct {
+	// Guard configures the guard installed on the test environment's
+	// worker. The zero value is the guard's defaults.
+	Guard interceptor.Options
+	// Unguarded runs the workflow without the guard, for comparison: no
+	// halts, and FinalStatus stays zero.
+	Unguarded bool
+
+	// Register registers the workflows and activities the workflow needs
+	// (the test environment is a worker.Registry), e.g. workflows.Register.
+	// A workflow function passed to Run is registered by the environment
+	// itself.
+	Register func(r worker.Registry)
+	// Setup runs last, before the workflow starts: mocks (OnActivity),
+	// listeners, delayed callbacks, start time, headers. Run uses the local
+	// activity started listener to notice halts promptly: a listener set
+	// here replaces it, and halts are then noticed by the periodic status
+	// polls only.
+	Setup func(env *sdktestsuite.TestWorkflowEnvironment)
+
+	// Answer decides what a human does with each halt. Default: escalate.
+	Answer AnswerFunc
+	// UseUpdates sends resume and escalate as the guard's updates rather
+	// than its signals; a rejected update is recorded in Report.Answers.
+	UseUpdates bool
+	// DecideAfter is the workflow time between a halt and the human's
+	// answer (the test environment skips it instantly). It is also the
+	// initial interval of the status polls that notice halts. Default 1m.
+	DecideAfter time.Duration
+	// MaxHalts bounds the halts Run answers with Answer: the next one is
+	// escalated with the reason "testsuite: MaxHalts reached", so that a
+	// loop resumed forever still ends. Default 10.
+	MaxHalts int
+
+	// Timeout bounds the run in real time; the workflow is cancelled when
+	// it expires and Report.Err says so. Default 30s.
+	Timeout time.Duration
+	// MaxWorkflowTime bounds the workflow time Run keeps polling for halts;
+	// a workflow blocked past it on something other than the guard ends
+	// with the test environment's own timeout (Timeout). Default 30 days.
+	MaxWorkflowTime time.Duration
+
+	// Logger receives the workflow's and the guard's logs. Default:
+	// warnings and errors, through t.Log.
+	Logger log.Logger
+}
+
+func (o RunOptions) withDefaults() RunOptions {
+	if o.Answer == nil {
+		o.Answer = Escalate("escalated by testsuite.Run")
+	}
+	if o.DecideAfter <= 0 {
+		o.DecideAfter = DefaultDecideAfter
+	}
+	if o.MaxHalts <= 0 {
+		o.MaxHalts = DefaultMaxHalts
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultRunTimeout
+	}
+	if o.MaxWorkflowTime <= 0 {
+		o.MaxWorkflowTime = DefaultMaxWorkflowTime
+	}
+	return o
+}
+
+// Answer records one answer Run sent to a halted workflow.
+type Answer struct {
+	// HaltSeq is the Seq of the halt answered.
+	HaltSeq int
+	// Name is the signal or update sent; Update says which.
+	Name    string
+	Update  bool
+	Payload any
+	// Decision is the update's result; Rejected its error (a validator's
+	// rejection). Both stay zero for signals: a refused signal shows in
+	// Report.FinalStatus.LastRejected.
+	Decision *interceptor.Decision
+	Rejected error
+	// Auto is set when MaxHalts made Run escalate on its own.
+	Auto bool
+	// At is the workflow time the answer was sent.
+	At time.Time
+}
+
+// Report is the outcome of Run.
+type Report struct {
+	// Completed is true when the workflow closed (successfully, with an
+	// error, or by continuing as new) within the run.
+	Completed bool
+	// Err is the workflow's error (a *workflow.ContinueAsNewError when it
+	// continued as new), or why the run did not complete.
+	Err error
+	// Halts are the halts that paused (or, with OnHalt: fail, escalated)
+	// the workflow, in order, as the status query reported them. Observed
+	// halts (OnHalt: observe) are only counted, in FinalStatus.Halts.
+	Halts []interceptor.HaltEvent
+	// Answers are the answers Run sent.
+	Answers []Answer
+	// FinalStatus is the guard's status after the run (zero when
+	// unguarded).
+	FinalStatus interceptor.Status
+	// Env is the test environment the workflow ran in, for further
+	// queries and assertions.
+	Env *sdktestsuite.TestWorkflowEnvironment
+}
+
+// Result decodes the workflow's result into valuePtr.
+func (r Report) Result(valuePtr any) error {
+	if r.Env == nil || !r.Completed {
+		return fmt.Errorf("testsuite: the workflow did not complete: %v", r.Err)
+	}
+	if r.Err != nil {
+		return r.Err
+	}
+	return r.Env.GetWorkflowResult(valuePtr)
+}
+
+// Reasons returns the reason of each halt in Halts.
+func (r Report) Reasons() []interceptor.HaltReason {
+	out := make([]interceptor.HaltReason, len(r.Halts))
+	for i, h := range r.Halts {
+		out[i] = h.HaltReason
+	}
+	return out
+}
+
+// Escalated reports whether the guard's last halt was escalated.
+func (r Report) Escalated() bool { return r.FinalStatus.State == interceptor.StateEscalated }
+
+// String summarises the report for test logs.
+func (r Report) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "completed=%v", r.Completed)
+	if r.Err != nil {
+		fmt.Fprintf(&b, " err=%q", r.Err.Error())
+	}
+	fmt.Fprintf(&b, " state=%s halts=%d", r.FinalStatus.State, r.FinalStatus.Halts)
+	for _, h := range r.Halts {
+		fmt.Fprintf(&b, " [#%d %s/%s at %s", h.Seq, h.HaltReason, h.Detector, h.Node)
+		if h.Iteration > 0 {
+			fmt.Fprintf(&b, " iteration %d", h.Iteration)
+		}
+		b.WriteString("]")
+	}
+	for _, a := range r.Answers {
+		fmt.Fprintf(&b, " %s(#%d)", a.Name, a.HaltSeq)
+		if a.Rejected != nil {
+			fmt.Fprintf(&b, "=rejected:%q", a.Rejected.Error())
+		}
+	}
+	return b.String()
+}
+
+// Run runs workflow (a function or a registered type name) with args in
+// Temporal's TestWorkflowEnvironment, with the guard installed on its worker,
+// and reports the outcome. When the guard halts the workflow, Run asks
+// opts.Answer what the human does and sends it, DecideAfter of workflow
+// time later (the environment skips the wait instantly).
+//
+// Halts are noticed through the guard's status query, polled whenever the
+// workflow is blocked and after each local activity (the guard raises its
+// loop.halted signal through one; in the test environment that signal
+// cannot be delivered, for lack of a client, and the guard logs it).
+//
+// Run fails t only when it cannot set up the run (invalid guard options);
+// everything about the workflow itself is in the Report.
+func Run(t testing.TB, opts RunOptions, workflow any, args ...any) Report {
+	t.Helper()
+	o := opts.withDefaults()
+
+	var done atomic.Bool
+	logger := o.Logger
+	if logger == nil {
+		logger = newTestLogger(t, &done)
+	}
+	defer done.Store(true)
+
+	var s sdktestsuite.WorkflowTestSuite
+	s.SetLogger(logger)
+	env := s.NewTestWorkflowEnvironment()
+	if !o.Unguarded {
+		g, err := interceptor.New(o.Guard)
+		if err != nil {
+			t.Fatalf("testsuite.Run: invalid guard options: %v", err)
+		}
+		env.SetWorkerOptions(worker.Options{Interceptors: []sdkinterceptor.WorkerInterceptor{g}})
+	}
+	if o.Register != nil {
+		o.Register(env)
+	}
+	env.SetTestTimeout(o.Timeout)
+
+	r := &runner{opts: o, env: env, deadline: time.Now().Add(o.Timeout), interval: o.DecideAfter}
+	r.names = protocolNames(o.Guard, o.UseUpdates)
+	rep := Report{Env: env}
+	if !o.Unguarded {
+		env.SetOnLocalActivityStartedListener(r.onLocalActivity)
+		env.RegisterDelayedCallback(func() { r.poll(true) }, o.DecideAfter)
+	}
+	if o.Setup != nil {
+		o.Setup(env)
+	}
+
+	func() {
+		defer func() {
+			if p := recover(); p != nil {
+				r.err = fmt.Errorf("testsuite: the workflow did not complete: %v", p)
+			}
+		}()
+		r.start = env.Now()
+		env.ExecuteWorkflow(workflow, args...)
+	}()
+
+	rep.Completed = env.IsWorkflowCompleted()
+	switch {
+	case r.err != nil && (!rep.Completed || r.timedOut):
+		rep.Err = r.err
+	case rep.Completed:
+		rep.Err = env.GetWorkflowError()
+	default:
+		rep.Err = errors.New("testsuite: the workflow did not complete")
+	}
+	if !o.Unguarded {
+		if st, err := queryStatus(env, r.names.status); err == nil {
+			rep.FinalStatus = st
+			// OnHalt: fail escalates without pausing: the escalated halt
+			// is only visible now.
+			if st.Halt != nil && !r.seen(st.Halt.Seq) && !st.Halt.Observed {
+				r.halts = append(r.halts, *st.Halt)
+			}
+		}
+	}
+	rep.Halts, rep.Answers = r.halts, r.answers
+	return rep
+}
+
+// names are the protocol names in force for a run.
+type names struct {
+	resume, escalate, status string
+	update                   bool
+}
+
+func protocolNames(g interceptor.Options, updates bool) names {
+	n := names{
+		resume:   pick(g.ResumeSignal, interceptor.DefaultResumeSignal),
+		escalate: pick(g.EscalateSignal, interceptor.DefaultEscalateSignal),
+		status:   pick(g.StatusQuery, interceptor.DefaultStatusQuery),
+		update:   updates,
+	}
+	if updates {
+		n.resume = pick(g.ResumeUpdate, interceptor.DefaultResumeUpdate)
+		n.escalate = pick(g.EscalateUpdate, interceptor.DefaultEscalateUpdate)
+	}
+	return n
+}
+
+func pick(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
+}
+
+// runner drives one Run: it polls the status query from delayed callbacks,
+// which the test environment fires on its main loop whenever the workflow
+// is blocked, and answers halts.
+type runner struct {
+	opts     RunOptions
+	env      *sdktestsuite.TestWorkflowEnvironment
+	names    names
+	start    time.Time
+	deadline time.Time
+
+	interval time.Duration
+	last     string // fingerprint of the last status seen
+	answered int    // Seq of the last halt answered
+	halts    []interceptor.HaltEvent
+	answers  []Answer
+	updates  int
+	err      error
+	timedOut bool
+	stopped  bool
+}
+
+func (r *runner) seen(seq int) bool {
+	for _, h := range r.halts {
+		if h.Seq == seq {
+			return true
+		}
+	}
+	return false
+}
+
+// onLocalActivity runs when a local activity starts, as the guard's
+// loop.halted raiser does on every halt: it schedules a look at the status
+// DecideAfter later, when the human answers.
+func (r *runner) onLocalActivity(*activity.Info, context.Context, []any) {
+	r.env.RegisterDelayedCallback(func() { r.poll(false) }, r.opts.DecideAfter)
+}
+
+// poll looks at the guard's status and answers a new halt. The periodic
+// chain (chain=true) reschedules itself, backing off while nothing changes.
+func (r *runner) poll(chain bool) {
+	if r.env.IsWorkflowCompleted() || r.stopped {
+		return
+	}
+	if time.Now().After(r.deadline) {
+		r.stopped, r.timedOut = true, true
+		r.err = fmt.Errorf("testsuite: the workflow did not complete within %s (real time); it was cancelled", r.opts.Timeout)
+		r.env.CancelWorkflow()
+		return
+	}
+	st, err := queryStatus(r.env, r.names.status)
+	if err == nil && st.State == interceptor.StateHalted && st.Halt != nil && st.Halt.Seq > r.answered {
+		if wait := r.opts.DecideAfter - r.env.Now().Sub(st.Halt.WorkflowTime); wait > 0 {
+			// Halted since less than DecideAfter: answer on time.
+			r.env.RegisterDelayedCallback(func() { r.poll(false) }, wait)
+		} else {
+			r.answer(st)
+		}
+	}
+	if !chain {
+		return
+	}
+	fp := fmt.Sprintf("%s/%d/%d/%d", st.State, st.Halts, st.TotalCalls, len(r.answers))
+	if err != nil || fp != r.last {
+		r.interval = r.opts.DecideAfter
+	} else {
+		r.interval = min(2*r.interval, max(maxPollInterval, r.opts.DecideAfter))
+	}
+	r.last = fp
+	if r.env.Now().Sub(r.start) < r.opts.MaxWorkflowTime {
+		r.env.RegisterDelayedCallback(func() { r.poll(true) }, r.interval)
+	}
+}
+
+// answer sends the human's answer to the halt in st.
+func (r *runner) answer(st interceptor.Status) {
+	h := *st.Halt
+	r.answered = h.Seq
+	if !r.seen(h.Seq) {
+		r.halts = append(r.halts, h)
+	}
+	action, payload := r.opts.Answer(st)
+	auto := false
+	if len(r.halts) > r.opts.MaxHalts {
+		action, payload, auto = ActionEscalate, interceptor.EscalateRequest{Reason: "testsuite: MaxHalts reached", By: "testsuite"}, true
+	}
+	if action == ActionNone {
+		return
+	}
+	name := action
+	switch action {
+	case ActionResume:
+		name = r.names.resume
+	case ActionEscalate:
+		name = r.names.escalate
+	}
+	a := Answer{HaltSeq: h.Seq, Name: name, Update: r.names.update, Payload: payload, Auto: auto, At: r.env.Now()}
+	idx := len(r.answers)
+	r.answers = append(r.answers, a)
+	if !r.names.update {
+		r.env.SignalWorkflow(name, payload)
+		return
+	}
+	r.updates++
+	r.env.UpdateWorkflow(name, fmt.Sprintf("testsuite-%d", r.updates), &sdktestsuite.TestUpdateCallback{
+		OnReject: func(err error) { r.answers[idx].Rejected = err },
+		OnComplete: func(v any, err error) {
+			if err != nil {
+				r.answers[idx].Rejected = err
+				return
+			}
+			if d, ok := v.(interceptor.Decision); ok {
+				r.answers[idx].Decision = &d
+			}
+		},
+	}, payload)
+}
+
+// queryStatus asks the test environment's workflow for the guard's status.
+func queryStatus(env *sdktestsuite.TestWorkflowEnvironment, query string) (interceptor.Status, error) {
+	v, err := env.QueryWorkflow(query)
+	if err != nil {
+		return interceptor.Status{}, err
+	}
+	var s interceptor.Status
+	if err := v.Get(&s); err != nil {
+		return interceptor.Status{}, err
+	}
+	return s, nil
+}
