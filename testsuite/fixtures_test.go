@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/converter"
-	"go.temporal.io/sdk/log"
 	sdkinterceptor "go.temporal.io/sdk/interceptor"
+	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
 
 	"github.com/loopguard/loopguard/interceptor"
