@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -82,12 +83,14 @@ func start(t *testing.T, ctx context.Context, opts devserver.Options) *devserver
 	return s
 }
 
-func newClient(t *testing.T, s *devserver.Server) client.Client {
+// newClient dials s; close is idempotent and also runs at cleanup.
+func newClient(t *testing.T, s *devserver.Server) (client.Client, func()) {
 	t.Helper()
 	c, err := s.NewClient(client.Options{Logger: testSDKLogger(t)})
 	require.NoError(t, err)
-	t.Cleanup(c.Close)
-	return c
+	closeClient := sync.OnceFunc(c.Close)
+	t.Cleanup(closeClient)
+	return c, closeClient
 }
 
 // testSDKLogger sends the SDK's warnings and errors to the test log.
@@ -103,15 +106,18 @@ func (w testWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func startWorker(t *testing.T, c client.Client, queue string) worker.Worker {
+// startWorker runs the test workflows and activity on queue; stop is
+// idempotent and also runs at cleanup.
+func startWorker(t *testing.T, c client.Client, queue string) (stop func()) {
 	t.Helper()
 	w := worker.New(c, queue, worker.Options{})
 	w.RegisterWorkflow(greetWorkflow)
 	w.RegisterWorkflow(waitWorkflow)
 	w.RegisterActivity(greet)
 	require.NoError(t, w.Start())
-	t.Cleanup(w.Stop)
-	return w
+	stop = sync.OnceFunc(w.Stop)
+	t.Cleanup(stop)
+	return stop
 }
 
 func httpGet(t *testing.T, ctx context.Context, url string) (int, string) {
@@ -137,7 +143,7 @@ func TestEphemeralWorkflowUIAndSearchAttribute(t *testing.T) {
 	require.True(t, strings.HasPrefix(s.UIURL(), "http://127.0.0.1:"), s.UIURL())
 	require.True(t, strings.HasPrefix(s.FrontendHostPort(), "127.0.0.1:"), s.FrontendHostPort())
 
-	c := newClient(t, s)
+	c, closeClient := newClient(t, s)
 
 	// The search attribute is registered.
 	sa, err := c.OperatorService().ListSearchAttributes(ctx,
@@ -146,7 +152,7 @@ func TestEphemeralWorkflowUIAndSearchAttribute(t *testing.T) {
 	require.Equal(t, enumspb.INDEXED_VALUE_TYPE_KEYWORD, sa.GetCustomAttributes()[stateAttr])
 
 	// A workflow and its activity run to completion through a real worker.
-	w := startWorker(t, c, "devserver-test")
+	stopWorker := startWorker(t, c, "devserver-test")
 	began := time.Now()
 	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 		ID: "greet-ephemeral", TaskQueue: "devserver-test",
@@ -174,8 +180,8 @@ func TestEphemeralWorkflowUIAndSearchAttribute(t *testing.T) {
 	require.Equal(t, http.StatusOK, code, body)
 	require.Contains(t, body, `"greet-ephemeral"`)
 
-	w.Stop()
-	c.Close()
+	stopWorker()
+	closeClient()
 	require.NoError(t, s.Stop())
 	require.NoError(t, s.Stop(), "second Stop")
 }
@@ -193,10 +199,10 @@ func TestFilePersistenceAcrossRestart(t *testing.T) {
 	// First life: the workflow runs its activity and waits for the signal.
 	s1, err := devserver.Start(ctx, opts)
 	require.NoError(t, err)
+	t.Cleanup(func() { _ = s1.Stop() })
 	require.Empty(t, s1.UIURL())
-	c1, err := s1.NewClient(client.Options{Logger: testSDKLogger(t)})
-	require.NoError(t, err)
-	w1 := startWorker(t, c1, "devserver-restart")
+	c1, closeC1 := newClient(t, s1)
+	stopW1 := startWorker(t, c1, "devserver-restart")
 	run, err := c1.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 		ID: "wait-restart", TaskQueue: "devserver-restart",
 	}, waitWorkflow)
@@ -214,27 +220,42 @@ func TestFilePersistenceAcrossRestart(t *testing.T) {
 		}
 		return false
 	}, 10*time.Second, 50*time.Millisecond, "activity completes before the restart")
-	w1.Stop()
-	c1.Close()
+	stopW1()
+	closeC1()
 	require.NoError(t, s1.Stop())
 
 	// Second life on the same directory: the workflow is still running and
 	// completes after the signal.
+	opts.SearchAttributes = map[string]enumspb.IndexedValueType{
+		stateAttr:        enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+		"LoopGuardHalts": enumspb.INDEXED_VALUE_TYPE_INT,
+	}
 	s2 := start(t, ctx, opts)
-	c2 := newClient(t, s2)
+	c2, closeC2 := newClient(t, s2)
 	desc, err := c2.DescribeWorkflowExecution(ctx, "wait-restart", "")
 	require.NoError(t, err)
 	require.Equal(t, enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, desc.GetWorkflowExecutionInfo().GetStatus())
-	startWorker(t, c2, "devserver-restart")
+	stopW2 := startWorker(t, c2, "devserver-restart")
 	require.NoError(t, c2.SignalWorkflow(ctx, "wait-restart", "", "go", "after"))
 	var out string
 	require.NoError(t, c2.GetWorkflow(ctx, "wait-restart", "").Get(ctx, &out))
 	require.Equal(t, "hello before, after", out)
 
+	// The attribute registered in the first life is still there, and the one
+	// added for the second life was registered too.
 	sa, err := c2.OperatorService().ListSearchAttributes(ctx,
 		&operatorservice.ListSearchAttributesRequest{Namespace: s2.Namespace()})
 	require.NoError(t, err)
 	require.Equal(t, enumspb.INDEXED_VALUE_TYPE_KEYWORD, sa.GetCustomAttributes()[stateAttr])
+	require.Equal(t, enumspb.INDEXED_VALUE_TYPE_INT, sa.GetCustomAttributes()["LoopGuardHalts"])
+	stopW2()
+	closeC2()
+	require.NoError(t, s2.Stop())
+
+	// Third start: asking for an existing attribute with another type fails.
+	opts.SearchAttributes = map[string]enumspb.IndexedValueType{stateAttr: enumspb.INDEXED_VALUE_TYPE_TEXT}
+	_, err = devserver.Start(ctx, opts)
+	require.ErrorContains(t, err, `"LoopGuardState" is already registered as Keyword`)
 }
 
 func TestDataDirInUse(t *testing.T) {

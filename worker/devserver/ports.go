@@ -16,7 +16,7 @@ func checkPortFree(field, ip string, port int) error {
 	addr := net.JoinHostPort(ip, strconv.Itoa(port))
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
-		return fmt.Errorf("devserver: %s %s: %w: %w", field, addr, ErrPortInUse, err)
+		return fmt.Errorf("%s %s: %w: %w", field, addr, ErrPortInUse, err)
 	}
 	return l.Close()
 }
@@ -33,7 +33,7 @@ func checkPortFree(field, ip string, port int) error {
 func freePort(ip string) (int, error) {
 	l, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
 	if err != nil {
-		return 0, fmt.Errorf("devserver: pick a free port: %w", err)
+		return 0, fmt.Errorf("pick a free port: %w", err)
 	}
 	defer l.Close()
 	port := l.Addr().(*net.TCPAddr).Port

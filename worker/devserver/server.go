@@ -78,7 +78,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 
 	ports, err := s.resolvePorts()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("devserver: %w", err)
 	}
 	o = s.opts // with the chosen ports
 	s.frontendAddr = hostPort(o.IP, o.FrontendPort)
@@ -146,8 +146,13 @@ func (s *Server) Stop() error {
 		var errs []error
 		if s.ui != nil {
 			s.ui.Stop()
-			if err := <-s.uiDone; err != nil {
-				errs = append(errs, fmt.Errorf("stop web UI: %w", err))
+			select {
+			case err := <-s.uiDone:
+				if err != nil {
+					errs = append(errs, fmt.Errorf("stop web UI: %w", err))
+				}
+			case <-time.After(5 * time.Second):
+				errs = append(errs, errors.New("stop web UI: timed out"))
 			}
 		}
 		if s.server != nil {
@@ -449,9 +454,13 @@ func (s *Server) startUI(ctx context.Context) error {
 		s.ui = nil
 		return err
 	}
-	s.uiDone = make(chan error, 1)
 	// ui.Start blocks until Stop. If it cannot listen, the UI server calls
-	// os.Exit through its logger; resolvePorts checked the port just before.
+	// os.Exit through its logger: check the port again right before.
+	if err := checkPortFree("UIPort", o.IP, o.UIPort); err != nil {
+		s.ui = nil
+		return err
+	}
+	s.uiDone = make(chan error, 1)
 	go func() { s.uiDone <- s.ui.Start() }()
 
 	s.uiURL = "http://" + addr
