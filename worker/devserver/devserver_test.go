@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -263,6 +264,7 @@ func TestDataDirInUse(t *testing.T) {
 	dir := t.TempDir()
 	start(t, ctx, devserver.Options{DataDir: dir, FreePorts: true, UIDisabled: true})
 	_, err := devserver.Start(ctx, devserver.Options{DataDir: dir, FreePorts: true, UIDisabled: true})
+	require.ErrorIs(t, err, devserver.ErrDataDirInUse)
 	require.ErrorContains(t, err, "another server is using this data directory")
 }
 
@@ -316,8 +318,12 @@ func TestPortInUse(t *testing.T) {
 			s, err := devserver.Start(ctx, tc.opts)
 			require.Nil(t, s)
 			require.ErrorIs(t, err, devserver.ErrPortInUse)
-			require.Contains(t, err.Error(), tc.field)
-			require.Contains(t, err.Error(), "127.0.0.1:"+strconv.Itoa(busy))
+			var pe *devserver.PortError
+			require.ErrorAs(t, err, &pe)
+			require.Equal(t, tc.field, pe.Field)
+			require.Equal(t, "127.0.0.1:"+strconv.Itoa(busy), pe.Addr)
+			require.ErrorIs(t, err, syscall.EADDRINUSE)
+			require.Equal(t, "devserver: "+tc.field+" 127.0.0.1:"+strconv.Itoa(busy)+": port already in use: "+pe.Err.Error(), err.Error())
 			require.False(t, errors.Is(err, context.DeadlineExceeded))
 			t.Log(err)
 		})

@@ -20,7 +20,7 @@ func lockDir(path string) (*os.File, error) {
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		_ = f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, fmt.Errorf("%s is locked: another server is using this data directory", path)
+			return nil, fmt.Errorf("%s is locked: %w", path, ErrDataDirInUse)
 		}
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}

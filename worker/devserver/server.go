@@ -34,6 +34,10 @@ import (
 	"go.uber.org/zap"
 )
 
+// ErrDataDirInUse is matched (errors.Is) by Start's error when another server,
+// in this process or another, is using Options.DataDir.
+var ErrDataDirInUse = errors.New("another server is using this data directory")
+
 // Server is a running Temporal dev server: frontend, history, matching and
 // worker services, plus the Web UI unless disabled, in this process.
 type Server struct {
@@ -59,7 +63,8 @@ type Server struct {
 // Stop.
 //
 // Invalid options give an *OptionError naming the field; a port that is
-// already bound gives an error wrapping ErrPortInUse.
+// already bound gives a *PortError (errors.Is ErrPortInUse); a data directory
+// in use gives an error matching ErrDataDirInUse.
 func Start(ctx context.Context, opts Options) (*Server, error) {
 	o, err := opts.withDefaults()
 	if err != nil {
@@ -97,6 +102,10 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	}
 	if !o.UIDisabled {
 		if err := s.startUI(ctx); err != nil {
+			var pe *PortError
+			if errors.As(err, &pe) {
+				return nil, fmt.Errorf("devserver: %w", err)
+			}
 			return nil, fmt.Errorf("devserver: start web UI: %w", err)
 		}
 	}
