@@ -1,0 +1,204 @@
+package testsuite_test
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/loopguard/loopguard/interceptor"
+	"github.com/loopguard/loopguard/interceptor/detect"
+	"github.com/loopguard/loopguard/testsuite"
+	"github.com/loopguard/loopguard/testsuite/internal/fixtures"
+)
+
+// BenchmarkReplay1000 replays the recorded 1,000-call Workload history with
+// the guard (recorded and replayed with fixtures.WorkloadGuardOptions) and
+// the same workload recorded and replayed without it. The "overhead"
+// sub-benchmark alternates the two and reports guarded/unguarded as
+// "ratio"; "guarded" also reports the guard's state size after 10,000
+// calls ("state-bytes-10k"). Run:
+//
+//	go test -run '^$' -bench BenchmarkReplay1000 -benchmem ./testsuite/
+func BenchmarkReplay1000(b *testing.B) {
+	guarded := loadHistory(b, "workload-1000-guarded.json")
+	unguarded := loadHistory(b, "workload-1000-unguarded.json")
+	gOpts := testsuite.ReplayOptions{Guard: fixtures.WorkloadGuardOptions(), Register: fixtures.RegisterWorkflows}
+	uOpts := testsuite.ReplayOptions{Unguarded: true, Register: fixtures.RegisterWorkflows}
+	gRep := newReplayer(b, gOpts)
+	uRep := newReplayer(b, uOpts)
+
+	b.Run("unguarded", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			replayOnce(b, uRep, unguarded)
+		}
+	})
+	b.Run("guarded", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			replayOnce(b, gRep, guarded)
+		}
+		b.ReportMetric(float64(stateSize(b, 10_000)), "state-bytes-10k")
+	})
+	b.Run("adoption", func(b *testing.B) {
+		// The unguarded history on a guarded replayer: the guard finds no
+		// marker and stays out of the way.
+		b.ReportAllocs()
+		for b.Loop() {
+			replayOnce(b, gRep, unguarded)
+		}
+	})
+	b.Run("overhead", func(b *testing.B) {
+		var tg, tu time.Duration
+		for b.Loop() {
+			start := time.Now()
+			replayOnce(b, uRep, unguarded)
+			tu += time.Since(start)
+			start = time.Now()
+			replayOnce(b, gRep, guarded)
+			tg += time.Since(start)
+		}
+		b.ReportMetric(float64(tg)/float64(tu), "ratio")
+		b.ReportMetric(float64(tg.Nanoseconds())/float64(b.N), "guarded-ns/op")
+		b.ReportMetric(float64(tu.Nanoseconds())/float64(b.N), "unguarded-ns/op")
+	})
+}
+
+func loadHistory(tb testing.TB, name string) *historypb.History {
+	tb.Helper()
+	h, err := testsuite.ReadHistoryFile(filepath.Join(historiesDir, name))
+	require.NoError(tb, err)
+	return h
+}
+
+func newReplayer(tb testing.TB, opts testsuite.ReplayOptions) worker.WorkflowReplayer {
+	tb.Helper()
+	r, err := testsuite.NewReplayer(opts)
+	require.NoError(tb, err)
+	return r
+}
+
+func replayOnce(tb testing.TB, r worker.WorkflowReplayer, h *historypb.History) {
+	if err := r.ReplayWorkflowHistoryWithOptions(quiet(), h, worker.ReplayWorkflowHistoryOptions{
+		OriginalExecution: workflow.Execution{ID: "bench"},
+	}); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// sizeProbe runs Workload's n calls, then continues as new so that the
+// guard writes its state into the next run's header: the guard's own state,
+// measured without reaching into it.
+func sizeProbe(ctx workflow.Context, n int) error {
+	if _, err := fixtures.Workload(ctx, n); err != nil {
+		return err
+	}
+	return workflow.NewContinueAsNewError(ctx, "done")
+}
+
+var stateSizes sync.Map // int → carrySize
+
+type carrySize struct{ payload, state int }
+
+// guardStateSize runs n calls through the real guard in the test
+// environment and returns the size of the payload it carries across
+// continue-as-new (pinned options + detector state) and of the detector
+// state in it.
+func guardStateSize(tb testing.TB, n int) carrySize {
+	tb.Helper()
+	if v, ok := stateSizes.Load(n); ok {
+		return v.(carrySize)
+	}
+	rep := testsuite.Run(tb, testsuite.RunOptions{
+		Guard:    fixtures.WorkloadGuardOptions(),
+		Register: fixtures.Register,
+		Timeout:  2 * time.Minute,
+	}, sizeProbe, n)
+	var can *workflow.ContinueAsNewError
+	require.True(tb, errors.As(rep.Err, &can), "want continue-as-new, got %v", rep.Err)
+	p := can.Header.GetFields()["loopguard-carry"]
+	require.NotNil(tb, p, "the guard carries its state in the loopguard-carry header")
+	var carried struct {
+		State json.RawMessage `json:"state"`
+	}
+	require.NoError(tb, converter.GetDefaultDataConverter().FromPayload(p, &carried))
+	require.NotEmpty(tb, carried.State)
+	s := carrySize{payload: p.Size(), state: len(carried.State)}
+	stateSizes.Store(n, s)
+	return s
+}
+
+// stateSize is the detector state's size after n calls of the workload,
+// measured on detect.State directly with the workload's thresholds (fast
+// enough for a benchmark metric).
+func stateSize(tb testing.TB, n int) int {
+	p := detect.DefaultPolicy()
+	o := fixtures.WorkloadGuardOptions()
+	p.MaxCallsPerNode, p.MaxTotalCalls, p.MaxCycleIterations = o.MaxCallsPerNode, o.MaxTotalCalls, o.MaxCycleIterations
+	s := detect.NewState(p)
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := 0; i < n; i++ {
+		node := "Think"
+		if i%2 == 1 {
+			node = "Act"
+		}
+		ref, trip := s.Begin(node, now)
+		if trip != nil {
+			tb.Fatalf("call %d tripped %s: %s", i, trip.Detector, trip.Message)
+		}
+		out := detect.Extract(p, node, []byte(fmt.Sprintf(`{"text":"%s step %d"}`, node, i)))
+		now = now.Add(time.Second)
+		s.End(ref, out, now)
+	}
+	return s.Size()
+}
+
+// TestGuardStateBounded shows that the guard's state does not grow with the
+// number of calls: through the real guard (the state it carries across
+// continue-as-new) after 1,000 and 10,000 calls, and on detect.State up to
+// 100,000 calls.
+func TestGuardStateBounded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs 11,000 activities in the test environment")
+	}
+	s1k := guardStateSize(t, 1_000)
+	s10k := guardStateSize(t, 10_000)
+	t.Logf("guard state after 1,000 calls: %d bytes (carried payload %d bytes); after 10,000: %d bytes (payload %d bytes)", s1k.state, s1k.payload, s10k.state, s10k.payload)
+	fmt.Printf("guard state after 1,000 calls: %d bytes (carried payload %d bytes); after 10,000: %d bytes (payload %d bytes)\n", s1k.state, s1k.payload, s10k.state, s10k.payload)
+	assert.InDelta(t, s1k.state, s10k.state, 0.05*float64(s1k.state), "state after 10,000 calls ≈ after 1,000")
+	assert.Less(t, s10k.state, 16<<10, "the state stays small")
+
+	d1k, d10k, d100k := stateSize(t, 1_000), stateSize(t, 10_000), stateSize(t, 100_000)
+	t.Logf("detect.State size: %d / %d / %d bytes after 1k / 10k / 100k calls", d1k, d10k, d100k)
+	assert.InDelta(t, d1k, d10k, 0.05*float64(d1k))
+	assert.InDelta(t, d1k, d100k, 0.05*float64(d1k))
+}
+
+func quiet() interface {
+	Debug(string, ...any)
+	Info(string, ...any)
+	Warn(string, ...any)
+	Error(string, ...any)
+} {
+	return quietLog{}
+}
+
+type quietLog struct{}
+
+func (quietLog) Debug(string, ...any) {}
+func (quietLog) Info(string, ...any)  {}
+func (quietLog) Warn(string, ...any)  {}
+func (quietLog) Error(string, ...any) {}
+
+var _ = interceptor.DefaultStatusQuery
