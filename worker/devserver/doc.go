@@ -32,13 +32,13 @@
 //   - The server's logs go to Options.Logger, filtered by
 //     Options.ServerLogLevel (default "warn"; the server is very noisy at
 //     info). Logging stops when Stop begins, to hide the shutdown chatter.
-//   - Start checks every configured port before binding it and fails with an
-//     error wrapping ErrPortInUse. The Web UI server calls os.Exit if its port
-//     is taken in the instant between that check and its own bind; the
-//     Temporal server's own fatal errors panic instead (this package never
-//     lets them call os.Exit).
+//   - Start checks every configured port before binding it and fails with a
+//     *PortError (errors.Is ErrPortInUse) naming the field and address. The
+//     Web UI server calls os.Exit if its port is taken in the instant between
+//     that check and its own bind; the Temporal server's own fatal errors
+//     panic instead (this package never lets them call os.Exit).
 //   - One data directory serves one server at a time (an advisory lock file,
-//     LOCK, guards it). The SQLite schema is created on first use and is not
+//     LOCK, guards it; a second Start fails with ErrDataDirInUse). The SQLite schema is created on first use and is not
 //     migrated: a data directory written by another server version may need
 //     to be deleted.
 //   - The namespace is created with NamespaceRetention (24h); closed
