@@ -156,7 +156,7 @@ func dialExternal(ctx context.Context, cfg config, logger *zap.Logger) (*backend
 	defer cancel()
 	c, err := client.DialContext(dctx, opts)
 	if err != nil {
-		return nil, fmt.Errorf("dial temporal at %s: %s", opts.HostPort, dialErrorText(err, cfg))
+		return nil, fmt.Errorf("dial temporal at %s: %s", opts.HostPort, dialErrorText(dctx, err, cfg))
 	}
 	ok := false
 	defer func() {
@@ -173,7 +173,7 @@ func dialExternal(ctx context.Context, cfg config, logger *zap.Logger) (*backend
 	case status.Code(err) == codes.PermissionDenied:
 		logger.Warn("cannot describe the namespace; going on", zap.String("namespace", opts.Namespace), zap.Error(err))
 	default:
-		return nil, fmt.Errorf("describe namespace %q at %s: %s", opts.Namespace, opts.HostPort, dialErrorText(err, cfg))
+		return nil, fmt.Errorf("describe namespace %q at %s: %s", opts.Namespace, opts.HostPort, dialErrorText(dctx, err, cfg))
 	}
 
 	sa, err := externalSearchAttribute(dctx, c, opts.Namespace, cfg, logger)
@@ -226,15 +226,17 @@ func externalSearchAttribute(ctx context.Context, c client.Client, namespace str
 	return "", nil
 }
 
-// dialErrorText shortens the gRPC error of a failed dial to its cause.
-func dialErrorText(err error, cfg config) string {
+// dialErrorText shortens the gRPC error of a failed dial (within ctx) to
+// its cause.
+func dialErrorText(ctx context.Context, err error, cfg config) string {
 	msg := err.Error()
 	switch {
 	case strings.Contains(msg, "connection refused"):
 		return "connection refused"
 	case strings.Contains(msg, "no such host"):
 		return "no such host"
-	case errors.Is(err, context.DeadlineExceeded) || status.Code(err) == codes.DeadlineExceeded:
+	case errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded) ||
+		status.Code(err) == codes.DeadlineExceeded || strings.Contains(msg, "deadline exceeded"):
 		return fmt.Sprintf("no answer within %s (--connect-timeout)", cfg.connectTimeout)
 	case status.Code(err) == codes.Unauthenticated || status.Code(err) == codes.PermissionDenied:
 		return "not authorized: " + status.Convert(unwrapAll(err)).Message() + " (check TEMPORAL_API_KEY or the TLS client certificate)"

@@ -245,6 +245,25 @@ func TestRunUnreachableServer(t *testing.T) {
 	assert.Equal(t, "loopguard-worker: dial temporal at 127.0.0.1:1: connection refused\n", line.String())
 	assert.Empty(t, stdout.String())
 
+	// A server that accepts connections but never answers: the connect
+	// timeout.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close()
+		}
+	}()
+	began = time.Now()
+	err = run(ctx, []string{"--address", l.Addr().String(), "--connect-timeout", "1s"}, &stdout, &stderr)
+	require.EqualError(t, err, "dial temporal at "+l.Addr().String()+": no answer within 1s (--connect-timeout)")
+	assert.Less(t, time.Since(began), 5*time.Second)
+
 	// --address wins over the environment.
 	err = run(ctx, []string{"--address", "127.0.0.1:2", "--connect-timeout", "3s"}, &stdout, &stderr)
 	require.EqualError(t, err, "dial temporal at 127.0.0.1:2: connection refused")
