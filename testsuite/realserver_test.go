@@ -138,3 +138,5 @@ func waitStatus(t testing.TB, ctx context.Context, c client.Client, id string, c
 	require.NoError(t, err)
 	return s
 }
+
+func testClientOptions() client.Options { return client.Options{Logger: quiet()} }

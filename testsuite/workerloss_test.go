@@ -1,0 +1,163 @@
+package testsuite_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/loopguard/loopguard/interceptor"
+	"github.com/loopguard/loopguard/testsuite"
+	"github.com/loopguard/loopguard/testsuite/internal/fixtures"
+)
+
+// Environment of the worker process TestWorkerLoss re-executes.
+const (
+	workerAddrEnv  = "LOOPGUARD_TESTSUITE_WORKER_ADDR"
+	workerQueueEnv = "LOOPGUARD_TESTSUITE_WORKER_QUEUE"
+	workerReadyEnv = "LOOPGUARD_TESTSUITE_WORKER_READY"
+)
+
+// TestWorkerProcess is not a test: it is the guarded worker process that
+// TestWorkerLoss starts (re-executing the test binary) and kills. It runs
+// only when workerAddrEnv is set.
+func TestWorkerProcess(t *testing.T) {
+	addr := os.Getenv(workerAddrEnv)
+	if addr == "" {
+		t.Skip("helper process for TestWorkerLoss")
+	}
+	c, err := client.Dial(client.Options{HostPort: addr, Logger: quiet()})
+	require.NoError(t, err)
+	defer c.Close()
+	testsuite.StartWorker(t, c, os.Getenv(workerQueueEnv), testsuite.WorkerOptions{
+		Guard:    guardPtr(interceptor.Options{}),
+		Register: fixtures.Register,
+		Options:  worker.Options{StickyScheduleToStartTimeout: time.Second},
+	})
+	require.NoError(t, os.WriteFile(os.Getenv(workerReadyEnv), []byte("ready"), 0o644))
+	time.Sleep(2 * time.Minute) // until killed
+}
+
+// workerProcess is a worker running in another process.
+type workerProcess struct {
+	cmd *exec.Cmd
+	out bytes.Buffer
+}
+
+// startWorkerProcess re-executes the test binary as a guarded worker on
+// queue and waits until it polls.
+func startWorkerProcess(t *testing.T, ctx context.Context, addr, queue string) *workerProcess {
+	t.Helper()
+	ready := filepath.Join(t.TempDir(), "ready")
+	p := &workerProcess{}
+	p.cmd = exec.Command(os.Args[0], "-test.run=^TestWorkerProcess$", "-test.timeout=3m")
+	p.cmd.Env = append(os.Environ(), workerAddrEnv+"="+addr, workerQueueEnv+"="+queue, workerReadyEnv+"="+ready)
+	p.cmd.Stdout, p.cmd.Stderr = &p.out, &p.out
+	require.NoError(t, p.cmd.Start())
+	t.Cleanup(func() {
+		if p.cmd.ProcessState == nil {
+			p.kill(t)
+		}
+	})
+	for {
+		if _, err := os.Stat(ready); err == nil {
+			return p
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("worker process not ready: %v\n%s", ctx.Err(), p.out.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// kill SIGKILLs the process: no graceful shutdown, no goodbye to the server.
+func (p *workerProcess) kill(t *testing.T) {
+	t.Helper()
+	require.NoError(t, p.cmd.Process.Signal(syscall.SIGKILL))
+	err := p.cmd.Wait()
+	var exit *exec.ExitError
+	require.ErrorAs(t, err, &exit)
+	assert.Equal(t, "signal: killed", exit.Error())
+}
+
+// TestWorkerLoss kills the worker process (SIGKILL) while one workflow is
+// paused on a halt and another is inside a guarded activity, then starts a
+// new worker process. The paused workflow is still paused with its evidence
+// intact (the status the new worker rebuilds by replay shows the same
+// HaltEvent), resumes on the new worker and completes; the interrupted
+// activity is retried on the new worker and its workflow completes. No
+// state is lost, no workflow task fails.
+func TestWorkerLoss(t *testing.T) {
+	t.Parallel()
+	srv := sharedServer(t)
+	c := testsuite.NewClient(t, srv)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	queue := queueFor(t)
+	dir := t.TempDir()
+
+	first := startWorkerProcess(t, ctx, srv.FrontendHostPort(), queue)
+
+	pausedID, busyID := queue+"-paused", queue+"-busy"
+	paused := start(t, ctx, c, queue, pausedID, fixtures.WorkflowScripted, fixtures.Stalling("Code", 6, 1))
+	gate, started := filepath.Join(dir, "gate"), filepath.Join(dir, "started")
+	busy := start(t, ctx, c, queue, busyID, fixtures.WorkflowScripted, []fixtures.Turn{
+		{Node: "Plan", Output: "plan"},
+		{Node: "Gate", Output: "gated work done", GateFile: gate, StartedFile: started},
+		{Node: "Plan", Output: "after the gate"},
+	})
+
+	before := waitStatus(t, ctx, c, pausedID, testsuite.Halted(1))
+	require.Equal(t, interceptor.ReasonStalled, before.Halt.HaltReason)
+	for {
+		if _, err := os.Stat(started); err == nil {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the gated activity never started: %v", ctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+
+	first.kill(t)
+	second := startWorkerProcess(t, ctx, srv.FrontendHostPort(), queue)
+
+	after := waitStatus(t, ctx, c, pausedID, testsuite.Halted(1))
+	assert.Equal(t, before.Halt, after.Halt, "same halt and evidence after the worker was lost")
+	assert.Equal(t, before.Nodes, after.Nodes)
+	assert.Equal(t, before.Cycles, after.Cycles)
+	assert.Equal(t, before.TotalCalls, after.TotalCalls)
+
+	require.NoError(t, c.SignalWorkflow(ctx, pausedID, "", interceptor.DefaultResumeSignal, map[string]string{"by": "test", "reason": "new worker"}))
+	res := result(t, ctx, paused)
+	assert.Equal(t, 6, res.Calls)
+	assert.False(t, res.Escalated)
+
+	require.NoError(t, os.WriteFile(gate, nil, 0o644))
+	res = result(t, ctx, busy)
+	assert.Equal(t, []string{"plan", "gated work done", "after the gate"}, res.Outputs)
+
+	requireHealthyHistory(t, ctx, c, pausedID, "")
+	h := requireHealthyHistory(t, ctx, c, busyID, "")
+	var attempt int32
+	for _, e := range h.GetEvents() {
+		if e.GetEventType() == enumspb.EVENT_TYPE_ACTIVITY_TASK_STARTED {
+			attempt = max(attempt, e.GetActivityTaskStartedEventAttributes().GetAttempt())
+		}
+	}
+	assert.GreaterOrEqual(t, attempt, int32(2), "the gated activity was retried after its worker died")
+
+	second.kill(t)
+}
