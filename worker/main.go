@@ -14,6 +14,8 @@ import (
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+
+	"github.com/loopguard/loopguard/interceptor"
 )
 
 func main() {
@@ -51,7 +53,7 @@ func oneLine(s string) string {
 // run is the worker: it parses args, connects to (or starts) a Temporal
 // server, runs the guarded worker until ctx is done, and with --demo runs
 // the sample scenarios. Human output goes to stdout, logs to stderr.
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cfg, err := parseFlags(args, os.Getenv)
 	if errors.Is(err, flag.ErrHelp) {
 		printUsage(stdout)
@@ -69,11 +71,20 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 	logger := newLogger(stderr, level, cfg.logFormat)
 	defer func() { _ = logger.Sync() }()
 
+	err = serve(ctx, cfg, guardOpts, level, logger, stdout)
+	if err != nil && ctx.Err() != nil {
+		// Interrupted (while starting, or during the demo): that is what
+		// the user asked for, not an error.
+		return nil
+	}
+	return err
+}
+
+// serve connects, runs the worker (and the demo) until ctx is done, and
+// stops the worker, then the server.
+func serve(ctx context.Context, cfg config, guardOpts interceptor.Options, level zap.AtomicLevel, logger *zap.Logger, stdout io.Writer) error {
 	b, err := connect(ctx, cfg, logger)
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil // interrupted while starting
-		}
 		return err
 	}
 	defer func() {
@@ -124,9 +135,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 			level.SetLevel(cfg.logLevel)
 		}
 		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
 			return err
 		}
 		if cfg.demoExit {
@@ -135,8 +143,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 			}
 			return nil
 		}
-		fmt.Fprintf(stdout, "\nThe worker keeps running: resume or escalate the halted workflows with the commands above%s. Ctrl-C stops it.\n",
-			map[bool]string{true: " or in the Web UI", false: ""}[b.uiURL != ""])
+		where := "with the commands above"
+		if b.uiURL != "" {
+			where += " or in the Web UI"
+		}
+		fmt.Fprintf(stdout, "\nThe worker keeps running: resume or escalate the halted workflows %s, and watch them go on here. Ctrl-C stops it.\n", where)
 		followed := make(chan struct{})
 		go func() {
 			defer close(followed)
