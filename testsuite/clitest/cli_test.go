@@ -1,0 +1,292 @@
+// Package clitest drives halted guarded workflows with the official
+// Temporal CLI, exactly as an operator would: it resumes and escalates them
+// with `temporal workflow signal` and `temporal workflow update execute`,
+// reads `temporal workflow query --type loop.status`, runs the commands the
+// guard itself prints (interceptor.OperatorCommands), and replays a history
+// exported with `temporal workflow show --output json`.
+//
+// The CLI is built from the Go module proxy on first use (about six
+// minutes cold) into os.UserCacheDir()/loopguard/temporal-cli-v1.5.1 and
+// reused afterwards; this package is separate from testsuite so that the
+// build does not eat into testsuite's test timeout. When the CLI cannot be
+// built the test is skipped with the build error.
+package clitest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/log"
+
+	"github.com/loopguard/loopguard/activities"
+	"github.com/loopguard/loopguard/interceptor"
+	"github.com/loopguard/loopguard/testsuite"
+	"github.com/loopguard/loopguard/worker/devserver"
+	"github.com/loopguard/loopguard/workflows"
+)
+
+const (
+	cliModule  = "github.com/temporalio/cli/cmd/temporal"
+	cliVersion = "v1.5.1"
+	// buildTimeout keeps a cold build (about 6 minutes on 2 cores) inside
+	// go test's default 10-minute package timeout.
+	buildTimeout = 8 * time.Minute
+)
+
+// temporalCLI returns the path of the official CLI, building it into the
+// user cache directory if it is not there yet, or skips the test.
+func temporalCLI(t *testing.T) string {
+	t.Helper()
+	if p := os.Getenv("LOOPGUARD_TEMPORAL_CLI"); p != "" {
+		return p
+	}
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		t.Skipf("no user cache directory to build the Temporal CLI into: %v", err)
+	}
+	dir := filepath.Join(cache, "loopguard", "temporal-cli-"+cliVersion)
+	bin := filepath.Join(dir, "temporal")
+	if fi, err := os.Stat(bin); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+		return bin
+	}
+	if testing.Short() {
+		t.Skip("the Temporal CLI is not built yet and building it takes minutes (skipped with -short)")
+	}
+	t.Logf("building the Temporal CLI %s into %s (about 6 minutes cold)", cliVersion, dir)
+	ctx, cancel := context.WithTimeout(context.Background(), buildTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "go", "install", cliModule+"@"+cliVersion)
+	cmd.Dir = t.TempDir() // outside this module
+	cmd.Env = append(os.Environ(), "GOBIN="+dir, "GOFLAGS=-mod=mod")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Skipf("cannot build the Temporal CLI (go install %s@%s): %v\n%s", cliModule, cliVersion, errors.Join(err, ctx.Err()), tail(out, 40))
+	}
+	return bin
+}
+
+func tail(out []byte, lines int) string {
+	l := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(l) > lines {
+		l = l[len(l)-lines:]
+	}
+	return strings.Join(l, "\n")
+}
+
+// cli runs the CLI against a server, as a human would from a shell.
+type cli struct {
+	t    *testing.T
+	bin  string
+	addr string
+	ns   string
+}
+
+func (c cli) run(ctx context.Context, args ...string) (string, error) {
+	c.t.Helper()
+	args = append(args, "--address", c.addr, "--namespace", c.ns)
+	cmd := exec.CommandContext(ctx, c.bin, args...)
+	cmd.Dir = c.t.TempDir()
+	cmd.Env = append(os.Environ(), "HOME="+c.t.TempDir(), "NO_COLOR=1") // no user config
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	shown := strings.TrimSpace(out.String())
+	if len(shown) > 1500 {
+		shown = shown[:1500] + "\n[… output truncated]"
+	}
+	c.t.Logf("$ temporal %s\n%s", strings.Join(args, " "), shown)
+	return out.String(), err
+}
+
+func (c cli) mustRun(ctx context.Context, args ...string) string {
+	c.t.Helper()
+	out, err := c.run(ctx, args...)
+	require.NoError(c.t, err, out)
+	return out
+}
+
+// status reads loop.status with `temporal workflow query -o json`.
+func (c cli) status(ctx context.Context, id string) interceptor.Status {
+	c.t.Helper()
+	out := c.mustRun(ctx, "workflow", "query", "--workflow-id", id, "--type", interceptor.DefaultStatusQuery, "--output", "json")
+	var resp struct {
+		QueryResult []interceptor.Status `json:"queryResult"`
+	}
+	require.NoError(c.t, json.Unmarshal([]byte(out), &resp), out)
+	require.Len(c.t, resp.QueryResult, 1, out)
+	return resp.QueryResult[0]
+}
+
+func (c cli) waitHalted(ctx context.Context, id string, seq int) interceptor.Status {
+	c.t.Helper()
+	for {
+		out, err := c.run(ctx, "workflow", "query", "--workflow-id", id, "--type", interceptor.DefaultStatusQuery, "--output", "json")
+		if err == nil {
+			var resp struct {
+				QueryResult []interceptor.Status `json:"queryResult"`
+			}
+			if json.Unmarshal([]byte(out), &resp) == nil && len(resp.QueryResult) == 1 && testsuite.Halted(seq)(resp.QueryResult[0]) {
+				return resp.QueryResult[0]
+			}
+		}
+		select {
+		case <-ctx.Done():
+			c.t.Fatalf("%s never halted (halt %d): %v", id, seq, ctx.Err())
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// shellWords splits the guard's copy-pastable commands: words separated by
+// spaces, single-quoted words kept whole (all they use).
+func shellWords(s string) []string {
+	var words []string
+	for s = strings.TrimSpace(s); s != ""; s = strings.TrimSpace(s) {
+		if s[0] == '\'' {
+			end := strings.IndexByte(s[1:], '\'')
+			words = append(words, s[1:end+1])
+			s = s[end+2:]
+			continue
+		}
+		end := strings.IndexByte(s, ' ')
+		if end < 0 {
+			end = len(s)
+		}
+		words = append(words, s[:end])
+		s = s[end:]
+	}
+	return words
+}
+
+func TestCLI(t *testing.T) {
+	bin := temporalCLI(t)
+	srv := testsuite.StartServer(t, devserver.Options{UIDisabled: true})
+	c, err := srv.NewClient(client.Options{Logger: log.NewStructuredLogger(slog.New(slog.DiscardHandler))})
+	require.NoError(t, err)
+	t.Cleanup(c.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+
+	guard := workflows.GuardOptions()
+	testsuite.StartWorker(t, c, workflows.TaskQueue, testsuite.WorkerOptions{Guard: &guard, Register: workflows.Register})
+	sh := cli{t: t, bin: bin, addr: srv.FrontendHostPort(), ns: srv.Namespace()}
+	startLoop := func(id, scenario string, maxTurns int) client.WorkflowRun {
+		t.Helper()
+		in := workflows.LoopInput{Scenario: scenario, MaxTurns: maxTurns}
+		run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: workflows.TaskQueue}, workflows.CoderVerifierLoop, in)
+		require.NoError(t, err)
+		return run
+	}
+	loopResult := func(run client.WorkflowRun) workflows.LoopResult {
+		t.Helper()
+		var res workflows.LoopResult
+		require.NoError(t, run.Get(ctx, &res))
+		return res
+	}
+
+	t.Run("resume with a signal", func(t *testing.T) {
+		sh.t = t
+		run := startLoop("cli-resume", activities.ScenarioIdenticalPatch, 3)
+		s := sh.waitHalted(ctx, "cli-resume", 1)
+		assert.Equal(t, interceptor.ReasonStalled, s.Halt.HaltReason)
+		assert.Equal(t, workflows.NodeCode, s.Halt.Node)
+		sh.mustRun(ctx, "workflow", "signal", "--workflow-id", "cli-resume", "--name", "resume", "--input", `{"reason":"reviewed the evidence","by":"cli"}`)
+		res := loopResult(run)
+		assert.Equal(t, workflows.OutcomeGaveUp, res.Outcome, "resumed, the 3-turn loop ran out of turns")
+		after := sh.status(ctx, "cli-resume")
+		assert.Equal(t, interceptor.StateRunning, after.State)
+		require.NotNil(t, after.LastDecision)
+		assert.Equal(t, interceptor.Decision{Action: "resume", Reason: "reviewed the evidence", By: "cli", HaltSeq: 1}, *after.LastDecision)
+	})
+
+	t.Run("escalate with a signal", func(t *testing.T) {
+		sh.t = t
+		run := startLoop("cli-escalate", activities.ScenarioOscillating, 0)
+		s := sh.waitHalted(ctx, "cli-escalate", 1)
+		assert.Equal(t, interceptor.ReasonOscillating, s.Halt.HaltReason)
+		sh.mustRun(ctx, "workflow", "signal", "--workflow-id", "cli-escalate", "--name", "escalate", "--input", `{"reason":"patches keep flipping","by":"cli"}`)
+		res := loopResult(run)
+		assert.Equal(t, workflows.OutcomeEscalated, res.Outcome)
+		require.NotNil(t, res.Escalation)
+		assert.Equal(t, "patches keep flipping", res.Escalation.Reason)
+		assert.Equal(t, interceptor.StateEscalated, sh.status(ctx, "cli-escalate").State)
+	})
+
+	t.Run("bad input is refused", func(t *testing.T) {
+		sh.t = t
+		run := startLoop("cli-bad", activities.ScenarioRepeatedError, 0)
+		before := sh.waitHalted(ctx, "cli-bad", 1)
+		assert.Equal(t, interceptor.ReasonRepeatedError, before.Halt.HaltReason)
+
+		sh.mustRun(ctx, "workflow", "signal", "--workflow-id", "cli-bad", "--name", "resume", "--input", `{"reason":"typo","extend":{"maxTurns":2}}`)
+		var s interceptor.Status
+		for s = sh.status(ctx, "cli-bad"); s.LastRejected == nil; s = sh.status(ctx, "cli-bad") {
+			time.Sleep(100 * time.Millisecond)
+		}
+		assert.Contains(t, s.LastRejected.Reason, `unknown field "maxTurns"`)
+		assert.Equal(t, before.Halt, s.Halt, "still paused on the same halt")
+
+		out, err := sh.run(ctx, "workflow", "update", "execute", "--workflow-id", "cli-bad", "--name", "resume", "--input", `{"reason":42}`)
+		require.Error(t, err, "a malformed update fails the command")
+		assert.Contains(t, out, "malformed JSON")
+
+		// A bare string is the reason, as a human typing it means.
+		out = sh.mustRun(ctx, "workflow", "update", "execute", "--workflow-id", "cli-bad", "--name", "escalate", "--input", `"sandbox is down"`)
+		assert.Contains(t, out, "escalate")
+		res := loopResult(run)
+		assert.Equal(t, workflows.OutcomeEscalated, res.Outcome)
+		assert.Equal(t, "sandbox is down", res.Escalation.Reason)
+	})
+
+	t.Run("the guard's own operator commands", func(t *testing.T) {
+		sh.t = t
+		run := startLoop("cli-commands", activities.ScenarioIdenticalPatch, 0)
+		sh.waitHalted(ctx, "cli-commands", 1)
+		cmds := interceptor.OperatorCommands(srv.Namespace(), "cli-commands")
+		for _, line := range []string{cmds.Status, cmds.ResumeUpdate} {
+			if line == "" {
+				continue
+			}
+			words := shellWords(line)
+			require.Equal(t, "temporal", words[0], line)
+			sh.mustRun(ctx, words[1:]...)
+		}
+		if cmds.ResumeUpdate == "" {
+			words := shellWords(cmds.Resume)
+			sh.mustRun(ctx, words[1:]...)
+		}
+		sh.waitHalted(ctx, "cli-commands", 2) // identical-patch stalls again
+		words := shellWords(cmds.Escalate)
+		sh.mustRun(ctx, words[1:]...)
+		res := loopResult(run)
+		assert.Equal(t, workflows.OutcomeEscalated, res.Outcome)
+	})
+
+	t.Run("replay a history exported by the CLI", func(t *testing.T) {
+		sh.t = t
+		out := sh.mustRun(ctx, "workflow", "show", "--workflow-id", "cli-resume", "--output", "json")
+		path := filepath.Join(t.TempDir(), "cli-resume.json")
+		require.NoError(t, os.WriteFile(path, []byte(out), 0o644))
+		testsuite.RequireReplayFile(t, path, testsuite.ReplayOptions{Guard: workflows.GuardOptions(), Workflows: []any{workflows.CoderVerifierLoop}})
+		h, err := testsuite.ReadHistoryFile(path)
+		require.NoError(t, err)
+		info := testsuite.Inspect(h)
+		assert.True(t, info.Guarded)
+		assert.Equal(t, 1, info.HaltedSignals)
+		assert.Zero(t, info.WorkflowTaskFailures)
+		fmt.Println("replayed", path, "exported by temporal workflow show")
+	})
+}
