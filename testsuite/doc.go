@@ -1,0 +1,93 @@
+// Package testsuite tests Temporal workflows guarded by loopguard (package
+// interceptor): unit tests in Temporal's test environment, replay tests of
+// recorded histories in CI, and integration tests against an embedded
+// Temporal server.
+//
+// Add it to your module:
+//
+//	go get github.com/loopguard/loopguard
+//
+// # Unit tests: Run
+//
+// Run executes one workflow in the SDK's TestWorkflowEnvironment with the
+// guard installed, plays the human when the guard halts it, and reports
+// what happened:
+//
+//	func TestAgentLoop(t *testing.T) {
+//		rep := testsuite.Run(t, testsuite.RunOptions{
+//			Guard:    interceptor.Options{MaxCycleIterations: 6},
+//			Register: func(r worker.Registry) { r.RegisterWorkflow(MyLoop); r.RegisterActivity(&MyAgents{}) },
+//			Answer:   testsuite.Answers(testsuite.Resume("try once more"), testsuite.Escalate("stuck")),
+//		}, MyLoop, MyInput{...})
+//		require.NoError(t, rep.Err)
+//		require.Equal(t, []interceptor.HaltReason{interceptor.ReasonStalled, interceptor.ReasonStalled}, rep.Reasons())
+//		var out MyResult
+//		require.NoError(t, rep.Result(&out))
+//	}
+//
+// The Report lists each halt (reason, detector, node, iteration, evidence),
+// the answers sent (as signals, or as updates with RunOptions.UseUpdates),
+// and the guard's final status. The environment skips workflow time, so a
+// loop paused for a human costs nothing: Run notices a halt through the
+// guard's loop.status query and answers it RunOptions.DecideAfter later in
+// workflow time. In the test environment the guard's loop.halted signal
+// cannot be delivered (there is no client); that is expected, and halts are
+// read from the status query instead. Mock activities with RunOptions.Setup
+// (env.OnActivity) like in any SDK test.
+//
+// # Replay tests in CI: ReplayFile
+//
+// Every change to workflow code, and every guard upgrade, should replay real
+// histories. Export some from your cluster, with the CLI
+//
+//	temporal workflow show --workflow-id coder-42 --output json > testdata/histories/coder-42.json
+//
+// or from code with ExportHistoryFile, commit them, and replay them all with
+// the guard installed:
+//
+//	func TestReplayHistories(t *testing.T) {
+//		testsuite.RequireReplayDir(t, "testdata/histories", testsuite.ReplayOptions{
+//			Guard:     guardOptions(), // what the workers run; any options replay
+//			Workflows: []any{MyLoop},
+//		})
+//	}
+//
+// A guarded execution replays with the options pinned in its own history,
+// whatever ReplayOptions.Guard says, and a history recorded before the guard
+// was installed replays with it (the guard leaves such executions alone). A
+// history the guard took part in does not replay without it: keep the guard
+// on every worker and replayer once installed. A failure is a *ReplayError
+// naming the file, the workflow type and id, and the usual causes.
+// ReplayFile replays under the recorded workflow id (the SDK's own file
+// replayer uses "ReplayId", which breaks workflows that derive ids, such as
+// child workflow ids, from their own).
+//
+// # Integration tests: StartServer
+//
+// StartServer runs the embedded Temporal server of package devserver (in
+// memory, on free ports, stopped at the end of the test); NewClient,
+// StartWorker, QueryStatus and WaitStatus do the rest:
+//
+//	srv := testsuite.StartServer(t, devserver.Options{UIDisabled: true})
+//	c := testsuite.NewClient(t, srv)
+//	testsuite.StartWorker(t, c, "agents", testsuite.WorkerOptions{Guard: &opts, Register: register})
+//	run, _ := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "loop-1", TaskQueue: "agents"}, MyLoop, in)
+//	s, err := testsuite.WaitStatus(ctx, c, "loop-1", testsuite.Halted(1))
+//	_ = c.SignalWorkflow(ctx, "loop-1", "", "resume", interceptor.ResumeRequest{By: "test"})
+//
+// Set devserver.Options.DataDir (say, t.TempDir()) for a file-backed server
+// that can be stopped and started again on the same data.
+//
+// # This package's own tests
+//
+// Beyond the examples, the tests of this package replay the recorded
+// histories in testdata/histories (one per halt reason, resumes and
+// escalations by signal and update, continue-as-new, unguarded histories,
+// and a 1,000-call workload; see manifest.json there and
+// cmd/record-fixtures, which re-records them), benchmark replay with and
+// without the guard (BenchmarkReplay1000), and run production-safety tests
+// on the embedded server: config drift, adoption of unguarded executions,
+// worker loss (a SIGKILLed worker process), server restart, 200 concurrent
+// workflows, and hostile input. Package clitest drives halted workflows with
+// the official temporal CLI. -short skips the server tests.
+package testsuite

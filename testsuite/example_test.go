@@ -1,0 +1,158 @@
+package testsuite_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/loopguard/loopguard/interceptor"
+	"github.com/loopguard/loopguard/testsuite"
+	"github.com/loopguard/loopguard/worker/devserver"
+	"github.com/loopguard/loopguard/workflows"
+)
+
+// draft is an agent activity that keeps proposing the same draft.
+func draft(_ context.Context, turn int) (string, error) {
+	return "the same draft", nil
+}
+
+// writerLoop asks for up to 10 drafts; an escalated halt ends it.
+func writerLoop(ctx workflow.Context) (string, error) {
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute})
+	for turn := 1; turn <= 10; turn++ {
+		var out string
+		err := workflow.ExecuteActivity(ctx, "Draft", turn).Get(ctx, &out)
+		if interceptor.IsEscalated(err) {
+			e, _ := interceptor.EscalationFrom(err)
+			return fmt.Sprintf("escalated at turn %d: %s", turn, e.Reason), nil
+		}
+		if err != nil {
+			return "", err
+		}
+	}
+	return "gave up", nil
+}
+
+func ExampleRun() {
+	t := &testing.T{} // in a real test, the test's own t
+	rep := testsuite.Run(t, testsuite.RunOptions{
+		Guard: interceptor.Options{RepeatThreshold: 3},
+		Register: func(r worker.Registry) {
+			r.RegisterActivityWithOptions(draft, activity.RegisterOptions{Name: "Draft"})
+		},
+		// The first halt is resumed, the second escalated.
+		Answer: testsuite.Answers(testsuite.Resume("one more try"), testsuite.Escalate("same draft again")),
+		Logger: log.NewStructuredLogger(slog.New(slog.DiscardHandler)), // default: warnings via t.Log
+	}, writerLoop)
+
+	var out string
+	if err := rep.Result(&out); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(out)
+	for _, h := range rep.Halts {
+		fmt.Printf("halt %d: %s (%s) at %s\n", h.Seq, h.HaltReason, h.Detector, h.Node)
+	}
+	for _, a := range rep.Answers {
+		fmt.Printf("answered halt %d with %s\n", a.HaltSeq, a.Name)
+	}
+	fmt.Println("final state:", rep.FinalStatus.State)
+	// Output:
+	// escalated at turn 7: same draft again
+	// halt 1: stalled (identical_output) at Draft
+	// halt 2: stalled (identical_output) at Draft
+	// answered halt 1 with resume
+	// answered halt 2 with escalate
+	// final state: escalated
+}
+
+func ExampleAnswers() {
+	answer := testsuite.Answers(testsuite.Resume("looks fine"), testsuite.Escalate("enough"))
+	for seq := 1; seq <= 3; seq++ {
+		action, payload := answer(interceptor.Status{State: interceptor.StateHalted, Halt: &interceptor.HaltEvent{Seq: seq}})
+		fmt.Printf("halt %d: %s %+v\n", seq, action, payload)
+	}
+	// Output:
+	// halt 1: resume {Reason:looks fine By:testsuite Extend:<nil>}
+	// halt 2: escalate {Reason:enough By:testsuite}
+	// halt 3: escalate {Reason:enough By:testsuite}
+}
+
+func ExampleReplayFile() {
+	path := filepath.Join("testdata", "histories", "stalled-resume-completes.json")
+	opts := testsuite.ReplayOptions{
+		Guard:     workflows.GuardOptions(),
+		Workflows: []any{workflows.CoderVerifierLoop},
+	}
+	fmt.Println("with the guard:", testsuite.ReplayFile(path, opts))
+
+	// The guard halted this workflow: without the guard it cannot replay.
+	opts.Unguarded = true
+	err := testsuite.ReplayFile(path, opts)
+	var re *testsuite.ReplayError
+	if errors.As(err, &re) {
+		fmt.Println("without the guard:", re.WorkflowType, "nondeterministic:", re.Nondeterministic, "guarded history:", re.Guarded)
+	}
+	// Output:
+	// with the guard: <nil>
+	// without the guard: CoderVerifierLoop nondeterministic: true guarded history: true
+}
+
+func ExampleInspect() {
+	h, err := testsuite.ReadHistoryFile(filepath.Join("testdata", "histories", "stalled-resume-resume-escalate.json"))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	info := testsuite.Inspect(h)
+	fmt.Println(info.WorkflowType, "guarded:", info.Guarded, "halts:", info.HaltedSignals, "task failures:", info.WorkflowTaskFailures, "closed:", info.Closed)
+	// Output:
+	// CoderVerifierLoop guarded: true halts: 3 task failures: 0 closed: true
+}
+
+// An integration test against the embedded server (not run here: it needs
+// a *testing.T).
+func ExampleStartServer() {
+	integration := func(t *testing.T) {
+		srv := testsuite.StartServer(t, devserver.Options{UIDisabled: true})
+		c := testsuite.NewClient(t, srv)
+		guard := workflows.GuardOptions()
+		testsuite.StartWorker(t, c, workflows.TaskQueue, testsuite.WorkerOptions{Guard: &guard, Register: workflows.Register})
+
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		in := workflows.LoopInput{Scenario: "identical-patch"}
+		run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "loop-1", TaskQueue: workflows.TaskQueue}, workflows.CoderVerifierLoop, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := testsuite.WaitStatus(ctx, c, "loop-1", testsuite.Halted(1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Log("halted:", s.Halt.HaltReason, s.Halt.Message)
+		if err := c.SignalWorkflow(ctx, "loop-1", "", "escalate", interceptor.EscalateRequest{Reason: "stuck", By: "test"}); err != nil {
+			t.Fatal(err)
+		}
+		var res workflows.LoopResult
+		if err := run.Get(ctx, &res); err != nil {
+			t.Fatal(err)
+		}
+		// Keep the history for replay tests in CI.
+		if err := testsuite.ExportHistoryFile(ctx, c, "loop-1", "", filepath.Join("testdata", "loop-1.json")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_ = integration
+}
