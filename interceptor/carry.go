@@ -17,7 +17,11 @@ const (
 	// started before the guard was installed lack the marker, and replay
 	// finds workflow.DefaultVersion: the guard stays out of their way.
 	versionChangeID = "loopguard"
-	guardedVersion  = workflow.Version(1)
+	// Each change of the guard's own commands gets a version, so histories
+	// recorded by an older guard replay as they were recorded.
+	versionFirst    = workflow.Version(1) // the first guarded release
+	versionEchoWait = workflow.Version(2) // fail/observe halts wait for the loop.halted echo
+	guardedVersion  = versionEchoWait     // what new executions run
 	// carryHeader carries the guard's state across continue-as-new.
 	carryHeader = "loopguard-carry"
 )
@@ -48,7 +52,8 @@ func (g *guard) setup(ctx workflow.Context) error {
 	if !wanted {
 		return nil
 	}
-	if workflow.GetVersion(ctx, versionChangeID, workflow.DefaultVersion, guardedVersion) != guardedVersion {
+	g.version = workflow.GetVersion(ctx, versionChangeID, workflow.DefaultVersion, guardedVersion)
+	if g.version < versionFirst {
 		return nil
 	}
 

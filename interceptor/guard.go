@@ -28,6 +28,8 @@ type guard struct {
 	// active is false for executions started before the guard was
 	// installed (and for those GuardWorkflow leaves out): calls pass through.
 	active bool
+	// version is the guard version the execution was started with.
+	version workflow.Version
 	info   *workflow.Info
 	state  *detect.State
 
@@ -45,6 +47,9 @@ type guard struct {
 	// raising is set while the guard runs its own local activity, which
 	// must not count as a guarded call.
 	raising bool
+
+	// echoed is the Seq of the last loop.halted echo seen in history.
+	echoed int
 
 	lastHalt     *HaltEvent
 	escalated    bool

@@ -202,6 +202,15 @@ func (g *guard) raiseHalted(ctx workflow.Context, ev HaltEvent) {
 	g.raising = false
 	if err := fut.Get(lctx, nil); err != nil {
 		g.next.GetLogger(ctx).Warn("loopguard: could not raise loop.halted", "error", err)
+		return
+	}
+	if g.cfg.OnHalt != OnHaltPause && g.version >= versionEchoWait {
+		// The workflow goes on in this task and may complete in it; the
+		// server refuses to complete a workflow whose task saw a new event
+		// arrive (the signal just sent), failing the task. Waiting for the
+		// echo puts the signal in history first. It is in the server's
+		// hands already, so it arrives: no timer needed.
+		_ = workflow.Await(ctx, func() bool { return g.echoed >= ev.Seq })
 	}
 }
 

@@ -41,7 +41,8 @@ func (i *inbound) HandleSignal(ctx workflow.Context, in *sdkinterceptor.HandleSi
 		g.onSignal(ctx, in.SignalName, in.Arg)
 		return nil
 	case g.cfg.HaltedSignal:
-		if g.isOwnHalt(in) {
+		if seq := g.ownHaltSeq(in); seq > 0 {
+			g.echoed = max(g.echoed, seq)
 			return nil
 		}
 	}

@@ -24,16 +24,20 @@ func (g *guard) status() (Status, error) {
 	return s, nil
 }
 
-// isOwnHalt tells the guard's echo of its own loop.halted signal from a
-// loop.halted a supervisor workflow receives about others.
-func (g *guard) isOwnHalt(in *sdkinterceptor.HandleSignalInput) bool {
+// ownHaltSeq tells the guard's echo of its own loop.halted signal from a
+// loop.halted a supervisor workflow receives about others: it returns the
+// echoed halt's Seq, or 0.
+func (g *guard) ownHaltSeq(in *sdkinterceptor.HandleSignalInput) int {
 	p, err := firstPayload(in.Arg)
 	if err != nil || p == nil {
-		return false
+		return 0
 	}
 	var ev HaltEvent
 	if err := converter.GetDefaultDataConverter().FromPayload(p, &ev); err != nil {
-		return false
+		return 0
 	}
-	return ev.WorkflowID == g.info.WorkflowExecution.ID && ev.RunID == g.info.WorkflowExecution.RunID
+	if ev.WorkflowID != g.info.WorkflowExecution.ID || ev.RunID != g.info.WorkflowExecution.RunID {
+		return 0
+	}
+	return ev.Seq
 }
