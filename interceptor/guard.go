@@ -30,8 +30,8 @@ type guard struct {
 	active bool
 	// version is the guard version the execution was started with.
 	version workflow.Version
-	info   *workflow.Info
-	state  *detect.State
+	info    *workflow.Info
+	state   *detect.State
 
 	// pending are calls whose results have not been observed yet, in the
 	// order they were issued. Results are observed lazily, at the next
