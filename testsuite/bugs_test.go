@@ -2,7 +2,9 @@ package testsuite_test
 
 import (
 	"context"
+	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -10,10 +12,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
+	sdkinterceptor "go.temporal.io/sdk/interceptor"
+	"go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/worker"
 
 	"github.com/loopguard/loopguard/interceptor"
 	"github.com/loopguard/loopguard/testsuite"
 	"github.com/loopguard/loopguard/testsuite/internal/fixtures"
+	"github.com/loopguard/loopguard/workflows"
 )
 
 // skipKnownBugs lets CI stay green while a reported bug in another package
@@ -24,29 +30,20 @@ func skipKnownBugs(t *testing.T) {
 	}
 }
 
-// TestBugFailPolicyTaskFailure shows a bug of package interceptor: with
-// OnHalt: fail, a halt that ends the workflow makes the server fail a
-// workflow task. The guard raises loop.halted into the workflow's own
-// history through a local activity, which signals the workflow while the
-// very workflow task that escalates (and so completes the workflow) is
-// still running; the server refuses that task's completion with
-// UnhandledCommand (a new event arrived). On the retried task the guard
-// halts again and its local activity signals again, but that signal blocks
-// until the local activity's deadline (about 8s, the worker then logs
-// "loopguard: could not raise loop.halted ... context deadline exceeded"
-// and "[TMPRL1104] Workflow task duration exceeded 5 seconds"), and only
-// then does the workflow complete. The outcome is right, but every such halt
-// costs a WorkflowTaskFailed event, a task retry that hits the
-// workflow-task-failure metrics and alerts operators watch, and an 8-second
-// stall. (Recorded in testdata/histories/fail-oscillating.json.)
-//
-// A fix in the guard: with OnHalt: fail (and any policy that does not
-// pause), wait for the loop.halted echo to arrive (workflow.Await on
-// isOwnHalt having seen it, bounded by HaltSignalTimeout) before returning
-// the escalation, or do not signal the workflow itself when it does not
-// pause.
-func TestBugFailPolicyTaskFailure(t *testing.T) {
-	skipKnownBugs(t)
+// TestFailPolicyHaltCompletesCleanly is the regression test of a bug this
+// package found in package interceptor (fixed in guard version 2, commit
+// 4ead3c0): with OnHalt: fail, a halt that ends the workflow made the
+// server fail a workflow task. The guard raises loop.halted into the
+// workflow's own history through a local activity, which signalled the
+// workflow while the very task that escalated (and so completed the
+// workflow) was still running; the server refused that completion with
+// UnhandledCommand, and on the retried task the guard's local activity
+// signalled again and blocked until its deadline (about 8s, logging
+// "loopguard: could not raise loop.halted ... context deadline exceeded").
+// Every such halt cost a WorkflowTaskFailed event, a task retry and an
+// 8-second stall. testdata/histories/v1-fail-oscillating.json is such a
+// history, recorded by the first release.
+func TestFailPolicyHaltCompletesCleanly(t *testing.T) {
 	t.Parallel()
 	srv := sharedServer(t)
 	c := testsuite.NewClient(t, srv)
@@ -80,4 +77,41 @@ func TestBugFailPolicyTaskFailure(t *testing.T) {
 	assert.Equal(t, 1, testsuite.Inspect(h).HaltedSignals)
 	assert.Empty(t, failures, "workflow task failures in a healthy OnHalt: fail history:\n%s", strings.Join(failures, "\n"))
 	assert.Equal(t, enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED, h.GetEvents()[len(h.GetEvents())-1].GetEventType())
+}
+
+// TestBugEchoWaitBreaksSDKReplayer shows a bug of package interceptor's
+// guard version 2: histories in which an OnHalt: fail or observe halt
+// happened do not replay on the SDK's own file replayer
+// (worker.WorkflowReplayer.ReplayWorkflowHistoryFromJSONFile, the usual
+// replay test in users' CI), although they replay with testsuite.ReplayFile.
+// The halt now waits for its loop.halted echo, and the guard recognises its
+// echo by comparing the HaltEvent's WorkflowID with the running
+// execution's; the SDK's file replayer runs every history as workflow
+// "ReplayId", so the echo is never recognised, the halt waits for ever, and
+// the replay reports non-determinism. (The same histories replay when the
+// replayer is given the original workflow id.)
+//
+// A fix in the guard: recognise the echo by RunID alone (the replayer keeps
+// the original run id), or by a token of the guard's own in the payload,
+// rather than by the workflow id.
+func TestBugEchoWaitBreaksSDKReplayer(t *testing.T) {
+	skipKnownBugs(t)
+	for _, name := range []string{"fail-oscillating.json", "observe-identical-patch.json"} {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(historiesDir, name)
+			h, err := testsuite.ReadHistoryFile(path)
+			require.NoError(t, err)
+			require.GreaterOrEqual(t, testsuite.Inspect(h).GuardVersion, 2, "recorded by guard version 2 or later")
+			require.NoError(t, testsuite.ReplayFile(path, testsuite.ReplayOptions{Workflows: []any{workflows.CoderVerifierLoop}}),
+				"the history itself is fine: it replays under its recorded workflow id")
+
+			g, err := interceptor.New(interceptor.Options{})
+			require.NoError(t, err)
+			r, err := worker.NewWorkflowReplayerWithOptions(worker.WorkflowReplayerOptions{Interceptors: []sdkinterceptor.WorkerInterceptor{g}})
+			require.NoError(t, err)
+			r.RegisterWorkflow(workflows.CoderVerifierLoop)
+			assert.NoError(t, r.ReplayWorkflowHistoryFromJSONFile(log.NewStructuredLogger(slog.New(slog.DiscardHandler)), path),
+				"the SDK's file replayer (workflow id ReplayId) must replay a guarded history")
+		})
+	}
 }

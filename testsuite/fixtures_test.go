@@ -55,7 +55,7 @@ func TestFixtureManifest(t *testing.T) {
 	}
 	reasons := map[string]bool{}
 	answers := map[string]bool{}
-	var unguarded, continued, bench int
+	var unguarded, continued, bench, legacy int
 	for _, f := range m.Fixtures {
 		listed = append(listed, f.File)
 		for _, h := range f.ExpectedHalts {
@@ -76,6 +76,9 @@ func TestFixtureManifest(t *testing.T) {
 		if f.Benchmark {
 			bench++
 		}
+		if strings.HasPrefix(f.File, fixtures.LegacyPrefix) {
+			legacy++
+		}
 	}
 	sort.Strings(listed)
 	assert.Equal(t, onDisk, listed, "every history file is in the manifest and every manifest entry has a file")
@@ -88,6 +91,7 @@ func TestFixtureManifest(t *testing.T) {
 	assert.GreaterOrEqual(t, unguarded, 4)
 	assert.GreaterOrEqual(t, continued, 2)
 	assert.Equal(t, 2, bench)
+	assert.GreaterOrEqual(t, legacy, 1, "histories of older guard releases are kept")
 }
 
 // TestFixturesReplay replays every recorded history with the guard: with
@@ -108,6 +112,10 @@ func TestFixturesReplay(t *testing.T) {
 			assert.Equal(t, f.WorkflowID, info.WorkflowID)
 			assert.Equal(t, f.Events, info.Events)
 			assert.Equal(t, f.Guard != "", info.Guarded, "guard marker")
+			assert.Equal(t, f.GuardVersion, info.GuardVersion, "guard version marker")
+			if strings.HasPrefix(f.File, fixtures.LegacyPrefix) {
+				assert.Equal(t, 1, info.GuardVersion, "a legacy history of the first guard release")
+			}
 			assert.Equal(t, f.WorkflowTaskFailures, info.WorkflowTaskFailures, "workflow task failures")
 			assert.Equal(t, f.ExpectedHalts, haltsIn(t, h), "loop.halted signals in the history")
 

@@ -217,8 +217,10 @@ type HistoryInfo struct {
 	WorkflowID   string
 	Events       int
 	// Guarded is true when the guard's version marker is in the history:
-	// the execution runs with the guard.
-	Guarded bool
+	// the execution runs with the guard. GuardVersion is the marker's
+	// version: the guard release's behaviour the execution is pinned to.
+	Guarded      bool
+	GuardVersion int
 	// HaltedSignals counts the loop.halted signals in the history (one per
 	// halt the guard raised).
 	HaltedSignals int
@@ -249,6 +251,9 @@ func Inspect(h *historypb.History) HistoryInfo {
 				var id string
 				if dc.FromPayload(p.GetPayloads()[0], &id) == nil && id == "loopguard" {
 					info.Guarded = true
+					if v := a.GetDetails()["version"]; v != nil && len(v.GetPayloads()) > 0 {
+						_ = dc.FromPayload(v.GetPayloads()[0], &info.GuardVersion)
+					}
 				}
 			}
 		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED:
