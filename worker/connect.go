@@ -100,33 +100,28 @@ func startEmbedded(ctx context.Context, cfg config, logger *zap.Logger) (*devser
 	}
 	srv, err := devserver.Start(ctx, opts)
 	if err != nil {
-		msg := strings.TrimPrefix(err.Error(), "devserver: ")
-		if errors.Is(err, devserver.ErrPortInUse) {
-			return nil, fmt.Errorf("start the embedded Temporal server: %s is already in use (another Temporal server running? choose free ports with --port 0 --ui-port 0, or point TEMPORAL_ADDRESS at the running server)", portInUse(msg))
-		}
-		if strings.Contains(msg, "another server is using this data directory") {
-			return nil, fmt.Errorf("start the embedded Temporal server: another worker is using %s (stop it, or use --data-dir or --ephemeral)", cfg.dataDir)
-		}
+		var pe *devserver.PortError
 		var oe *devserver.OptionError
-		if errors.As(err, &oe) {
+		switch {
+		case errors.As(err, &pe):
+			return nil, fmt.Errorf("start the embedded Temporal server: %s is already in use (another Temporal server running? choose free ports with --port 0 --ui-port 0, or point TEMPORAL_ADDRESS at the running server)", portFlag(pe))
+		case errors.Is(err, devserver.ErrDataDirInUse):
+			return nil, fmt.Errorf("start the embedded Temporal server: another worker is using %s (stop it, or use --data-dir or --ephemeral)", cfg.dataDir)
+		case errors.As(err, &oe):
 			return nil, &usageError{err: fmt.Errorf("embedded Temporal server: %s", strings.TrimPrefix(oe.Error(), "devserver: "))}
 		}
-		return nil, fmt.Errorf("start the embedded Temporal server: %s", msg)
+		return nil, fmt.Errorf("start the embedded Temporal server: %s", strings.TrimPrefix(err.Error(), "devserver: "))
 	}
 	return srv, nil
 }
 
-// portInUse names the port of a devserver ErrPortInUse message
-// ("FrontendPort 127.0.0.1:7233: port already in use: listen tcp ...") by
-// its flag: "127.0.0.1:7233 (--port)".
-func portInUse(msg string) string {
+// portFlag names a busy port by its flag: "127.0.0.1:7233 (--port)".
+func portFlag(pe *devserver.PortError) string {
 	flags := map[string]string{"FrontendPort": "--port", "UIPort": "--ui-port", "HTTPPort": "--http-port"}
-	field, rest, ok := strings.Cut(msg, " ")
-	addr, _, ok2 := strings.Cut(rest, ": ")
-	if flag, known := flags[field]; ok && ok2 && known {
-		return addr + " (" + flag + ")"
+	if flag, ok := flags[pe.Field]; ok {
+		return pe.Addr + " (" + flag + ")"
 	}
-	return "a port"
+	return pe.Addr
 }
 
 // dialExternal dials the server named by --address or the environment
