@@ -91,73 +91,93 @@ func (p *workerProcess) kill(t *testing.T) {
 	assert.Equal(t, "signal: killed", exit.Error())
 }
 
-// TestWorkerLoss kills the worker process (SIGKILL) while one workflow is
-// paused on a halt and another is inside a guarded activity, then starts a
-// new worker process. The paused workflow is still paused with its evidence
-// intact (the status the new worker rebuilds by replay shows the same
-// HaltEvent), resumes on the new worker and completes; the interrupted
-// activity is retried on the new worker and its workflow completes. No
-// state is lost, no workflow task fails.
+// TestWorkerLoss kills worker processes (SIGKILL) twice: first while one
+// workflow is paused on a halt and another is inside a guarded activity,
+// then, on the replacement worker, while a third is inside a guarded
+// activity. After each loss a new worker process takes over: the paused
+// workflow is still paused with its evidence intact (the status each new
+// worker rebuilds by replay shows the same HaltEvent), and it resumes on
+// the last worker and completes; the interrupted activities are retried on
+// the new workers and their workflows complete. No state is lost, no
+// workflow task fails.
 func TestWorkerLoss(t *testing.T) {
 	t.Parallel()
 	srv := sharedServer(t)
 	c := testsuite.NewClient(t, srv)
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
 	queue := queueFor(t)
 	dir := t.TempDir()
+	waitFile := func(path string) {
+		t.Helper()
+		for {
+			if _, err := os.Stat(path); err == nil {
+				return
+			}
+			select {
+			case <-ctx.Done():
+				t.Fatalf("%s never appeared: %v", path, ctx.Err())
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}
+	gated := func(name string) (fixtures.Turn, string, string) {
+		gate, started := filepath.Join(dir, name+".gate"), filepath.Join(dir, name+".started")
+		return fixtures.Turn{Node: "Gate", Output: name + " done", GateFile: gate, StartedFile: started}, gate, started
+	}
 
 	first := startWorkerProcess(t, ctx, srv.FrontendHostPort(), queue)
 
-	pausedID, busyID := queue+"-paused", queue+"-busy"
+	pausedID := queue + "-paused"
 	paused := start(t, ctx, c, queue, pausedID, fixtures.WorkflowScripted, fixtures.Stalling("Code", 6, 1))
-	gate, started := filepath.Join(dir, "gate"), filepath.Join(dir, "started")
-	busy := start(t, ctx, c, queue, busyID, fixtures.WorkflowScripted, []fixtures.Turn{
-		{Node: "Plan", Output: "plan"},
-		{Node: "Gate", Output: "gated work done", GateFile: gate, StartedFile: started},
-		{Node: "Plan", Output: "after the gate"},
+	turn1, gate1, started1 := gated("busy1")
+	busy1 := start(t, ctx, c, queue, queue+"-busy1", fixtures.WorkflowScripted, []fixtures.Turn{
+		{Node: "Plan", Output: "plan"}, turn1, {Node: "Plan", Output: "after the gate"},
 	})
-
 	before := waitStatus(t, ctx, c, pausedID, testsuite.Halted(1))
 	require.Equal(t, interceptor.ReasonStalled, before.Halt.HaltReason)
-	for {
-		if _, err := os.Stat(started); err == nil {
-			break
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("the gated activity never started: %v", ctx.Err())
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
+	waitFile(started1)
 
+	// Loss 1: a paused workflow and a running guarded activity.
 	first.kill(t)
 	second := startWorkerProcess(t, ctx, srv.FrontendHostPort(), queue)
-
 	after := waitStatus(t, ctx, c, pausedID, testsuite.Halted(1))
-	assert.Equal(t, before.Halt, after.Halt, "same halt and evidence after the worker was lost")
+	assert.Equal(t, before.Halt, after.Halt, "same halt and evidence after the first worker was lost")
 	assert.Equal(t, before.Nodes, after.Nodes)
 	assert.Equal(t, before.Cycles, after.Cycles)
 	assert.Equal(t, before.TotalCalls, after.TotalCalls)
 
-	require.NoError(t, c.SignalWorkflow(ctx, pausedID, "", interceptor.DefaultResumeSignal, map[string]string{"by": "test", "reason": "new worker"}))
+	// Loss 2: a guarded activity running on the replacement worker.
+	turn2, gate2, started2 := gated("busy2")
+	busy2 := start(t, ctx, c, queue, queue+"-busy2", fixtures.WorkflowScripted, []fixtures.Turn{
+		{Node: "Research", Output: "look"}, turn2, {Node: "Research", Output: "after the gate"},
+	})
+	waitFile(started2)
+	second.kill(t)
+	third := startWorkerProcess(t, ctx, srv.FrontendHostPort(), queue)
+	after = waitStatus(t, ctx, c, pausedID, testsuite.Halted(1))
+	assert.Equal(t, before.Halt, after.Halt, "same halt and evidence after the second worker was lost")
+
+	require.NoError(t, c.SignalWorkflow(ctx, pausedID, "", interceptor.DefaultResumeSignal, map[string]string{"by": "test", "reason": "third worker"}))
 	res := result(t, ctx, paused)
 	assert.Equal(t, 6, res.Calls)
 	assert.False(t, res.Escalated)
 
-	require.NoError(t, os.WriteFile(gate, nil, 0o644))
-	res = result(t, ctx, busy)
-	assert.Equal(t, []string{"plan", "gated work done", "after the gate"}, res.Outputs)
+	require.NoError(t, os.WriteFile(gate1, nil, 0o644))
+	require.NoError(t, os.WriteFile(gate2, nil, 0o644))
+	assert.Equal(t, []string{"plan", "busy1 done", "after the gate"}, result(t, ctx, busy1).Outputs)
+	assert.Equal(t, []string{"look", "busy2 done", "after the gate"}, result(t, ctx, busy2).Outputs)
 
 	requireHealthyHistory(t, ctx, c, pausedID, "")
-	h := requireHealthyHistory(t, ctx, c, busyID, "")
-	var attempt int32
-	for _, e := range h.GetEvents() {
-		if e.GetEventType() == enumspb.EVENT_TYPE_ACTIVITY_TASK_STARTED {
-			attempt = max(attempt, e.GetActivityTaskStartedEventAttributes().GetAttempt())
+	for _, id := range []string{queue + "-busy1", queue + "-busy2"} {
+		h := requireHealthyHistory(t, ctx, c, id, "")
+		var attempt int32
+		for _, e := range h.GetEvents() {
+			if e.GetEventType() == enumspb.EVENT_TYPE_ACTIVITY_TASK_STARTED {
+				attempt = max(attempt, e.GetActivityTaskStartedEventAttributes().GetAttempt())
+			}
 		}
+		assert.GreaterOrEqual(t, attempt, int32(2), "%s: the gated activity was retried after its worker died", id)
 	}
-	assert.GreaterOrEqual(t, attempt, int32(2), "the gated activity was retried after its worker died")
-
-	second.kill(t)
+	third.kill(t)
 }
