@@ -2,7 +2,8 @@ package interceptor
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -350,7 +351,7 @@ func buildConfig(o Options) (config, hooks, error) {
 		return config{}, hooks{}, err
 	}
 	c.Policy.Nodes = map[string]detect.NodePolicy{}
-	for _, name := range sortedKeys(o.Nodes) {
+	for _, name := range slices.Sorted(maps.Keys(o.Nodes)) {
 		n := o.Nodes[name]
 		field := fmt.Sprintf("Nodes[%s]", name)
 		if strings.TrimSpace(name) == "" {
@@ -451,13 +452,4 @@ func pick[T comparable](v, def T) T {
 		return def
 	}
 	return v
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

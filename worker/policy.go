@@ -5,9 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"reflect"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -308,7 +309,7 @@ func decodeStrict(path string, data []byte, dst reflect.Value) error {
 			return &fieldError{path: path, msg: "want a JSON object, got " + jsonKind(data)}
 		}
 		fields := jsonFields(dst.Type())
-		for _, key := range sortedKeys(obj) {
+		for _, key := range slices.Sorted(maps.Keys(obj)) {
 			i, ok := fields[key]
 			if !ok {
 				return &fieldError{path: path, msg: unknownField(key, fields)}
@@ -324,7 +325,7 @@ func decodeStrict(path string, data []byte, dst reflect.Value) error {
 			return &fieldError{path: path, msg: "want a JSON object, got " + jsonKind(data)}
 		}
 		m := reflect.MakeMapWithSize(dst.Type(), len(obj))
-		for _, key := range sortedKeys(obj) {
+		for _, key := range slices.Sorted(maps.Keys(obj)) {
 			if strings.TrimSpace(key) == "" {
 				return &fieldError{path: path, msg: "empty key"}
 			}
@@ -454,13 +455,4 @@ func truncateJSON(data []byte) string {
 		s = s[:40] + "…"
 	}
 	return s
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
