@@ -26,8 +26,8 @@
 //	}
 //
 // The Report lists each halt (reason, detector, node, iteration, evidence),
-// the answers sent (as signals, or as updates with RunOptions.UseUpdates),
-// and the guard's final status. The environment skips workflow time, so a
+// of the workflow or of its child workflows, the answers sent (as signals,
+// or as updates with RunOptions.UseUpdates), and the guard's final status. The environment skips workflow time, so a
 // loop paused for a human costs nothing: Run notices a halt through the
 // guard's loop.status query and answers it RunOptions.DecideAfter later in
 // workflow time. In the test environment the guard's loop.halted signal

@@ -10,10 +10,12 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/converter"
 	sdkinterceptor "go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/log"
 	sdktestsuite "go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/loopguard/loopguard/interceptor"
 )
@@ -99,9 +101,10 @@ type RunOptions struct {
 	Register func(r worker.Registry)
 	// Setup runs last, before the workflow starts: mocks (OnActivity),
 	// listeners, delayed callbacks, start time, headers. Run uses the local
-	// activity started listener to notice halts promptly: a listener set
-	// here replaces it, and halts are then noticed by the periodic status
-	// polls only.
+	// activity started listener to notice halts promptly, and the child
+	// workflow started listener to watch child workflows' guards too: a
+	// listener set here replaces Run's (halts are then noticed by the
+	// periodic status polls only, and halted children are not answered).
 	Setup func(env *sdktestsuite.TestWorkflowEnvironment)
 
 	// Answer decides what a human does with each halt. Default: escalate.
@@ -152,6 +155,9 @@ func (o RunOptions) withDefaults() RunOptions {
 
 // Answer records one answer Run sent to a halted workflow.
 type Answer struct {
+	// WorkflowID is the halted workflow's id: the workflow Run started, or
+	// one of its child workflows.
+	WorkflowID string
 	// HaltSeq is the Seq of the halt answered.
 	HaltSeq int
 	// Name is the signal or update sent; Update says which.
@@ -178,7 +184,8 @@ type Report struct {
 	// continued as new), or why the run did not complete.
 	Err error
 	// Halts are the halts that paused (or, with OnHalt: fail, escalated)
-	// the workflow, in order, as the status query reported them. Observed
+	// the workflow or one of its child workflows (HaltEvent.WorkflowID says
+	// which), in the order Run saw them through the status query. Observed
 	// halts (OnHalt: observe) are only counted, in FinalStatus.Halts.
 	Halts []interceptor.HaltEvent
 	// Answers are the answers Run sent.
@@ -277,11 +284,12 @@ func Run(t testing.TB, opts RunOptions, workflow any, args ...any) Report {
 	}
 	env.SetTestTimeout(o.Timeout)
 
-	r := &runner{opts: o, env: env, deadline: time.Now().Add(o.Timeout), interval: o.DecideAfter}
+	r := &runner{opts: o, env: env, deadline: time.Now().Add(o.Timeout), interval: o.DecideAfter, answered: map[string]int{}}
 	r.names = protocolNames(o.Guard, o.UseUpdates)
 	rep := Report{Env: env}
 	if !o.Unguarded {
 		env.SetOnLocalActivityStartedListener(r.onLocalActivity)
+		env.SetOnChildWorkflowStartedListener(r.onChild)
 		env.RegisterDelayedCallback(func() { r.poll(true) }, o.DecideAfter)
 	}
 	if o.Setup != nil {
@@ -312,7 +320,7 @@ func Run(t testing.TB, opts RunOptions, workflow any, args ...any) Report {
 			rep.FinalStatus = st
 			// OnHalt: fail escalates without pausing: the escalated halt
 			// is only visible now.
-			if st.Halt != nil && !r.seen(st.Halt.Seq) && !st.Halt.Observed {
+			if st.Halt != nil && !r.seen(st.Halt.WorkflowID, st.Halt.Seq) && !st.Halt.Observed {
 				r.halts = append(r.halts, *st.Halt)
 			}
 		}
@@ -359,8 +367,9 @@ type runner struct {
 	deadline time.Time
 
 	interval time.Duration
-	last     string // fingerprint of the last status seen
-	answered int    // Seq of the last halt answered
+	last     string         // fingerprint of the last statuses seen
+	answered map[string]int // workflow id ("" for the root) → Seq of the last halt answered
+	children []string       // child workflow ids, in start order
 	halts    []interceptor.HaltEvent
 	answers  []Answer
 	updates  int
@@ -369,9 +378,9 @@ type runner struct {
 	stopped  bool
 }
 
-func (r *runner) seen(seq int) bool {
+func (r *runner) seen(workflowID string, seq int) bool {
 	for _, h := range r.halts {
-		if h.Seq == seq {
+		if h.Seq == seq && h.WorkflowID == workflowID {
 			return true
 		}
 	}
@@ -385,8 +394,14 @@ func (r *runner) onLocalActivity(*activity.Info, context.Context, []any) {
 	r.env.RegisterDelayedCallback(func() { r.poll(false) }, r.opts.DecideAfter)
 }
 
-// poll looks at the guard's status and answers a new halt. The periodic
-// chain (chain=true) reschedules itself, backing off while nothing changes.
+// onChild remembers a child workflow: its guard can halt it too.
+func (r *runner) onChild(info *workflow.Info, _ workflow.Context, _ converter.EncodedValues) {
+	r.children = append(r.children, info.WorkflowExecution.ID)
+}
+
+// poll looks at the guard's status of the workflow and its children and
+// answers new halts. The periodic chain (chain=true) reschedules itself,
+// backing off while nothing changes.
 func (r *runner) poll(chain bool) {
 	if r.env.IsWorkflowCompleted() || r.stopped {
 		return
@@ -397,35 +412,58 @@ func (r *runner) poll(chain bool) {
 		r.env.CancelWorkflow()
 		return
 	}
-	st, err := queryStatus(r.env, r.names.status)
-	if err == nil && st.State == interceptor.StateHalted && st.Halt != nil && st.Halt.Seq > r.answered {
+	var fp strings.Builder
+	for _, id := range append([]string{""}, r.children...) {
+		st, err := r.query(id)
+		fmt.Fprintf(&fp, "%s:%v/%s/%d/%d;", id, err == nil, st.State, st.Halts, st.TotalCalls)
+		if err != nil || st.State != interceptor.StateHalted || st.Halt == nil || st.Halt.Seq <= r.answered[id] {
+			continue
+		}
 		if wait := r.opts.DecideAfter - r.env.Now().Sub(st.Halt.WorkflowTime); wait > 0 {
 			// Halted since less than DecideAfter: answer on time.
 			r.env.RegisterDelayedCallback(func() { r.poll(false) }, wait)
-		} else {
-			r.answer(st)
+			continue
 		}
+		r.answer(id, st)
 	}
 	if !chain {
 		return
 	}
-	fp := fmt.Sprintf("%s/%d/%d/%d", st.State, st.Halts, st.TotalCalls, len(r.answers))
-	if err != nil || fp != r.last {
+	fmt.Fprintf(&fp, "%d", len(r.answers))
+	if fp.String() != r.last {
 		r.interval = r.opts.DecideAfter
 	} else {
 		r.interval = min(2*r.interval, max(maxPollInterval, r.opts.DecideAfter))
 	}
-	r.last = fp
+	r.last = fp.String()
 	if r.env.Now().Sub(r.start) < r.opts.MaxWorkflowTime {
 		r.env.RegisterDelayedCallback(func() { r.poll(true) }, r.interval)
 	}
 }
 
-// answer sends the human's answer to the halt in st.
-func (r *runner) answer(st interceptor.Status) {
+// query asks the root workflow (id "") or a child for the guard's status.
+func (r *runner) query(id string) (interceptor.Status, error) {
+	var v converter.EncodedValue
+	var err error
+	if id == "" {
+		v, err = r.env.QueryWorkflow(r.names.status)
+	} else {
+		v, err = r.env.QueryWorkflowByID(id, r.names.status)
+	}
+	if err != nil {
+		return interceptor.Status{}, err
+	}
+	var s interceptor.Status
+	err = v.Get(&s)
+	return s, err
+}
+
+// answer sends the human's answer to the halt in st, of the root workflow
+// (id "") or of a child.
+func (r *runner) answer(id string, st interceptor.Status) {
 	h := *st.Halt
-	r.answered = h.Seq
-	if !r.seen(h.Seq) {
+	r.answered[id] = h.Seq
+	if !r.seen(h.WorkflowID, h.Seq) {
 		r.halts = append(r.halts, h)
 	}
 	action, payload := r.opts.Answer(st)
@@ -443,15 +481,19 @@ func (r *runner) answer(st interceptor.Status) {
 	case ActionEscalate:
 		name = r.names.escalate
 	}
-	a := Answer{HaltSeq: h.Seq, Name: name, Update: r.names.update, Payload: payload, Auto: auto, At: r.env.Now()}
+	a := Answer{WorkflowID: h.WorkflowID, HaltSeq: h.Seq, Name: name, Update: r.names.update, Payload: payload, Auto: auto, At: r.env.Now()}
 	idx := len(r.answers)
 	r.answers = append(r.answers, a)
 	if !r.names.update {
-		r.env.SignalWorkflow(name, payload)
+		if id == "" {
+			r.env.SignalWorkflow(name, payload)
+		} else if err := r.env.SignalWorkflowByID(id, name, payload); err != nil {
+			r.answers[idx].Rejected = err
+		}
 		return
 	}
 	r.updates++
-	r.env.UpdateWorkflow(name, fmt.Sprintf("testsuite-%d", r.updates), &sdktestsuite.TestUpdateCallback{
+	cb := &sdktestsuite.TestUpdateCallback{
 		OnReject: func(err error) { r.answers[idx].Rejected = err },
 		OnComplete: func(v any, err error) {
 			if err != nil {
@@ -462,7 +504,13 @@ func (r *runner) answer(st interceptor.Status) {
 				r.answers[idx].Decision = &d
 			}
 		},
-	}, payload)
+	}
+	uid := fmt.Sprintf("testsuite-%d", r.updates)
+	if id == "" {
+		r.env.UpdateWorkflow(name, uid, cb, payload)
+	} else if err := r.env.UpdateWorkflowByID(id, name, uid, cb, payload); err != nil {
+		r.answers[idx].Rejected = err
+	}
 }
 
 // queryStatus asks the test environment's workflow for the guard's status.

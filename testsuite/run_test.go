@@ -165,3 +165,37 @@ func scenario(t *testing.T, name string) workflows.Scenario {
 	t.Fatalf("no scenario %q", name)
 	return workflows.Scenario{}
 }
+
+// parentOfStalling runs a stalling ScriptedLoop as a child workflow: the
+// child's own guard halts it.
+func parentOfStalling(ctx workflow.Context) (fixtures.Result, error) {
+	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{WorkflowID: "stalling-child"})
+	var res fixtures.Result
+	err := workflow.ExecuteChildWorkflow(cctx, fixtures.ScriptedLoop, fixtures.Stalling("Code", 6, 1)).Get(ctx, &res)
+	return res, err
+}
+
+func TestRunAnswersChildWorkflowHalts(t *testing.T) {
+	for _, updates := range []bool{false, true} {
+		t.Run(map[bool]string{false: "signals", true: "updates"}[updates], func(t *testing.T) {
+			rep := testsuite.Run(t, testsuite.RunOptions{
+				Register:   fixtures.Register,
+				Answer:     testsuite.Resume("child may go on"),
+				UseUpdates: updates,
+			}, parentOfStalling)
+			t.Log(rep)
+			require.NoError(t, rep.Err)
+			var res fixtures.Result
+			require.NoError(t, rep.Result(&res))
+			assert.Equal(t, 6, res.Calls)
+			assert.False(t, res.Escalated)
+			require.Len(t, rep.Halts, 1)
+			assert.Equal(t, "stalling-child", rep.Halts[0].WorkflowID)
+			assert.Equal(t, interceptor.ReasonStalled, rep.Halts[0].HaltReason)
+			require.Len(t, rep.Answers, 1)
+			assert.Equal(t, "stalling-child", rep.Answers[0].WorkflowID)
+			assert.NoError(t, rep.Answers[0].Rejected)
+			assert.Equal(t, 1, rep.FinalStatus.TotalCalls, "the parent's own guard saw one call: the child")
+		})
+	}
+}
