@@ -167,7 +167,7 @@ func resumeHalted(t *testing.T, ctx context.Context, c client.Client, queue stri
 func TestLoad(t *testing.T) {
 	srv := sharedServer(t)
 	c := testsuite.NewClient(t, srv)
-	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 240*time.Second)
 	defer cancel()
 
 	gq := queueFor(t) + "-guarded"
