@@ -3,11 +3,13 @@ package interceptor
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"unicode/utf8"
 
 	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/loopguard/loopguard/interceptor/detect"
@@ -48,12 +50,28 @@ func decodeInput(maxBytes int, p *commonpb.Payload, v *humanRequest) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return fmt.Errorf("malformed JSON: %v", err)
+		return fmt.Errorf("malformed JSON: %s", jsonProblem(err))
 	}
 	if dec.More() {
 		return fmt.Errorf("malformed JSON: trailing data after the object")
 	}
 	return v.validate()
+}
+
+// jsonProblem says what is wrong with a payload in the payload's own terms,
+// without the Go type names encoding/json puts in its errors.
+func jsonProblem(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		field := te.Field
+		if field == "" {
+			field = "the payload"
+		} else {
+			field = fmt.Sprintf("field %q", field)
+		}
+		return fmt.Sprintf("%s must not be a JSON %s", field, te.Value)
+	}
+	return err.Error()
 }
 
 // humanRequest is the union of the human payloads; each signal accepts only
@@ -210,10 +228,11 @@ func (g *guard) registerUpdates(ctx workflow.Context) error {
 	} {
 		name, action := u.name, u.action
 		validate := func(ctx workflow.Context, raw converter.RawValue) error {
-			if _, err := g.parse(name, raw.Payload()); err != nil {
-				return err
+			_, err := g.parse(name, raw.Payload())
+			if err == nil {
+				err = g.checkDecision(name)
 			}
-			return g.checkDecision(name)
+			return rejection(err)
 		}
 		handle := func(ctx workflow.Context, raw converter.RawValue) (Decision, error) {
 			req, err := g.parse(name, raw.Payload())
@@ -221,7 +240,7 @@ func (g *guard) registerUpdates(ctx workflow.Context) error {
 				err = g.checkDecision(name)
 			}
 			if err != nil {
-				return Decision{}, err
+				return Decision{}, rejection(err)
 			}
 			return g.decide(action, req), nil
 		}
@@ -230,4 +249,18 @@ func (g *guard) registerUpdates(ctx workflow.Context) error {
 		}
 	}
 	return nil
+}
+
+// InputRejectedErrorType is the ApplicationError type an update caller
+// receives when the guard refuses its input. Sending the same input again
+// cannot succeed, so it is not retryable.
+const InputRejectedErrorType = "LoopInputRejected"
+
+// rejection turns an *InputError into the error an update caller sees.
+func rejection(err error) error {
+	var ie *InputError
+	if errors.As(err, &ie) {
+		return temporal.NewNonRetryableApplicationError(ie.Error(), InputRejectedErrorType, nil)
+	}
+	return err
 }

@@ -36,7 +36,10 @@ func (g *guard) ownHaltSeq(in *sdkinterceptor.HandleSignalInput) int {
 	if err := converter.GetDefaultDataConverter().FromPayload(p, &ev); err != nil {
 		return 0
 	}
-	if ev.WorkflowID != g.info.WorkflowExecution.ID || ev.RunID != g.info.WorkflowExecution.RunID {
+	// The run id alone identifies the execution; the workflow id would not
+	// do under the SDK's file replayer, which replays every history as
+	// workflow "ReplayId".
+	if ev.RunID != g.info.WorkflowExecution.RunID {
 		return 0
 	}
 	return ev.Seq

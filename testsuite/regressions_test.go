@@ -3,7 +3,6 @@ package testsuite_test
 import (
 	"context"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -21,14 +20,6 @@ import (
 	"github.com/loopguard/loopguard/testsuite/internal/fixtures"
 	"github.com/loopguard/loopguard/workflows"
 )
-
-// skipKnownBugs lets CI stay green while a reported bug in another package
-// is being fixed: set LOOPGUARD_SKIP_KNOWN_BUGS=1.
-func skipKnownBugs(t *testing.T) {
-	if os.Getenv("LOOPGUARD_SKIP_KNOWN_BUGS") != "" {
-		t.Skip("known bug in package interceptor, skipped by LOOPGUARD_SKIP_KNOWN_BUGS")
-	}
-}
 
 // TestFailPolicyHaltCompletesCleanly is the regression test of a bug this
 // package found in package interceptor (fixed in guard version 2, commit
@@ -79,23 +70,13 @@ func TestFailPolicyHaltCompletesCleanly(t *testing.T) {
 	assert.Equal(t, enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED, h.GetEvents()[len(h.GetEvents())-1].GetEventType())
 }
 
-// TestBugEchoWaitBreaksSDKReplayer shows a bug of package interceptor's
-// guard version 2: histories in which an OnHalt: fail or observe halt
-// happened do not replay on the SDK's own file replayer
-// (worker.WorkflowReplayer.ReplayWorkflowHistoryFromJSONFile, the usual
-// replay test in users' CI), although they replay with testsuite.ReplayFile.
-// The halt now waits for its loop.halted echo, and the guard recognises its
-// echo by comparing the HaltEvent's WorkflowID with the running
-// execution's; the SDK's file replayer runs every history as workflow
-// "ReplayId", so the echo is never recognised, the halt waits for ever, and
-// the replay reports non-determinism. (The same histories replay when the
-// replayer is given the original workflow id.)
-//
-// A fix in the guard: recognise the echo by RunID alone (the replayer keeps
-// the original run id), or by a token of the guard's own in the payload,
-// rather than by the workflow id.
-func TestBugEchoWaitBreaksSDKReplayer(t *testing.T) {
-	skipKnownBugs(t)
+// TestSDKReplayerReplaysEchoWait is the regression test of a second bug
+// found here: a guard-version-2 halt under OnHalt fail or observe waits for
+// its loop.halted echo, and the guard recognised the echo by workflow id;
+// the SDK's file replayer runs every history as workflow "ReplayId", so the
+// echo went unrecognised and replay reported non-determinism. The guard now
+// recognises its echo by run id, which the replayer keeps.
+func TestSDKReplayerReplaysEchoWait(t *testing.T) {
 	for _, name := range []string{"fail-oscillating.json", "observe-identical-patch.json"} {
 		t.Run(name, func(t *testing.T) {
 			path := filepath.Join(historiesDir, name)
