@@ -27,7 +27,6 @@ func TestContinueAsNewCarriesState(t *testing.T) {
 	give := distinct(6, "Research")
 
 	first := newEnv(t, opts)
-	first.RegisterWorkflow(continuingLoop)
 	first.ExecuteWorkflow(continuingLoop, give, 3)
 	require.True(t, first.IsWorkflowCompleted())
 	var can *workflow.ContinueAsNewError
@@ -38,7 +37,6 @@ func TestContinueAsNewCarriesState(t *testing.T) {
 	// The next run starts with the carried header: three calls are already
 	// spent, so the second call of this run is the fifth and exceeds 4.
 	second := newEnv(t, interceptor.Options{MaxCallsPerNode: 100}) // a redeploy with other options
-	second.RegisterWorkflow(continuingLoop)
 	second.SetHeader(can.Header)
 	var halted interceptor.Status
 	second.RegisterDelayedCallback(func() {

@@ -129,17 +129,15 @@ func (g *guard) observeReady(ctx workflow.Context) {
 
 // observation reads a finished call's result or error. Get on a ready
 // future does not block and decodes the stored payload again, so the
-// workflow's own Get is unaffected.
+// workflow's own Get is unaffected; into a RawValue it does not decode at
+// all.
 func (g *guard) observation(ctx workflow.Context, p pendingCall) detect.Observation {
-	if err := p.fut.Get(ctx, nil); err != nil {
+	var raw converter.RawValue
+	if err := p.fut.Get(ctx, &raw); err != nil {
 		kind, msg := errorKind(err)
 		return detect.Observation{Failed: true, ErrorSig: detect.ErrorSignature(kind, msg)}
 	}
-	var raw converter.RawValue
-	var data []byte
-	if p.fut.Get(ctx, &raw) == nil && raw.Payload() != nil {
-		data = raw.Payload().GetData()
-	}
+	data := raw.Payload().GetData()
 	obs := detect.Extract(g.cfg.Policy, p.node, data)
 	if g.hooks.resultHook != nil {
 		g.hooks.resultHook(p.node, data, &obs)

@@ -205,6 +205,20 @@ func TestGuardHalts(t *testing.T) {
 			wantCalls: 3,
 		},
 		{
+			name:      "results without a value are no stall",
+			give:      repeat(6, "Notify", ""),
+			wantCalls: 6,
+		},
+		{
+			name:         "failures without a value still repeat",
+			give:         []turn{{Node: "Notify", Err: "smtp 421"}, {Node: "Notify", Err: "smtp 421"}, {Node: "Notify", Err: "smtp 421"}, {Node: "Notify"}},
+			decision:     "resume",
+			wantReason:   interceptor.ReasonRepeatedError,
+			wantDetector: detect.DetectorRepeatedError,
+			wantNode:     "Notify",
+			wantCalls:    4,
+		},
+		{
 			name:      "exempt poller",
 			opts:      interceptor.Options{Nodes: map[string]interceptor.NodeOptions{"Poll": {Exempt: true}}},
 			give:      repeat(15, "Poll", "pending"),

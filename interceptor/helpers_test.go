@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"go.temporal.io/sdk/activity"
 	sdkinterceptor "go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/temporal"
@@ -98,6 +97,14 @@ func agent(_ context.Context, t turn, i int) (agentResult, error) {
 	return r, nil
 }
 
+// notify is an activity with no result, like a notification or a write.
+func notify(_ context.Context, t turn, i int) error {
+	if t.Err != "" {
+		return temporal.NewNonRetryableApplicationError(t.Err, "NotifyError", nil)
+	}
+	return nil
+}
+
 // nodes are the activity names the scripts use.
 var nodes = []string{"Code", "Verify", "Plan", "Research", "Poll"}
 
@@ -110,10 +117,7 @@ func newEnv(t *testing.T, opts interceptor.Options) *testsuite.TestWorkflowEnvir
 	g, err := interceptor.New(opts)
 	require.NoError(t, err)
 	env.SetWorkerOptions(worker.Options{Interceptors: []sdkinterceptor.WorkerInterceptor{g}})
-	env.RegisterWorkflow(scriptLoop)
-	for _, n := range nodes {
-		env.RegisterActivityWithOptions(agent, activity.RegisterOptions{Name: n})
-	}
+	registerScript(env)
 	env.SetTestTimeout(30 * time.Second)
 	return env
 }

@@ -52,6 +52,7 @@ func registerScript(reg worker.Registry) {
 	for _, n := range nodes {
 		reg.RegisterActivityWithOptions(agent, activity.RegisterOptions{Name: n})
 	}
+	reg.RegisterActivityWithOptions(notify, activity.RegisterOptions{Name: "Notify"})
 }
 
 func (r *realServer) start(ctx context.Context, id string, wf any, args ...any) client.WorkflowRun {
