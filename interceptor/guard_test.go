@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/loopguard/loopguard/interceptor"
 	"github.com/loopguard/loopguard/interceptor/detect"
@@ -320,6 +321,65 @@ func TestGuardPolicies(t *testing.T) {
 		assert.False(t, res.Escalated)
 		assert.Equal(t, 5, res.Calls)
 	})
+}
+
+func TestHooks(t *testing.T) {
+	t.Run("NodeName merges calls into one node", func(t *testing.T) {
+		env := newEnv(t, interceptor.Options{NodeName: func(c interceptor.Call) string {
+			if c.Kind == interceptor.KindActivity {
+				return "agent"
+			}
+			return ""
+		}})
+		var halted interceptor.Status
+		env.RegisterDelayedCallback(func() { halted = status(t, env); env.SignalWorkflow("escalate", nil) }, decideAfter)
+		env.ExecuteWorkflow(scriptLoop, []turn{{Node: "Code", Output: "x"}, {Node: "Verify", Output: "x"}, {Node: "Plan", Output: "x"}, {Node: "Code", Output: "y"}})
+		assert.True(t, result(t, env).Escalated)
+		require.NotNil(t, halted.Halt)
+		assert.Equal(t, "agent", halted.Halt.Node)
+		assert.Equal(t, detect.DetectorIdenticalOutput, halted.Halt.Detector)
+	})
+	t.Run("ResultHook declares a metric", func(t *testing.T) {
+		env := newEnv(t, interceptor.Options{ResultHook: func(node string, data []byte, obs *interceptor.Observation) {
+			if node == "Verify" {
+				obs.HasMetric, obs.Metric = true, float64(strings.Count(string(data), "fail"))
+			}
+		}})
+		var halted interceptor.Status
+		env.RegisterDelayedCallback(func() { halted = status(t, env); env.SignalWorkflow("escalate", nil) }, decideAfter)
+		give := []turn{
+			{Node: "Verify", Output: "fail fail run1"}, {Node: "Verify", Output: "fail fail run2"},
+			{Node: "Verify", Output: "fail fail run3"}, {Node: "Verify", Output: "fail fail run4"}, {Node: "Verify", Output: "ok"},
+		}
+		env.ExecuteWorkflow(scriptLoop, give)
+		assert.True(t, result(t, env).Escalated)
+		require.NotNil(t, halted.Halt)
+		assert.Equal(t, detect.DetectorNoImprovement, halted.Halt.Detector)
+		assert.Equal(t, []float64{3, 3, 3, 3}, halted.Halt.Evidence.Metrics, "two in the output, one in the \"failing\" key")
+	})
+	t.Run("GuardWorkflow leaves an execution unguarded", func(t *testing.T) {
+		env := newEnv(t, interceptor.Options{GuardWorkflow: func(info *workflow.Info) bool { return info.WorkflowType.Name != "scriptLoop" }})
+		env.ExecuteWorkflow(scriptLoop, repeat(6, "Code", "same"))
+		assert.Equal(t, 6, result(t, env).Calls)
+		assert.Equal(t, interceptor.StateDisabled, status(t, env).State)
+	})
+}
+
+func TestHumanHaltInObserveModePauses(t *testing.T) {
+	env := newEnv(t, interceptor.Options{OnHalt: interceptor.OnHaltObserve})
+	give := distinct(4, "Plan")
+	for i := range give {
+		give[i].Sleep = time.Minute
+	}
+	var halted interceptor.Status
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow("halt", nil) }, 90*time.Second)
+	env.RegisterDelayedCallback(func() { halted = status(t, env); env.SignalWorkflow("escalate", nil) }, decideAfter)
+	env.ExecuteWorkflow(scriptLoop, give)
+	assert.True(t, result(t, env).Escalated)
+	assert.Equal(t, interceptor.StateHalted, halted.State)
+	require.NotNil(t, halted.Halt)
+	assert.Equal(t, interceptor.ReasonUserStop, halted.Halt.HaltReason)
+	assert.False(t, halted.Halt.Observed)
 }
 
 func TestHumanHalt(t *testing.T) {

@@ -35,22 +35,27 @@ var suggestions = map[detect.Reason][]string{
 // must not.
 func (g *guard) halt(ctx workflow.Context, node string, trip *detect.Trip) error {
 	g.halts++
+	policy := g.cfg.OnHalt
+	if trip.Reason == ReasonUserStop && policy == OnHaltObserve {
+		// Shadow mode is for the detectors; a human who asks to stop means it.
+		policy = OnHaltPause
+	}
 	ev := g.haltEvent(trip)
 	if ev.Node == "" {
 		// A human stop names no node: it is the call it stops.
 		ev.Node = node
 	}
-	ev.Observed = g.cfg.OnHalt == OnHaltObserve
+	ev.Observed = policy == OnHaltObserve
 	g.lastHalt = &ev
 
 	log := g.next.GetLogger(ctx)
 	log.Warn("loopguard: loop halted", "reason", ev.HaltReason, "detector", ev.Detector,
-		"node", ev.Node, "cycleId", ev.CycleID, "iteration", ev.Iteration, "message", ev.Message, "onHalt", g.cfg.OnHalt)
-	g.next.GetMetricsHandler(ctx).WithTags(map[string]string{"reason": string(ev.HaltReason), "on_halt": string(g.cfg.OnHalt)}).
+		"node", ev.Node, "cycleId", ev.CycleID, "iteration", ev.Iteration, "message", ev.Message, "onHalt", policy)
+	g.next.GetMetricsHandler(ctx).WithTags(map[string]string{"reason": string(ev.HaltReason), "on_halt": string(policy)}).
 		Counter(MetricHalts).Inc(1)
-	g.raiseHalted(ctx, ev)
+	g.raiseHalted(ctx, ev, policy)
 
-	switch g.cfg.OnHalt {
+	switch policy {
 	case OnHaltObserve:
 		g.state.Resume(trip, detect.Extension{})
 		return nil
@@ -185,7 +190,7 @@ type haltedSignal struct {
 // SignalExternalWorkflow (temporalio/temporal#682), so a local activity
 // signals it through the worker's client. A failure is logged, never fatal:
 // the halt itself stands, with its evidence in the status query and memo.
-func (g *guard) raiseHalted(ctx workflow.Context, ev HaltEvent) {
+func (g *guard) raiseHalted(ctx workflow.Context, ev HaltEvent, policy OnHalt) {
 	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
 		ScheduleToCloseTimeout: g.cfg.HaltSignalTimeout,
 		RetryPolicy:            &temporal.RetryPolicy{MaximumAttempts: 3},
@@ -204,7 +209,7 @@ func (g *guard) raiseHalted(ctx workflow.Context, ev HaltEvent) {
 		g.next.GetLogger(ctx).Warn("loopguard: could not raise loop.halted", "error", err)
 		return
 	}
-	if g.cfg.OnHalt != OnHaltPause && g.version >= versionEchoWait {
+	if policy != OnHaltPause && g.version >= versionEchoWait {
 		// The workflow goes on in this task and may complete in it; the
 		// server refuses to complete a workflow whose task saw a new event
 		// arrive (the signal just sent), failing the task. Waiting for the
