@@ -36,7 +36,7 @@ var suggestions = map[detect.Reason][]string{
 func (g *guard) halt(ctx workflow.Context, node string, trip *detect.Trip) error {
 	g.halts++
 	policy := g.cfg.OnHalt
-	if trip.Reason == ReasonUserStop && policy == OnHaltObserve {
+	if trip.Reason == ReasonUserStop && policy == OnHaltObserve && g.version >= versionStopWins {
 		// Shadow mode is for the detectors; a human who asks to stop means it.
 		policy = OnHaltPause
 	}
