@@ -60,7 +60,7 @@
 //	signal / update  payload                                        effect
 //	resume           {"reason":"..","by":"..","extend":{"maxCycleIterations":4}}  the call proceeds; the tripped counter is reset, or its limit raised by extend
 //	escalate         {"reason":"..","by":".."}                       the call returns a LoopEscalated error (see IsEscalated)
-//	halt             {"reason":"..","by":".."}                       stop at the next guarded call (user_stop)
+//	halt             {"reason":"..","by":".."}                       stop at the next guarded call (user_stop), even in observe mode
 //	loop.status      (query)                                        Status: state, halt, cycles, nodes, last decision and rejection
 //
 // The resume and escalate updates answer synchronously; their validators
