@@ -515,13 +515,5 @@ func (r *runner) answer(id string, st interceptor.Status) {
 
 // queryStatus asks the test environment's workflow for the guard's status.
 func queryStatus(env *sdktestsuite.TestWorkflowEnvironment, query string) (interceptor.Status, error) {
-	v, err := env.QueryWorkflow(query)
-	if err != nil {
-		return interceptor.Status{}, err
-	}
-	var s interceptor.Status
-	if err := v.Get(&s); err != nil {
-		return interceptor.Status{}, err
-	}
-	return s, nil
+	return decodeStatus(env.QueryWorkflow(query))
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 	sdkinterceptor "go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
@@ -100,13 +101,17 @@ func StartWorker(t testing.TB, c client.Client, taskQueue string, opts WorkerOpt
 // QueryStatus asks a running (or closed) workflow for the guard's status
 // through the default loop.status query.
 func QueryStatus(ctx context.Context, c client.Client, workflowID, runID string) (interceptor.Status, error) {
-	v, err := c.QueryWorkflow(ctx, workflowID, runID, interceptor.DefaultStatusQuery)
+	return decodeStatus(c.QueryWorkflow(ctx, workflowID, runID, interceptor.DefaultStatusQuery))
+}
+
+// decodeStatus decodes the answer of a loop.status query.
+func decodeStatus(v converter.EncodedValue, err error) (interceptor.Status, error) {
 	if err != nil {
 		return interceptor.Status{}, err
 	}
 	var s interceptor.Status
 	if err := v.Get(&s); err != nil {
-		return interceptor.Status{}, err
+		return interceptor.Status{}, fmt.Errorf("decode %s: %w", interceptor.DefaultStatusQuery, err)
 	}
 	return s, nil
 }
