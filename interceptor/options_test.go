@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/worker"
 
 	"github.com/loopguard/loopguard/interceptor"
 )
@@ -52,4 +54,18 @@ func TestZeroOptionsWork(t *testing.T) {
 	p, err := interceptor.NewPlugin(interceptor.Options{})
 	require.NoError(t, err)
 	assert.Equal(t, interceptor.PluginName, p.Name())
+}
+
+func TestPluginGuardsLikeTheInterceptor(t *testing.T) {
+	p, err := interceptor.NewPlugin(interceptor.Options{OnHalt: interceptor.OnHaltFail})
+	require.NoError(t, err)
+	var s testsuite.WorkflowTestSuite
+	s.SetLogger(quietLogger())
+	env := s.NewTestWorkflowEnvironment()
+	env.SetWorkerOptions(worker.Options{Plugins: []worker.Plugin{p}})
+	registerScript(env)
+	env.ExecuteWorkflow(scriptLoop, repeat(5, "Code", "same"))
+	res := result(t, env)
+	assert.True(t, res.Escalated, "the plugin's guard escalates the stall")
+	assert.Equal(t, 4, res.Calls)
 }
