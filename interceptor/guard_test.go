@@ -1,12 +1,14 @@
 package interceptor_test
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/workflow"
 
@@ -182,6 +184,17 @@ func TestGuardHalts(t *testing.T) {
 			wantDetector: detect.DetectorTotalCalls,
 			wantNode:     "Research",
 			wantCalls:    6,
+			wantEsc:      true,
+		},
+		{
+			name:         "cost budget",
+			opts:         interceptor.Options{MaxCost: 10, Nodes: map[string]interceptor.NodeOptions{"Research": {CostField: "cost"}}},
+			give:         []turn{{Node: "Research", Output: "a", Cost: 4}, {Node: "Research", Output: "b", Cost: 4}, {Node: "Research", Output: "c", Cost: 4}, {Node: "Plan", Output: "p"}},
+			decision:     "escalate",
+			wantReason:   interceptor.ReasonBudgetExceeded,
+			wantDetector: detect.DetectorTotalCost,
+			wantNode:     "Plan",
+			wantCalls:    4,
 			wantEsc:      true,
 		},
 		{
@@ -363,6 +376,25 @@ func TestHooks(t *testing.T) {
 		assert.Equal(t, 6, result(t, env).Calls)
 		assert.Equal(t, interceptor.StateDisabled, status(t, env).State)
 	})
+}
+
+func TestNodeRuntimeBudget(t *testing.T) {
+	env := newEnv(t, interceptor.Options{Nodes: map[string]interceptor.NodeOptions{"Research": {MaxRuntime: 25 * time.Minute}}})
+	// Each research call takes ten minutes of workflow time.
+	env.OnActivity("Research", mock.Anything, mock.Anything, mock.Anything).After(10 * time.Minute).Return(
+		func(_ context.Context, _ turn, i int) (agentResult, error) {
+			return agentResult{Output: fmt.Sprint("findings ", i)}, nil
+		})
+	var halted interceptor.Status
+	env.RegisterDelayedCallback(func() { halted = status(t, env); env.SignalWorkflow("escalate", nil) }, 5*decideAfter)
+	give := []turn{{Node: "Research"}, {Node: "Plan", Output: "1"}, {Node: "Research"}, {Node: "Plan", Output: "2"}, {Node: "Research"}, {Node: "Plan", Output: "3"}, {Node: "Research"}}
+	env.ExecuteWorkflow(scriptLoop, give)
+	assert.True(t, result(t, env).Escalated)
+	require.NotNil(t, halted.Halt)
+	assert.Equal(t, detect.DetectorNodeRuntime, halted.Halt.Detector)
+	assert.Equal(t, "Research", halted.Halt.Node)
+	require.NotEmpty(t, halted.Nodes)
+	assert.Equal(t, 30*time.Minute, halted.Nodes[0].Runtime, "three ten-minute calls")
 }
 
 func TestHumanHaltInObserveModePauses(t *testing.T) {

@@ -26,6 +26,8 @@ type turn struct {
 	Err    string `json:"err,omitempty"`
 	// Failing is a metric some tests declare.
 	Failing int `json:"failing,omitempty"`
+	// Cost is what the call spent, for cost budgets.
+	Cost float64 `json:"cost,omitempty"`
 	// With starts this call together with the next one (fan-out).
 	With bool `json:"with,omitempty"`
 	// Stamp makes the result carry the call's index, like a timestamp.
@@ -36,9 +38,10 @@ type turn struct {
 
 // agentResult is what the scripted agent returns.
 type agentResult struct {
-	Output  string `json:"output"`
-	Failing int    `json:"failing"`
-	At      int    `json:"at"` // a varying field, ignored by some tests
+	Output  string  `json:"output"`
+	Failing int     `json:"failing"`
+	Cost    float64 `json:"cost,omitempty"`
+	At      int     `json:"at"` // a varying field, ignored by some tests
 }
 
 // loopResult is what scriptLoop returns.
@@ -90,7 +93,7 @@ func agent(_ context.Context, t turn, i int) (agentResult, error) {
 	if t.Err != "" {
 		return agentResult{}, temporal.NewNonRetryableApplicationError(t.Err, "AgentError", nil)
 	}
-	r := agentResult{Output: t.Output, Failing: t.Failing}
+	r := agentResult{Output: t.Output, Failing: t.Failing, Cost: t.Cost}
 	if t.Stamp {
 		r.At = i
 	}
