@@ -108,7 +108,11 @@ func evidenceTrend(c config, ev *HaltEvent) string {
 	case len(e.ErrorSignatures) > 0:
 		return "errors " + strings.Join(e.ErrorSignatures, " → ")
 	case len(e.OutputHashes) > 0:
-		return "outputs " + strings.Join(e.OutputHashes, " → ")
+		short := make([]string, len(e.OutputHashes))
+		for i, h := range e.OutputHashes {
+			short[i] = h[:min(len(h), 8)]
+		}
+		return "outputs " + strings.Join(short, " → ")
 	case len(e.Transitions) > 0:
 		return "transitions " + strings.Join(e.Transitions, ", ")
 	}
