@@ -21,7 +21,7 @@ const (
 	// recorded by an older guard replay as they were recorded.
 	versionFirst    = workflow.Version(1) // the first guarded release
 	versionEchoWait = workflow.Version(2) // fail/observe halts wait for the loop.halted echo
-	versionStopWins = workflow.Version(3) // a human's halt pauses even in observe mode
+	versionStopWins = workflow.Version(3) // a human's halt pauses even in observe mode; one pause at a time
 	guardedVersion  = versionStopWins     // what new executions run
 	// carryHeader carries the guard's state across continue-as-new.
 	carryHeader = "loopguard-carry"

@@ -79,6 +79,14 @@ func (g *guard) nodeName(kind CallKind, typ string, args []any) string {
 // the detectors whether the call may go ahead, halting as the policy says
 // when it may not. A non-nil error (LoopEscalated) replaces the call.
 func (g *guard) admit(ctx workflow.Context, node string) (detect.StepRef, error) {
+	if g.paused != nil && g.version >= versionStopWins {
+		// Another coroutine of the workflow is paused on a halt: calls from
+		// parallel branches wait for the same human decision rather than
+		// raising halts of their own.
+		if err := workflow.Await(ctx, func() bool { return g.paused == nil }); err != nil {
+			return detect.StepRef{}, err
+		}
+	}
 	g.observeReady(ctx)
 	for round := 0; round < maxAdmitRounds; round++ {
 		ref, trip := g.state.Begin(node, workflow.Now(ctx))

@@ -397,6 +397,26 @@ func TestNodeRuntimeBudget(t *testing.T) {
 	assert.Equal(t, 30*time.Minute, halted.Nodes[0].Runtime, "three ten-minute calls")
 }
 
+func TestParallelBranchesShareOnePause(t *testing.T) {
+	env := newEnv(t, interceptor.Options{})
+	looping := repeat(5, "Code", "same")
+	other := distinct(4, "Research")
+	for i := range other {
+		other[i].Sleep = 10 * time.Minute // still working when the loop halts
+	}
+	var halted interceptor.Status
+	env.RegisterDelayedCallback(func() { halted = status(t, env); env.SignalWorkflow("resume", nil) }, decideAfter)
+	env.ExecuteWorkflow(twoBranches, looping, other)
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+	var res []loopResult
+	require.NoError(t, env.GetWorkflowResult(&res))
+	assert.Equal(t, 5, res[0].Calls)
+	assert.Equal(t, 4, res[1].Calls)
+	assert.Equal(t, 1, halted.Halts, "the branch that calls while the other is paused waits for the same decision")
+	assert.Equal(t, 1, status(t, env).Halts)
+}
+
 func TestHumanHaltInObserveModePauses(t *testing.T) {
 	env := newEnv(t, interceptor.Options{OnHalt: interceptor.OnHaltObserve})
 	give := distinct(4, "Plan")

@@ -2,6 +2,7 @@ package interceptor_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -166,4 +167,21 @@ func result(t *testing.T, env *testsuite.TestWorkflowEnvironment) loopResult {
 // quietLogger keeps test output to errors.
 func quietLogger() log.Logger {
 	return log.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})))
+}
+
+// twoBranches runs two scripts side by side in workflow coroutines, as an
+// agent with parallel sub-agents would.
+func twoBranches(ctx workflow.Context, a, b []turn) ([]loopResult, error) {
+	results := make([]loopResult, 2)
+	errs := make([]error, 2)
+	wg := workflow.NewWaitGroup(ctx)
+	for i, turns := range [][]turn{a, b} {
+		wg.Add(1)
+		workflow.Go(ctx, func(ctx workflow.Context) {
+			defer wg.Done()
+			results[i], errs[i] = scriptLoop(ctx, turns)
+		})
+	}
+	wg.Wait(ctx)
+	return results, errors.Join(errs...)
 }

@@ -49,6 +49,7 @@ func (r *realServer) startWorker(opts interceptor.Options) worker.Worker {
 func registerScript(reg worker.Registry) {
 	reg.RegisterWorkflow(scriptLoop)
 	reg.RegisterWorkflow(continuingLoop)
+	reg.RegisterWorkflow(twoBranches)
 	for _, n := range nodes {
 		reg.RegisterActivityWithOptions(agent, activity.RegisterOptions{Name: n})
 	}
