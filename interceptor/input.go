@@ -11,8 +11,6 @@ import (
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
-
-	"github.com/loopguard/loopguard/interceptor/detect"
 )
 
 // maxTextLen bounds the free-text fields of human input.
@@ -22,7 +20,7 @@ const maxTextLen = 1024
 // unknown fields, no trailing data, at most maxBytes. A missing payload or
 // JSON null leaves v as it is. A bare JSON string is taken as the reason,
 // which is what someone typing `--input '"looks fine"'` means.
-func decodeInput(maxBytes int, p *commonpb.Payload, v *humanRequest) error {
+func decodeInput(maxBytes int, p *commonpb.Payload, v *ResumeRequest) error {
 	if p == nil {
 		return nil
 	}
@@ -74,15 +72,10 @@ func jsonProblem(err error) string {
 	return err.Error()
 }
 
-// humanRequest is the union of the human payloads; each signal accepts only
-// its own fields (see fieldsAllowed).
-type humanRequest struct {
-	Reason string            `json:"reason,omitempty"`
-	By     string            `json:"by,omitempty"`
-	Extend *detect.Extension `json:"extend,omitempty"`
-}
+// Human payloads are all decoded as a ResumeRequest, the widest of them;
+// escalate and halt then refuse its "extend" (see parse).
 
-func (r *humanRequest) validate() error {
+func (r *ResumeRequest) validate() error {
 	for _, f := range []struct{ name, v string }{{"reason", r.Reason}, {"by", r.By}} {
 		if len(f.v) > maxTextLen {
 			return fmt.Errorf("%s is %d bytes long, more than %d", f.name, len(f.v), maxTextLen)
@@ -113,8 +106,8 @@ func firstPayload(ps *commonpb.Payloads) (*commonpb.Payload, error) {
 }
 
 // parse decodes the payload of the named human input.
-func (g *guard) parse(name string, p *commonpb.Payload) (humanRequest, error) {
-	var req humanRequest
+func (g *guard) parse(name string, p *commonpb.Payload) (ResumeRequest, error) {
+	var req ResumeRequest
 	if err := decodeInput(g.cfg.MaxPayloadBytes, p, &req); err != nil {
 		return req, &InputError{Name: name, Reason: err.Error()}
 	}
@@ -138,7 +131,7 @@ func (g *guard) checkDecision(name string) error {
 }
 
 // decide records a human decision for the paused call.
-func (g *guard) decide(action string, req humanRequest) Decision {
+func (g *guard) decide(action string, req ResumeRequest) Decision {
 	d := Decision{Action: action, Reason: req.Reason, By: req.By, HaltSeq: g.paused.Seq}
 	g.decision = &d
 	if req.Extend != nil {
@@ -151,7 +144,7 @@ func (g *guard) decide(action string, req humanRequest) Decision {
 // must not block. Bad input is recorded and logged, never fatal.
 func (g *guard) onSignal(ctx workflow.Context, name string, args *commonpb.Payloads) {
 	p, err := firstPayload(args)
-	var req humanRequest
+	var req ResumeRequest
 	if err == nil {
 		req, err = g.parse(name, p)
 	}
@@ -175,7 +168,7 @@ func (g *guard) onSignal(ctx workflow.Context, name string, args *commonpb.Paylo
 }
 
 // stop asks for a user_stop halt at the next guarded call.
-func (g *guard) stop(ctx workflow.Context, name string, req humanRequest) error {
+func (g *guard) stop(ctx workflow.Context, name string, req ResumeRequest) error {
 	if g.paused != nil {
 		return &InputError{Name: name, Reason: fmt.Sprintf("already halted (halt %d)", g.paused.Seq)}
 	}

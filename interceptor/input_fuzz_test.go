@@ -25,7 +25,7 @@ func FuzzDecodeInput(f *testing.F) {
 			enc = converter.MetadataEncodingJSON
 		}
 		p := &commonpb.Payload{Metadata: map[string][]byte{converter.MetadataEncoding: []byte(enc)}, Data: data}
-		var req humanRequest
+		var req ResumeRequest
 		err := decodeInput(defaultMaxPayloadBytes, p, &req)
 		if err == nil {
 			if verr := req.validate(); verr != nil {
