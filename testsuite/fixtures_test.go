@@ -56,7 +56,9 @@ func TestFixtureManifest(t *testing.T) {
 	reasons := map[string]bool{}
 	answers := map[string]bool{}
 	var unguarded, continued, bench, legacy int
+	byFile := map[string]fixtures.Fixture{}
 	for _, f := range m.Fixtures {
+		byFile[f.File] = f
 		listed = append(listed, f.File)
 		for _, h := range f.ExpectedHalts {
 			reasons[h.Reason] = true
@@ -92,7 +94,19 @@ func TestFixtureManifest(t *testing.T) {
 	assert.GreaterOrEqual(t, continued, 2)
 	assert.Equal(t, 2, bench)
 	assert.GreaterOrEqual(t, legacy, 1, "histories of older guard releases are kept")
+	// Guard version 3's changes have histories of their own.
+	for _, file := range v3Fixtures {
+		f, ok := byFile[file]
+		if assert.True(t, ok, "%s is in the manifest", file) {
+			assert.Equal(t, 3, f.GuardVersion, "%s: recorded at guard version 3", file)
+			assert.Len(t, f.ExpectedHalts, 1, "%s: one halt", file)
+			assert.Equal(t, "completed", f.Outcome, file)
+		}
+	}
 }
+
+// v3Fixtures are the histories of what guard version 3 changed.
+var v3Fixtures = []string{"v3-observe-user-stop.json", "v3-parallel-branches.json"}
 
 // TestFixturesReplay replays every recorded history with the guard: with
 // the options it was recorded with, with the defaults, and with drifted
@@ -115,6 +129,9 @@ func TestFixturesReplay(t *testing.T) {
 			assert.Equal(t, f.GuardVersion, info.GuardVersion, "guard version marker")
 			if strings.HasPrefix(f.File, fixtures.LegacyPrefix) {
 				assert.Equal(t, 1, info.GuardVersion, "a legacy history of the first guard release")
+			}
+			if v := fixtures.PinnedVersion(f.File); v > 0 {
+				assert.Equal(t, v, info.GuardVersion, "a v%d- history is pinned to guard version %d", v, v)
 			}
 			assert.Equal(t, f.WorkflowTaskFailures, info.WorkflowTaskFailures, "workflow task failures")
 			assert.Equal(t, f.ExpectedHalts, haltsIn(t, h), "loop.halted signals in the history")

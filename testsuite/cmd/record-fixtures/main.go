@@ -13,14 +13,21 @@
 //	go run ./testsuite/cmd/record-fixtures -out testsuite/testdata/histories
 //
 // -only records the fixtures whose name matches a regular expression (the
-// manifest then keeps the other entries as they were).
+// manifest then keeps the other entries as they were, byte for byte).
+//
+// Fixtures named v<N>- are pinned to guard version N: a run without -only
+// leaves them alone, and recording one (with -only) fails unless the guard
+// still writes version N. Those of the first release (v1-) have no scenario
+// here any more: they are never re-recorded.
 package main
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -103,8 +110,11 @@ type spec struct {
 	// answers[n-1] answers halt n; the last one answers the later halts.
 	answers []answer
 	// during runs while the workflow runs, before halts are awaited.
-	during    func(ctx context.Context, c client.Client, id string) error
-	benchmark bool
+	during func(ctx context.Context, c client.Client, id string) error
+	// beforeAnswer runs when the workflow is paused on halt n, before the
+	// human answers it.
+	beforeAnswer func(ctx context.Context, c client.Client, id string, n int) error
+	benchmark    bool
 	// knownTaskFailure accepts WorkflowTaskFailed events (a known guard
 	// bug, see the fixture's description); any other fixture with one fails.
 	knownTaskFailure bool
@@ -134,7 +144,37 @@ func specs() []spec {
 		{Node: "Research", Output: "tokens need a signing key"},
 		{Node: "Plan", Output: "done"},
 	}
+	// Slow turns (a second of workflow.Sleep before each) so that a human
+	// acts while the loop is mid-way.
+	observeStop := fixtures.Paced([]fixtures.Turn{
+		{Node: "Plan", Output: "plan the rollout"},
+		{Node: "Research", Output: "three services read the old config"},
+		{Node: "Plan", Output: "roll out service by service"},
+		{Node: "Research", Output: "the billing service has no canary"},
+		{Node: "Plan", Output: "add a canary to billing first"},
+		{Node: "Research", Output: "canary added"},
+	}, time.Second)
+	// One branch repeats its output at once and halts on its 4th call; the
+	// other makes distinct calls a second apart, so its next call comes while
+	// the first branch is paused.
+	parallel := fixtures.ParallelInput{Branches: [][]fixtures.Turn{
+		fixtures.Repeat("Code", "the same patch", 5),
+		fixtures.Paced(fixtures.Distinct("Research", 4), time.Second),
+	}}
 	return []spec{
+		{name: "v3-observe-user-stop", desc: "[guard version 3] OnHalt: observe, a human sends halt while the loop sleeps between turns: the next call pauses with user_stop (not observed: a human's halt pauses even in shadow mode) and is resumed by signal; the loop completes",
+			registry: "fixtures", guard: "defaults-observe", workflow: fixtures.WorkflowScripted, input: observeStop,
+			answers: []answer{signal("resume", by("false alarm, carry on"))},
+			during: func(ctx context.Context, c client.Client, id string) error {
+				if _, err := testsuite.WaitStatus(ctx, c, id, func(s interceptor.Status) bool { return s.TotalCalls >= 2 }); err != nil {
+					return err
+				}
+				return c.SignalWorkflow(ctx, id, "", interceptor.DefaultHaltSignal, by("is this the right environment?"))
+			}},
+		{name: "v3-parallel-branches", desc: "[guard version 3] two branches (workflow.Go): Code repeats itself and halts with identical_output; the Research branch's next call comes while Code is paused and waits for the same decision instead of raising a halt of its own; one halt, resumed by signal; both branches complete",
+			registry: "fixtures", guard: "defaults", workflow: fixtures.WorkflowParallel, input: parallel,
+			answers:      []answer{signal("resume", by("one decision for both branches"))},
+			beforeAnswer: waitBranchHeld},
 		{name: "budget-escalate", desc: "budget scenario: cycle_iterations (8/8) trips, escalated by update",
 			registry: "samples", guard: "samples", workflow: workflows.WorkflowCoderVerifier, input: sample(activities.ScenarioBudget, 0),
 			answers: []answer{update("escalate", by("budget spent"))}},
@@ -237,25 +277,37 @@ func run(out, only string, timeout time.Duration) error {
 	defer c.Close()
 	fmt.Println("server", srv.FrontendHostPort())
 
-	manifest := fixtures.Manifest{
+	manifest := rawManifest{
 		Comment:  "Histories recorded from the embedded Temporal server by testsuite/cmd/record-fixtures; replayed by testsuite's TestFixtures*. Re-record with the command below after a change to the fixture workflows or to the guard's commands.",
 		Command:  command,
 		Versions: versions(),
 	}
-	if old, err := fixtures.ReadManifest(filepath.Join(out, fixtures.ManifestFile)); err == nil {
-		for _, f := range old.Fixtures {
-			// Histories of older guard releases are kept for ever; with
-			// -only, so are the fixtures not re-recorded.
-			legacy := strings.HasPrefix(f.File, fixtures.LegacyPrefix)
-			if legacy || filter != nil && !filter.MatchString(strings.TrimSuffix(strings.TrimSuffix(f.File, ".json"), fmt.Sprintf("-run%d", f.Run))) {
-				manifest.Fixtures = append(manifest.Fixtures, f)
-			}
+	// A fixture is recorded when -only selects it; without -only, every
+	// fixture but those pinned to a guard version (v<N>-).
+	var selected []spec
+	recorded := map[string]bool{}
+	for _, sp := range specs() {
+		if filter != nil && filter.MatchString(sp.name) || filter == nil && fixtures.PinnedVersion(sp.name) == 0 {
+			selected = append(selected, sp)
+			recorded[sp.name] = true
+		} else if filter == nil {
+			fmt.Printf("%-40s kept: pinned to guard version %d (select it with -only to record it again)\n", sp.name, fixtures.PinnedVersion(sp.name))
 		}
 	}
-	for _, sp := range specs() {
-		if filter != nil && !filter.MatchString(sp.name) {
-			continue
+	old, err := readRawManifest(filepath.Join(out, fixtures.ManifestFile))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	for _, e := range old {
+		// Histories pinned to a guard version are kept for ever; with
+		// -only, so are the fixtures not re-recorded. Kept entries are
+		// copied as they are, byte for byte.
+		name := strings.TrimSuffix(strings.TrimSuffix(e.File, ".json"), fmt.Sprintf("-run%d", e.Run))
+		if (filter != nil || fixtures.PinnedVersion(e.File) > 0) && !recorded[name] {
+			manifest.add(e.File, e.raw)
 		}
+	}
+	for _, sp := range selected {
 		start := time.Now()
 		entries, err := record(ctx, c, out, sp)
 		if err != nil {
@@ -263,18 +315,80 @@ func run(out, only string, timeout time.Duration) error {
 		}
 		for _, e := range entries {
 			fmt.Printf("%-40s %-22s %5d events  halts=%v  outcome=%s  (%s)\n", e.File, e.WorkflowType, e.Events, haltNames(e.ExpectedHalts), e.Outcome, time.Since(start).Round(time.Millisecond))
+			raw, err := json.Marshal(e)
+			if err != nil {
+				return err
+			}
+			manifest.add(e.File, raw)
 		}
-		manifest.Fixtures = append(manifest.Fixtures, entries...)
 	}
-	sort.Slice(manifest.Fixtures, func(i, j int) bool { return manifest.Fixtures[i].File < manifest.Fixtures[j].File })
+	manifest.sort()
 	data, err := json.MarshalIndent(manifest, "", "  ")
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(out, fixtures.ManifestFile), append(data, '\n'), 0o644); err != nil {
+	path := filepath.Join(out, fixtures.ManifestFile)
+	if err := os.WriteFile(path, append(data, '\n'), 0o644); err != nil {
 		return err
 	}
-	return writeReadme(out, manifest)
+	m, err := fixtures.ReadManifest(path)
+	if err != nil {
+		return err
+	}
+	return writeReadme(out, m)
+}
+
+// rawManifest is fixtures.Manifest with its entries kept as JSON: an entry
+// that is not re-recorded is written back exactly as it was read (decoding
+// its guard options into maps would reorder their keys).
+type rawManifest struct {
+	Comment  string            `json:"comment"`
+	Command  string            `json:"command"`
+	Versions fixtures.Versions `json:"versions"`
+	Fixtures []json.RawMessage `json:"fixtures"`
+	entries  []rawEntry
+}
+
+func (m *rawManifest) add(file string, raw json.RawMessage) {
+	m.entries = append(m.entries, rawEntry{File: file, raw: raw})
+}
+
+// sort orders the entries by file name into Fixtures.
+func (m *rawManifest) sort() {
+	sort.SliceStable(m.entries, func(i, j int) bool { return m.entries[i].File < m.entries[j].File })
+	m.Fixtures = m.Fixtures[:0]
+	for _, e := range m.entries {
+		m.Fixtures = append(m.Fixtures, e.raw)
+	}
+}
+
+// rawEntry is an existing manifest entry: its file and run, and its JSON.
+type rawEntry struct {
+	File string `json:"file"`
+	Run  int    `json:"run"`
+	raw  json.RawMessage
+}
+
+// readRawManifest reads the entries of the manifest at path.
+func readRawManifest(path string) ([]rawEntry, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var m struct {
+		Fixtures []json.RawMessage `json:"fixtures"`
+	}
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	out := make([]rawEntry, len(m.Fixtures))
+	for i, raw := range m.Fixtures {
+		if err := json.Unmarshal(raw, &out[i]); err != nil {
+			return nil, fmt.Errorf("%s: entry %d: %w", path, i, err)
+		}
+		out[i].raw = raw
+	}
+	return out, nil
 }
 
 // writeReadme writes README.md: the manifest as a table.
@@ -284,6 +398,7 @@ func writeReadme(out string, m fixtures.Manifest) error {
 	b.WriteString("JSON histories (protojson of `history.v1.History`, the format of `temporal workflow show --output json`) recorded from the embedded Temporal server (package `worker/devserver`) with guarded and unguarded workers, and replayed by `go test ./testsuite/` (`TestFixturesReplay`, `TestFixturesReplayWithoutGuard`, `BenchmarkReplay1000`).\n\n")
 	fmt.Fprintf(&b, "Recorded with go.temporal.io/sdk %s and go.temporal.io/server %s. Re-record them all (about 2.5 minutes) from the repository root with\n\n    %s\n\nor some of them with `-only <regexp>`. `manifest.json` is the machine-readable form of this table; the guard options are named in `testsuite/internal/fixtures/options.go` (`samples` is `workflows.GuardOptions()`).\n\n", m.Versions.SDK, m.Versions.Server, m.Command)
 	fmt.Fprintf(&b, "Files starting with `%s` were recorded by the first guard release (version marker 1) and are never re-recorded: they stand for executions started before an upgrade of the guard, which must replay for ever.\n\n", fixtures.LegacyPrefix)
+	b.WriteString("Files starting with `v3-` exercise what guard version 3 changed: a human's `halt` pauses even with OnHalt observe, and calls from parallel branches wait for the pause in force instead of raising halts of their own. Like every `v<N>-` file they are pinned to their version: a run without `-only` keeps them, and recording them again (`-only '^v3-'`) fails unless the guard still writes version 3.\n\n")
 	b.WriteString("| file | workflow | guard options (version) | human answers | expected halts (reason/detector@node) | outcome | events |\n|---|---|---|---|---|---|---|\n")
 	for _, f := range m.Fixtures {
 		guard := fmt.Sprintf("%s (v%d)", f.Guard, f.GuardVersion)
@@ -365,6 +480,11 @@ func record(ctx context.Context, c client.Client, out string, sp spec) ([]fixtur
 			if closed {
 				break
 			}
+			if sp.beforeAnswer != nil {
+				if err := sp.beforeAnswer(ctx, c, id, n); err != nil {
+					return nil, fmt.Errorf("before answering halt %d: %w", n, err)
+				}
+			}
 			a := sp.answers[min(n, len(sp.answers))-1]
 			answered = append(answered, a.String())
 			if err := send(ctx, c, id, a, s); err != nil {
@@ -385,6 +505,9 @@ func record(ctx context.Context, c client.Client, out string, sp spec) ([]fixtur
 			return nil, err
 		}
 		info := testsuite.Inspect(h)
+		if v := fixtures.PinnedVersion(sp.name); v > 0 && info.GuardVersion != v {
+			return nil, fmt.Errorf("run %s: the guard wrote version %d, the fixture is pinned to version %d: keep the recorded history, or add a v%d- fixture", runID, info.GuardVersion, v, info.GuardVersion)
+		}
 		if info.WorkflowTaskFailures > 0 && !sp.knownTaskFailure {
 			return nil, fmt.Errorf("run %s: %d workflow task failures: %s", runID, info.WorkflowTaskFailures, taskFailures(h))
 		}
@@ -538,4 +661,44 @@ func taskFailures(h *historypb.History) string {
 		}
 	}
 	return strings.Join(out, "; ")
+}
+
+// waitBranchHeld waits, while the first branch of ParallelLoop is paused on
+// its halt, until the other branch has woken from its sleep and asked for
+// its next call (a workflow task completed after its timer fired) without
+// making it: the call waits for the same decision. Only then does the human
+// answer, so the history shows the held call.
+func waitBranchHeld(ctx context.Context, c client.Client, id string, _ int) error {
+	for {
+		h, err := testsuite.ExportHistory(ctx, c, id, "")
+		if err != nil {
+			return err
+		}
+		halted, fired := -1, -1
+		for i, e := range h.GetEvents() {
+			switch e.GetEventType() {
+			case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED:
+				if halted < 0 && e.GetWorkflowExecutionSignaledEventAttributes().GetSignalName() == interceptor.DefaultHaltedSignal {
+					halted = i
+				}
+			case enumspb.EVENT_TYPE_TIMER_FIRED:
+				if halted >= 0 && fired < 0 {
+					fired = i
+				}
+			case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+				if halted >= 0 {
+					return fmt.Errorf("event %d: a call was scheduled while the workflow was paused", e.GetEventId())
+				}
+			case enumspb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED:
+				if fired >= 0 {
+					return nil
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for the other branch to be held: %w", ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
