@@ -29,7 +29,7 @@ type node struct {
 	inflight int
 	agg      agg
 
-	hist        ring
+	hist        ring[rec]
 	hasLastProg bool
 	lastProg    uint64
 	hasBest     bool
@@ -109,7 +109,7 @@ func (s *State) register(name string, declared bool) int {
 		maxRun:   s.lim.maxNodeRuntime,
 		declared: declared,
 		cyc:      -1,
-		hist:     newRing(s.lim.window),
+		hist:     newRing[rec](s.lim.window),
 	}
 	if np.MaxCalls > 0 {
 		n.maxCalls = np.MaxCalls

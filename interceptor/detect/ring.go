@@ -26,18 +26,19 @@ func (r *rec) silent() bool    { return r.flags&recSilent != 0 }
 // with a non-empty result.
 func (r *rec) output() bool { return r.flags&(recFailed|recSilent) == 0 }
 
-// ring is a fixed-size history, newest entry at(0).
-type ring struct {
-	buf  []rec
+// ring is a fixed-size history, newest entry at(0): a node's steps
+// (ring[rec]) or the latest transitions (ring[trans]).
+type ring[T any] struct {
+	buf  []T
 	head int // next write position
 	n    int
 }
 
-func newRing(size int) ring {
-	return ring{buf: make([]rec, size)}
+func newRing[T any](size int) ring[T] {
+	return ring[T]{buf: make([]T, size)}
 }
 
-func (r *ring) push(x rec) {
+func (r *ring[T]) push(x T) {
 	if len(r.buf) == 0 {
 		return
 	}
@@ -49,7 +50,7 @@ func (r *ring) push(x rec) {
 }
 
 // at returns the i-th newest entry (0 is the newest); i < r.n.
-func (r *ring) at(i int) *rec {
+func (r *ring[T]) at(i int) *T {
 	j := r.head - 1 - i
 	if j < 0 {
 		j += len(r.buf)
@@ -57,15 +58,15 @@ func (r *ring) at(i int) *rec {
 	return &r.buf[j]
 }
 
-func (r *ring) clear() {
+func (r *ring[T]) clear() {
 	clear(r.buf)
 	r.head, r.n = 0, 0
 }
 
 // resize keeps the newest entries in a ring of the new size.
-func (r *ring) resize(size int) {
+func (r *ring[T]) resize(size int) {
 	old := *r
-	*r = newRing(size)
+	*r = newRing[T](size)
 	for i := min(old.n, size) - 1; i >= 0; i-- {
 		r.push(*old.at(i))
 	}
@@ -83,34 +84,3 @@ const (
 	progYes
 	progNo
 )
-
-// transRing is the window of the latest transitions, newest at(0).
-type transRing struct {
-	buf  []trans
-	head int
-	n    int
-}
-
-func (r *transRing) push(t trans) {
-	if len(r.buf) == 0 {
-		return
-	}
-	r.buf[r.head] = t
-	r.head = (r.head + 1) % len(r.buf)
-	if r.n < len(r.buf) {
-		r.n++
-	}
-}
-
-func (r *transRing) at(i int) *trans {
-	j := r.head - 1 - i
-	if j < 0 {
-		j += len(r.buf)
-	}
-	return &r.buf[j]
-}
-
-func (r *transRing) clear() {
-	clear(r.buf)
-	r.head, r.n = 0, 0
-}

@@ -28,7 +28,7 @@ type State struct {
 	totalCost  float64
 	last       int // node of the most recently started step, -1: none
 
-	trans   transRing
+	trans   ring[trans]
 	pending *Trip
 	ext     Extension // extensions granted without a narrower scope
 
@@ -63,7 +63,7 @@ func newState(p Policy) *State {
 		overflow: -1,
 		edgeIdx:  make(map[uint64]int32),
 		last:     -1,
-		trans:    transRing{buf: make([]trans, lim.window)},
+		trans:    newRing[trans](lim.window),
 		scratch:  make([]uint64, 0, lim.window),
 	}
 }
