@@ -33,7 +33,6 @@ type loadRun struct {
 	results  map[string]fixtures.Result
 	runIDs   map[string]string
 	resumed  int64
-	halted   int
 	stallers map[string]bool
 }
 

@@ -63,15 +63,6 @@ func (r *ring[T]) clear() {
 	r.head, r.n = 0, 0
 }
 
-// resize keeps the newest entries in a ring of the new size.
-func (r *ring[T]) resize(size int) {
-	old := *r
-	*r = newRing[T](size)
-	for i := min(old.n, size) - 1; i >= 0; i-- {
-		r.push(*old.at(i))
-	}
-}
-
 // trans is one transition in the global window.
 type trans struct {
 	from, to int32
