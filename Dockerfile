@@ -8,14 +8,17 @@
 # server listens on the container's loopback only. docker-compose.yml at the
 # repository root runs one.
 
-# The builder's Go must be at least the go directive of go.mod (1.26.8);
+# The builder's Go must be at least the go directive of worker/go.mod and go.work (1.26.8);
 # golang:1.26 tracks the latest 1.26.x release.
 FROM golang:1.26 AS build
 WORKDIR /src
 
 # Dependencies first, so they stay cached while only the code changes.
-COPY go.mod go.sum ./
-RUN go mod download
+# The worker is a nested module (it links the Temporal server); the go.work
+# at the root joins it to the library module.
+COPY go.mod go.sum go.work ./
+COPY worker/go.mod worker/go.sum ./worker/
+RUN cd worker && go mod download
 
 COPY . .
 # The SQLite driver of the embedded server is pure Go: no cgo needed, and the

@@ -11,17 +11,6 @@ import (
 	"github.com/loopguard/loopguard/interceptor"
 )
 
-// continuingLoop runs turns[:split], then continues as new with the rest.
-func continuingLoop(ctx workflow.Context, turns []turn, split int) (loopResult, error) {
-	if split <= 0 || split >= len(turns) {
-		return scriptLoop(ctx, turns)
-	}
-	if _, err := scriptLoop(ctx, turns[:split]); err != nil {
-		return loopResult{}, err
-	}
-	return loopResult{}, workflow.NewContinueAsNewError(ctx, continuingLoop, turns[split:], 0)
-}
-
 func TestContinueAsNewCarriesState(t *testing.T) {
 	opts := interceptor.Options{MaxCallsPerNode: 4}
 	give := distinct(6, "Research")

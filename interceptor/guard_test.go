@@ -371,7 +371,7 @@ func TestHooks(t *testing.T) {
 		assert.Equal(t, []float64{3, 3, 3, 3}, halted.Halt.Evidence.Metrics, "two in the output, one in the \"failing\" key")
 	})
 	t.Run("GuardWorkflow leaves an execution unguarded", func(t *testing.T) {
-		env := newEnv(t, interceptor.Options{GuardWorkflow: func(info *workflow.Info) bool { return info.WorkflowType.Name != "scriptLoop" }})
+		env := newEnv(t, interceptor.Options{GuardWorkflow: func(info *workflow.Info) bool { return info.WorkflowType.Name != "ScriptLoop" }})
 		env.ExecuteWorkflow(scriptLoop, repeat(6, "Code", "same"))
 		assert.Equal(t, 6, result(t, env).Calls)
 		assert.Equal(t, interceptor.StateDisabled, status(t, env).State)

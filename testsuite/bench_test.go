@@ -20,7 +20,7 @@ import (
 	"github.com/loopguard/loopguard/interceptor"
 	"github.com/loopguard/loopguard/interceptor/detect"
 	"github.com/loopguard/loopguard/testsuite"
-	"github.com/loopguard/loopguard/testsuite/internal/fixtures"
+	"github.com/loopguard/loopguard/internal/fixtures"
 )
 
 // BenchmarkReplay1000 replays the recorded 1,000-call Workload history with

@@ -62,32 +62,31 @@
 // replayer uses "ReplayId", which breaks workflows that derive ids, such as
 // child workflow ids, from their own).
 //
-// # Integration tests: StartServer
+// # Integration tests: StartWorker, WaitStatus
 //
-// StartServer runs the embedded Temporal server of package devserver (in
-// memory, on free ports, stopped at the end of the test); NewClient,
-// StartWorker, QueryStatus and WaitStatus do the rest:
+// StartWorker, QueryStatus and WaitStatus drive guarded workflows on any
+// Temporal server a test can reach: the SDK's dev server, a test cluster,
+// or the embedded server of the worker module's devtest package
+// (github.com/loopguard/loopguard/worker/devserver/devtest), which is kept
+// out of this package so that importing testsuite never links or downloads
+// the Temporal server:
 //
-//	srv := testsuite.StartServer(t, devserver.Options{UIDisabled: true})
-//	c := testsuite.NewClient(t, srv)
+//	srv := devtest.StartServer(t, devserver.Options{UIDisabled: true})
+//	c := devtest.NewClient(t, srv)
 //	testsuite.StartWorker(t, c, "agents", testsuite.WorkerOptions{Guard: &opts, Register: register})
 //	run, _ := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "loop-1", TaskQueue: "agents"}, MyLoop, in)
 //	s, err := testsuite.WaitStatus(ctx, c, "loop-1", testsuite.Halted(1))
 //	_ = c.SignalWorkflow(ctx, "loop-1", "", "resume", interceptor.ResumeRequest{By: "test"})
-//
-// Set devserver.Options.DataDir (say, t.TempDir()) for a file-backed server
-// that can be stopped and started again on the same data.
 //
 // # This package's own tests
 //
 // Beyond the examples, the tests of this package replay the recorded
 // histories in testdata/histories (one per halt reason, resumes and
 // escalations by signal and update, continue-as-new, unguarded histories,
-// and a 1,000-call workload; see manifest.json there and
-// cmd/record-fixtures, which re-records them), benchmark replay with and
-// without the guard (BenchmarkReplay1000), and run production-safety tests
-// on the embedded server: config drift, adoption of unguarded executions,
-// worker loss (a SIGKILLed worker process), server restart, 200 concurrent
-// workflows, and hostile input. Package clitest drives halted workflows with
-// the official temporal CLI. -short skips the server tests.
+// and a 1,000-call workload; see manifest.json there and the worker
+// module's cmd/record-fixtures, which re-records them) and benchmark replay
+// with and without the guard (BenchmarkReplay1000). The production-safety
+// tests on the embedded server (config drift, adoption of unguarded
+// executions, worker loss, server restart, load, hostile input, the
+// official temporal CLI) live in the worker module's e2e package.
 package testsuite

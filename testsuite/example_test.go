@@ -10,14 +10,12 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/activity"
-	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/loopguard/loopguard/interceptor"
 	"github.com/loopguard/loopguard/testsuite"
-	"github.com/loopguard/loopguard/worker/devserver"
 	"github.com/loopguard/loopguard/workflows"
 )
 
@@ -121,38 +119,3 @@ func ExampleInspect() {
 	// CoderVerifierLoop guarded: true halts: 3 task failures: 0 closed: true
 }
 
-// An integration test against the embedded server (not run here: it needs
-// a *testing.T).
-func ExampleStartServer() {
-	integration := func(t *testing.T) {
-		srv := testsuite.StartServer(t, devserver.Options{UIDisabled: true})
-		c := testsuite.NewClient(t, srv)
-		guard := workflows.GuardOptions()
-		testsuite.StartWorker(t, c, workflows.TaskQueue, testsuite.WorkerOptions{Guard: &guard, Register: workflows.Register})
-
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		in := workflows.LoopInput{Scenario: "identical-patch"}
-		run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "loop-1", TaskQueue: workflows.TaskQueue}, workflows.CoderVerifierLoop, in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := testsuite.WaitStatus(ctx, c, "loop-1", testsuite.Halted(1))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Log("halted:", s.Halt.HaltReason, s.Halt.Message)
-		if err := c.SignalWorkflow(ctx, "loop-1", "", "escalate", interceptor.EscalateRequest{Reason: "stuck", By: "test"}); err != nil {
-			t.Fatal(err)
-		}
-		var res workflows.LoopResult
-		if err := run.Get(ctx, &res); err != nil {
-			t.Fatal(err)
-		}
-		// Keep the history for replay tests in CI.
-		if err := testsuite.ExportHistoryFile(ctx, c, "loop-1", "", filepath.Join("testdata", "loop-1.json")); err != nil {
-			t.Fatal(err)
-		}
-	}
-	_ = integration
-}

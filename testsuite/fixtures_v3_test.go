@@ -16,7 +16,7 @@ import (
 
 	"github.com/loopguard/loopguard/interceptor"
 	"github.com/loopguard/loopguard/testsuite"
-	"github.com/loopguard/loopguard/testsuite/internal/fixtures"
+	"github.com/loopguard/loopguard/internal/fixtures"
 )
 
 // The v3- fixtures record what guard version 3 changed. The generic replay

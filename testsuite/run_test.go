@@ -10,7 +10,7 @@ import (
 
 	"github.com/loopguard/loopguard/interceptor"
 	"github.com/loopguard/loopguard/testsuite"
-	"github.com/loopguard/loopguard/testsuite/internal/fixtures"
+	"github.com/loopguard/loopguard/internal/fixtures"
 	"github.com/loopguard/loopguard/workflows"
 )
 

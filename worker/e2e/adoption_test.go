@@ -1,4 +1,4 @@
-package testsuite_test
+package e2e_test
 
 import (
 	"context"
@@ -11,8 +11,9 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/loopguard/loopguard/interceptor"
+	"github.com/loopguard/loopguard/internal/fixtures"
 	"github.com/loopguard/loopguard/testsuite"
-	"github.com/loopguard/loopguard/testsuite/internal/fixtures"
+	"github.com/loopguard/loopguard/worker/devserver/devtest"
 )
 
 // TestAdoption starts workflows on a worker without the guard, stops it
@@ -25,7 +26,7 @@ import (
 func TestAdoption(t *testing.T) {
 	t.Parallel()
 	srv := sharedServer(t)
-	c := testsuite.NewClient(t, srv)
+	c := devtest.NewClient(t, srv)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	queue := queueFor(t)

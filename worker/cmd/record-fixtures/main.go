@@ -10,7 +10,7 @@
 // Run it from the repository root after a change that alters the
 // fixture workflows' or the guard's commands:
 //
-//	go run ./testsuite/cmd/record-fixtures -out testsuite/testdata/histories
+//	go run ./worker/cmd/record-fixtures -out testsuite/testdata/histories
 //
 // -only records the fixtures whose name matches a regular expression (the
 // manifest then keeps the other entries as they were, byte for byte).
@@ -44,13 +44,13 @@ import (
 
 	"github.com/loopguard/loopguard/activities"
 	"github.com/loopguard/loopguard/interceptor"
+	"github.com/loopguard/loopguard/internal/fixtures"
 	"github.com/loopguard/loopguard/testsuite"
-	"github.com/loopguard/loopguard/testsuite/internal/fixtures"
 	"github.com/loopguard/loopguard/worker/devserver"
 	"github.com/loopguard/loopguard/workflows"
 )
 
-const command = "go run ./testsuite/cmd/record-fixtures -out testsuite/testdata/histories"
+const command = "go run ./worker/cmd/record-fixtures -out testsuite/testdata/histories"
 
 func main() {
 	out := flag.String("out", "testsuite/testdata/histories", "directory to write the histories and manifest.json to")
@@ -278,7 +278,7 @@ func run(out, only string, timeout time.Duration) error {
 	fmt.Println("server", srv.FrontendHostPort())
 
 	manifest := rawManifest{
-		Comment:  "Histories recorded from the embedded Temporal server by testsuite/cmd/record-fixtures; replayed by testsuite's TestFixtures*. Re-record with the command below after a change to the fixture workflows or to the guard's commands.",
+		Comment:  "Histories recorded from the embedded Temporal server by worker/cmd/record-fixtures; replayed by testsuite's TestFixtures*. Re-record with the command below after a change to the fixture workflows or to the guard's commands.",
 		Command:  command,
 		Versions: versions(),
 	}
@@ -396,7 +396,7 @@ func writeReadme(out string, m fixtures.Manifest) error {
 	var b strings.Builder
 	b.WriteString("# Recorded workflow histories\n\n")
 	b.WriteString("JSON histories (protojson of `history.v1.History`, the format of `temporal workflow show --output json`) recorded from the embedded Temporal server (package `worker/devserver`) with guarded and unguarded workers, and replayed by `go test ./testsuite/` (`TestFixturesReplay`, `TestFixturesReplayWithoutGuard`, `BenchmarkReplay1000`).\n\n")
-	fmt.Fprintf(&b, "Recorded with go.temporal.io/sdk %s and go.temporal.io/server %s. Re-record them all (about 2.5 minutes) from the repository root with\n\n    %s\n\nor some of them with `-only <regexp>`. `manifest.json` is the machine-readable form of this table; the guard options are named in `testsuite/internal/fixtures/options.go` (`samples` is `workflows.GuardOptions()`).\n\n", m.Versions.SDK, m.Versions.Server, m.Command)
+	fmt.Fprintf(&b, "Recorded with go.temporal.io/sdk %s and go.temporal.io/server %s. Re-record them all (about 2.5 minutes) from the repository root with\n\n    %s\n\nor some of them with `-only <regexp>`. `manifest.json` is the machine-readable form of this table; the guard options are named in `internal/fixtures/options.go` (`samples` is `workflows.GuardOptions()`).\n\n", m.Versions.SDK, m.Versions.Server, m.Command)
 	fmt.Fprintf(&b, "Files starting with `%s` were recorded by the first guard release (version marker 1) and are never re-recorded: they stand for executions started before an upgrade of the guard, which must replay for ever.\n\n", fixtures.LegacyPrefix)
 	b.WriteString("Files starting with `v3-` exercise what guard version 3 changed: a human's `halt` pauses even with OnHalt observe, and calls from parallel branches wait for the pause in force instead of raising halts of their own. Like every `v<N>-` file they are pinned to their version: a run without `-only` keeps them, and recording them again (`-only '^v3-'`) fails unless the guard still writes version 3.\n\n")
 	b.WriteString("| file | workflow | guard options (version) | human answers | expected halts (reason/detector@node) | outcome | events |\n|---|---|---|---|---|---|---|\n")

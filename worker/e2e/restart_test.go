@@ -1,4 +1,4 @@
-package testsuite_test
+package e2e_test
 
 import (
 	"context"
@@ -11,9 +11,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/loopguard/loopguard/interceptor"
+	"github.com/loopguard/loopguard/internal/fixtures"
 	"github.com/loopguard/loopguard/testsuite"
-	"github.com/loopguard/loopguard/testsuite/internal/fixtures"
 	"github.com/loopguard/loopguard/worker/devserver"
+	"github.com/loopguard/loopguard/worker/devserver/devtest"
 )
 
 func port(t testing.TB, hostPort string) int {
@@ -40,7 +41,7 @@ func TestServerRestart(t *testing.T) {
 	queue := queueFor(t)
 	id := queue + "-wf"
 
-	srv := testsuite.StartServer(t, devserver.Options{DataDir: dataDir, UIDisabled: true})
+	srv := devtest.StartServer(t, devserver.Options{DataDir: dataDir, UIDisabled: true})
 	c, err := srv.NewClient(testClientOptions())
 	require.NoError(t, err)
 	stopWorker := fixtureWorker(t, c, queue, guardPtr(interceptor.Options{}))
@@ -53,9 +54,9 @@ func TestServerRestart(t *testing.T) {
 	frontend, httpPort := port(t, srv.FrontendHostPort()), port(t, srv.HTTPHostPort())
 	require.NoError(t, srv.Stop())
 
-	srv2 := testsuite.StartServer(t, devserver.Options{DataDir: dataDir, UIDisabled: true, FrontendPort: frontend, HTTPPort: httpPort})
+	srv2 := devtest.StartServer(t, devserver.Options{DataDir: dataDir, UIDisabled: true, FrontendPort: frontend, HTTPPort: httpPort})
 	require.Equal(t, srv.FrontendHostPort(), srv2.FrontendHostPort(), "same address")
-	c2 := testsuite.NewClient(t, srv2)
+	c2 := devtest.NewClient(t, srv2)
 	fixtureWorker(t, c2, queue, guardPtr(fixtures.DriftedOptions()))
 
 	after := waitStatus(t, ctx, c2, id, testsuite.Halted(1))

@@ -1,4 +1,4 @@
-package testsuite_test
+package e2e_test
 
 import (
 	"bytes"
@@ -17,8 +17,9 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/loopguard/loopguard/interceptor"
+	"github.com/loopguard/loopguard/internal/fixtures"
 	"github.com/loopguard/loopguard/testsuite"
-	"github.com/loopguard/loopguard/testsuite/internal/fixtures"
+	"github.com/loopguard/loopguard/worker/devserver/devtest"
 )
 
 // Environment of the worker process TestWorkerLoss re-executes.
@@ -103,7 +104,7 @@ func (p *workerProcess) kill(t *testing.T) {
 func TestWorkerLoss(t *testing.T) {
 	t.Parallel()
 	srv := sharedServer(t)
-	c := testsuite.NewClient(t, srv)
+	c := devtest.NewClient(t, srv)
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
 	queue := queueFor(t)

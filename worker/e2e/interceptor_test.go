@@ -1,4 +1,4 @@
-package interceptor_test
+package e2e_test
 
 import (
 	"context"
@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
-	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	sdkinterceptor "go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/worker"
@@ -44,16 +43,6 @@ func (r *realServer) startWorker(opts interceptor.Options) worker.Worker {
 		wo.Interceptors = []sdkinterceptor.WorkerInterceptor{g}
 	}
 	return r.srv.NewWorkerWithOptions(r.queue, registerScript, wo)
-}
-
-func registerScript(reg worker.Registry) {
-	reg.RegisterWorkflow(scriptLoop)
-	reg.RegisterWorkflow(continuingLoop)
-	reg.RegisterWorkflow(twoBranches)
-	for _, n := range nodes {
-		reg.RegisterActivityWithOptions(agent, activity.RegisterOptions{Name: n})
-	}
-	reg.RegisterActivityWithOptions(notify, activity.RegisterOptions{Name: "Notify"})
 }
 
 func (r *realServer) start(ctx context.Context, id string, wf any, args ...any) client.WorkflowRun {

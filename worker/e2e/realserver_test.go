@@ -1,7 +1,10 @@
-package testsuite_test
+package e2e_test
 
 import (
+	"log/slog"
+
 	"context"
+	"go.temporal.io/sdk/log"
 	"os"
 	"regexp"
 	"sync"
@@ -14,8 +17,8 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/loopguard/loopguard/interceptor"
+	"github.com/loopguard/loopguard/internal/fixtures"
 	"github.com/loopguard/loopguard/testsuite"
-	"github.com/loopguard/loopguard/testsuite/internal/fixtures"
 	"github.com/loopguard/loopguard/worker/devserver"
 )
 
@@ -140,3 +143,6 @@ func waitStatus(t testing.TB, ctx context.Context, c client.Client, id string, c
 }
 
 func testClientOptions() client.Options { return client.Options{Logger: quiet()} }
+
+// quiet drops the logs of the clients and workers the tests start.
+func quiet() log.Logger { return log.NewStructuredLogger(slog.New(slog.DiscardHandler)) }

@@ -35,6 +35,7 @@ import (
 	"github.com/loopguard/loopguard/interceptor"
 	"github.com/loopguard/loopguard/testsuite"
 	"github.com/loopguard/loopguard/worker/devserver"
+	"github.com/loopguard/loopguard/worker/devserver/devtest"
 	"github.com/loopguard/loopguard/workflows"
 )
 
@@ -173,7 +174,7 @@ func shellWords(s string) []string {
 
 func TestCLI(t *testing.T) {
 	bin := temporalCLI(t)
-	srv := testsuite.StartServer(t, devserver.Options{UIDisabled: true})
+	srv := devtest.StartServer(t, devserver.Options{UIDisabled: true})
 	c, err := srv.NewClient(client.Options{Logger: log.NewStructuredLogger(slog.New(slog.DiscardHandler))})
 	require.NoError(t, err)
 	t.Cleanup(c.Close)

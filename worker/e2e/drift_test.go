@@ -1,4 +1,4 @@
-package testsuite_test
+package e2e_test
 
 import (
 	"context"
@@ -10,8 +10,9 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 
 	"github.com/loopguard/loopguard/interceptor"
+	"github.com/loopguard/loopguard/internal/fixtures"
 	"github.com/loopguard/loopguard/testsuite"
-	"github.com/loopguard/loopguard/testsuite/internal/fixtures"
+	"github.com/loopguard/loopguard/worker/devserver/devtest"
 )
 
 // driftScript stalls once on Code under the default thresholds (three
@@ -38,7 +39,7 @@ func driftScript() []fixtures.Turn {
 func TestConfigDrift(t *testing.T) {
 	t.Parallel()
 	srv := sharedServer(t)
-	c := testsuite.NewClient(t, srv)
+	c := devtest.NewClient(t, srv)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	queue := queueFor(t)

@@ -1,4 +1,4 @@
-package testsuite_test
+package e2e_test
 
 import (
 	"context"
@@ -17,8 +17,9 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/loopguard/loopguard/interceptor"
+	"github.com/loopguard/loopguard/internal/fixtures"
 	"github.com/loopguard/loopguard/testsuite"
-	"github.com/loopguard/loopguard/testsuite/internal/fixtures"
+	"github.com/loopguard/loopguard/worker/devserver/devtest"
 )
 
 const (
@@ -165,7 +166,7 @@ func resumeHalted(t *testing.T, ctx context.Context, c client.Client, queue stri
 // to see the figures.
 func TestLoad(t *testing.T) {
 	srv := sharedServer(t)
-	c := testsuite.NewClient(t, srv)
+	c := devtest.NewClient(t, srv)
 	ctx, cancel := context.WithTimeout(context.Background(), 240*time.Second)
 	defer cancel()
 

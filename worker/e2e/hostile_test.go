@@ -1,4 +1,4 @@
-package testsuite_test
+package e2e_test
 
 import (
 	"context"
@@ -16,8 +16,9 @@ import (
 	"go.temporal.io/sdk/converter"
 
 	"github.com/loopguard/loopguard/interceptor"
+	"github.com/loopguard/loopguard/internal/fixtures"
 	"github.com/loopguard/loopguard/testsuite"
-	"github.com/loopguard/loopguard/testsuite/internal/fixtures"
+	"github.com/loopguard/loopguard/worker/devserver/devtest"
 )
 
 // raw builds a payload by hand: any encoding, any bytes.
@@ -100,7 +101,7 @@ func hostileInputs() []hostile {
 func TestHostileInput(t *testing.T) {
 	t.Parallel()
 	srv := sharedServer(t)
-	c := testsuite.NewClient(t, srv)
+	c := devtest.NewClient(t, srv)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	queue := queueFor(t)
@@ -199,7 +200,7 @@ func TestHostileInput(t *testing.T) {
 func TestEscalateTwiceAndRaces(t *testing.T) {
 	t.Parallel()
 	srv := sharedServer(t)
-	c := testsuite.NewClient(t, srv)
+	c := devtest.NewClient(t, srv)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	queue := queueFor(t)

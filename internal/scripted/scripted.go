@@ -1,0 +1,146 @@
+package scripted
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/loopguard/loopguard/interceptor"
+)
+
+// Turn is one scripted agent call of ScriptLoop.
+type Turn struct {
+	Node   string `json:"node"`
+	Output string `json:"output,omitempty"`
+	Err    string `json:"err,omitempty"`
+	// Failing is a metric some tests declare.
+	Failing int `json:"failing,omitempty"`
+	// Cost is what the call spent, for cost budgets.
+	Cost float64 `json:"cost,omitempty"`
+	// With starts this call together with the next one (fan-out).
+	With bool `json:"with,omitempty"`
+	// Stamp makes the result carry the call's index, like a timestamp.
+	Stamp bool `json:"stamp,omitempty"`
+	// Sleep is workflow time to wait before the call.
+	Sleep time.Duration `json:"sleep,omitempty"`
+}
+
+// AgentResult is what the scripted agent returns.
+type AgentResult struct {
+	Output  string  `json:"output"`
+	Failing int     `json:"failing"`
+	Cost    float64 `json:"cost,omitempty"`
+	At      int     `json:"at"` // a varying field, ignored by some tests
+}
+
+// LoopResult is what ScriptLoop returns.
+type LoopResult struct {
+	Calls     int    `json:"calls"`
+	Escalated bool   `json:"escalated"`
+	Reason    string `json:"reason,omitempty"`
+}
+
+// Nodes are the activity names the scripts use; each runs Agent.
+var Nodes = []string{"Code", "Verify", "Plan", "Research", "Poll"}
+
+// Register registers the scripted workflows and activities on r.
+func Register(r worker.Registry) {
+	r.RegisterWorkflow(ScriptLoop)
+	r.RegisterWorkflow(ContinuingLoop)
+	r.RegisterWorkflow(TwoBranches)
+	for _, n := range Nodes {
+		r.RegisterActivityWithOptions(Agent, activity.RegisterOptions{Name: n})
+	}
+	r.RegisterActivityWithOptions(Notify, activity.RegisterOptions{Name: "Notify"})
+}
+
+// ScriptLoop runs the turns in order, as an agent loop would: each result
+// is read before the next call, and calls marked With start together.
+func ScriptLoop(ctx workflow.Context, turns []Turn) (LoopResult, error) {
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 10 * time.Second,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
+	})
+	var res LoopResult
+	for i := 0; i < len(turns); {
+		var futs []workflow.Future
+		for {
+			t := turns[i]
+			if t.Sleep > 0 {
+				if err := workflow.Sleep(ctx, t.Sleep); err != nil {
+					return res, err
+				}
+			}
+			futs = append(futs, workflow.ExecuteActivity(ctx, t.Node, t, i))
+			i++
+			if !t.With || i == len(turns) {
+				break
+			}
+		}
+		for _, f := range futs {
+			var out AgentResult
+			err := f.Get(ctx, &out)
+			res.Calls++
+			if interceptor.IsEscalated(err) {
+				e, _ := interceptor.EscalationFrom(err)
+				res.Escalated, res.Reason = true, e.Reason
+				return res, nil
+			}
+		}
+	}
+	return res, nil
+}
+
+// ContinuingLoop runs the first split turns, then continues as new with the
+// rest; split <= 0 runs them all in one run.
+func ContinuingLoop(ctx workflow.Context, turns []Turn, split int) (LoopResult, error) {
+	if split <= 0 || split >= len(turns) {
+		return ScriptLoop(ctx, turns)
+	}
+	if _, err := ScriptLoop(ctx, turns[:split]); err != nil {
+		return LoopResult{}, err
+	}
+	return LoopResult{}, workflow.NewContinueAsNewError(ctx, ContinuingLoop, turns[split:], 0)
+}
+
+// TwoBranches runs two scripts side by side in workflow coroutines, as an
+// agent with parallel sub-agents would.
+func TwoBranches(ctx workflow.Context, a, b []Turn) ([]LoopResult, error) {
+	results := make([]LoopResult, 2)
+	errs := make([]error, 2)
+	wg := workflow.NewWaitGroup(ctx)
+	for i, turns := range [][]Turn{a, b} {
+		wg.Add(1)
+		workflow.Go(ctx, func(ctx workflow.Context) {
+			defer wg.Done()
+			results[i], errs[i] = ScriptLoop(ctx, turns)
+		})
+	}
+	wg.Wait(ctx)
+	return results, errors.Join(errs...)
+}
+
+// Agent is the scripted activity behind every node name.
+func Agent(_ context.Context, t Turn, i int) (AgentResult, error) {
+	if t.Err != "" {
+		return AgentResult{}, temporal.NewNonRetryableApplicationError(t.Err, "AgentError", nil)
+	}
+	r := AgentResult{Output: t.Output, Failing: t.Failing, Cost: t.Cost}
+	if t.Stamp {
+		r.At = i
+	}
+	return r, nil
+}
+
+// Notify is an activity with no result, like a notification or a write.
+func Notify(_ context.Context, t Turn, i int) error {
+	if t.Err != "" {
+		return temporal.NewNonRetryableApplicationError(t.Err, "NotifyError", nil)
+	}
+	return nil
+}
