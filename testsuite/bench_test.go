@@ -19,8 +19,8 @@ import (
 
 	"github.com/loopguard/loopguard/interceptor"
 	"github.com/loopguard/loopguard/interceptor/detect"
-	"github.com/loopguard/loopguard/testsuite"
 	"github.com/loopguard/loopguard/internal/fixtures"
+	"github.com/loopguard/loopguard/testsuite"
 )
 
 // BenchmarkReplay1000 replays the recorded 1,000-call Workload history with

@@ -118,4 +118,3 @@ func ExampleInspect() {
 	// Output:
 	// CoderVerifierLoop guarded: true halts: 3 task failures: 0 closed: true
 }
-

@@ -18,8 +18,8 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/loopguard/loopguard/interceptor"
-	"github.com/loopguard/loopguard/testsuite"
 	"github.com/loopguard/loopguard/internal/fixtures"
+	"github.com/loopguard/loopguard/testsuite"
 )
 
 const historiesDir = "testdata/histories"

@@ -15,8 +15,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/loopguard/loopguard/interceptor"
-	"github.com/loopguard/loopguard/testsuite"
 	"github.com/loopguard/loopguard/internal/fixtures"
+	"github.com/loopguard/loopguard/testsuite"
 )
 
 // The v3- fixtures record what guard version 3 changed. The generic replay

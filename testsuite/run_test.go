@@ -9,8 +9,8 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/loopguard/loopguard/interceptor"
-	"github.com/loopguard/loopguard/testsuite"
 	"github.com/loopguard/loopguard/internal/fixtures"
+	"github.com/loopguard/loopguard/testsuite"
 	"github.com/loopguard/loopguard/workflows"
 )
 
