@@ -157,7 +157,7 @@ func (g *guard) carryOnReturn(ctx workflow.Context, can *workflow.ContinueAsNewE
 	if err != nil {
 		return fmt.Errorf("loopguard: snapshot state: %w", err)
 	}
-	p, err := encodePayload(ctx, g.next, carried{Config: g.cfg, State: state, Halts: g.halts})
+	p, err := encodePayload(ctx, carried{Config: g.cfg, State: state, Halts: g.halts})
 	if err != nil {
 		return fmt.Errorf("loopguard: encode carried state: %w", err)
 	}

@@ -7,7 +7,6 @@ import (
 
 	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/sdk/converter"
-	sdkinterceptor "go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/workflow"
 )
 
@@ -19,8 +18,8 @@ import (
 //     receive, with the data converter of the context it was made in; the
 //     non-blocking SendAsync and ReceiveAsync work anywhere, even in
 //     HandleSignal, which runs outside any coroutine;
-//   - Next.NewContinueAsNewError encodes its arguments with it, and only the
-//     error returned from the workflow function becomes a command.
+//   - workflow.NewContinueAsNewError encodes its arguments with it, and only
+//     the error returned from the workflow function becomes a command.
 //
 // Everything the guard reads from or writes to history from guard version
 // 4 goes through these two functions, so a codec sees every byte.
@@ -39,9 +38,10 @@ func decodePayload(ctx workflow.Context, p *commonpb.Payload, ptr any) error {
 	return nil
 }
 
-// encodePayload encodes v with the workflow's data converter, through next:
-// the outbound interceptor below the guard.
-func encodePayload(ctx workflow.Context, next sdkinterceptor.WorkflowOutboundInterceptor, v any) (p *commonpb.Payload, err error) {
+// encodePayload encodes v with the workflow's data converter. The public
+// workflow.NewContinueAsNewError gives the error a header of its own, so
+// context propagators write into that, not into this run's header.
+func encodePayload(ctx workflow.Context, v any) (p *commonpb.Payload, err error) {
 	defer func() {
 		// The SDK panics when it cannot encode a continue-as-new argument.
 		if r := recover(); r != nil {
@@ -49,7 +49,7 @@ func encodePayload(ctx workflow.Context, next sdkinterceptor.WorkflowOutboundInt
 		}
 	}()
 	var can *workflow.ContinueAsNewError
-	if !errors.As(next.NewContinueAsNewError(ctx, carryHeader, v), &can) || len(can.Input.GetPayloads()) != 1 {
+	if !errors.As(workflow.NewContinueAsNewError(ctx, carryHeader, v), &can) || len(can.Input.GetPayloads()) != 1 {
 		return nil, errors.New("encode with the workflow's data converter: no payload")
 	}
 	return can.Input.GetPayloads()[0], nil
