@@ -137,20 +137,42 @@ func (g *guard) observeReady(ctx workflow.Context) {
 
 // observation reads a finished call's result or error. Get on a ready
 // future does not block and decodes the stored payload again, so the
-// workflow's own Get is unaffected; into a RawValue it does not decode at
-// all.
+// workflow's own Get is unaffected; into a RawValue the workflow's data
+// converter only runs its codecs.
 func (g *guard) observation(ctx workflow.Context, p pendingCall) detect.Observation {
 	var raw converter.RawValue
-	if err := p.fut.Get(ctx, &raw); err != nil {
+	err := p.fut.Get(ctx, &raw)
+	data := raw.Payload().GetData()
+	if err != nil && g.version >= versionSafety {
+		data, err = g.rawResult(ctx, p.fut)
+	}
+	if err != nil {
 		kind, msg := errorKind(err)
 		return detect.Observation{Failed: true, ErrorSig: detect.ErrorSignature(kind, msg)}
 	}
-	data := raw.Payload().GetData()
 	obs := detect.Extract(g.cfg.Policy, p.node, data)
 	if g.hooks.resultHook != nil {
 		g.hooks.resultHook(p.node, data, &obs)
 	}
 	return obs
+}
+
+// rawResult reads a result when Get into a RawValue failed: either the call
+// failed, or the workflow's data converter is not built on the SDK's
+// composite converter and cannot fill a RawValue. Get into nil decodes
+// nothing and returns only the call's own error; the result's bytes are
+// then captured as the converter hands them over. A result no converter
+// hands over reads as empty: the detectors take it as a silent success,
+// not as a failure every call repeats.
+func (g *guard) rawResult(ctx workflow.Context, fut workflow.Future) ([]byte, error) {
+	if err := fut.Get(ctx, nil); err != nil {
+		return nil, err
+	}
+	var b capturedBytes
+	if err := fut.Get(ctx, &b); err != nil {
+		return nil, nil
+	}
+	return b, nil
 }
 
 // errorKind names an error for its signature: the application error type,

@@ -1,6 +1,8 @@
 package interceptor
 
 import (
+	"errors"
+
 	sdkinterceptor "go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/workflow"
 )
@@ -26,7 +28,16 @@ func (i *inbound) ExecuteWorkflow(ctx workflow.Context, in *sdkinterceptor.Execu
 	if err := workflow.SetQueryHandler(ctx, i.g.cfg.StatusQuery, i.g.status); err != nil {
 		return nil, err
 	}
-	return i.Next.ExecuteWorkflow(ctx, in)
+	res, err := i.Next.ExecuteWorkflow(ctx, in)
+	var can *workflow.ContinueAsNewError
+	if i.g.active && i.g.version >= versionSafety && errors.As(err, &can) {
+		if cerr := i.g.carryOnReturn(ctx, can); cerr != nil {
+			// Failing the workflow would lose it; the next run starts
+			// with a fresh guard instead, loudly.
+			i.g.next.GetLogger(ctx).Error("loopguard: state not carried to the next run", "error", cerr)
+		}
+	}
+	return res, err
 }
 
 // HandleSignal consumes resume, escalate and halt, and the guard's own
@@ -41,7 +52,7 @@ func (i *inbound) HandleSignal(ctx workflow.Context, in *sdkinterceptor.HandleSi
 		g.onSignal(ctx, in.SignalName, in.Arg)
 		return nil
 	case g.cfg.HaltedSignal:
-		if seq := g.ownHaltSeq(in); seq > 0 {
+		if seq := g.ownHaltSeq(ctx, in); seq > 0 {
 			g.echoed = max(g.echoed, seq)
 			return nil
 		}

@@ -144,6 +144,12 @@ func (g *guard) decide(action string, req ResumeRequest) Decision {
 // must not block. Bad input is recorded and logged, never fatal.
 func (g *guard) onSignal(ctx workflow.Context, name string, args *commonpb.Payloads) {
 	p, err := firstPayload(args)
+	if err == nil {
+		var plain *commonpb.Payload
+		if plain, err = g.plainPayload(ctx, p); err == nil {
+			p = plain
+		}
+	}
 	var req ResumeRequest
 	if err == nil {
 		req, err = g.parse(name, p)
@@ -194,10 +200,20 @@ func (g *guard) reject(ctx workflow.Context, name string, err error, p *commonpb
 	}
 	r := Rejection{Name: name, Reason: reason, WorkflowTime: workflow.Now(ctx)}
 	if data := p.GetData(); len(data) > 0 {
-		r.Payload = truncate(string(data), 200)
+		r.Payload = shownPayload(p)
 	}
 	g.lastRejected = &r
 	g.next.GetLogger(ctx).Warn("loopguard: input rejected", "name", name, "reason", reason)
+}
+
+// shownPayload is what the status shows of a rejected payload: its start
+// when it is readable text, never a codec's ciphertext or binary data.
+func shownPayload(p *commonpb.Payload) string {
+	enc := string(p.GetMetadata()[converter.MetadataEncoding])
+	if enc != converter.MetadataEncodingJSON || !utf8.Valid(p.GetData()) {
+		return fmt.Sprintf("(%d bytes in encoding %q, not shown: not decoded to text)", len(p.GetData()), enc)
+	}
+	return truncate(string(p.GetData()), 200)
 }
 
 // truncate cuts s to at most n bytes on a rune boundary.

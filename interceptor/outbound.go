@@ -81,7 +81,7 @@ func (o *outbound) AwaitWithTimeout(ctx workflow.Context, timeout time.Duration,
 }
 
 func (o *outbound) NewContinueAsNewError(ctx workflow.Context, wfn any, args ...any) error {
-	if o.g.active {
+	if o.g.active && o.g.version < versionSafety {
 		if err := o.g.writeCarry(ctx); err != nil {
 			return err
 		}

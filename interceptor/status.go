@@ -1,8 +1,8 @@
 package interceptor
 
 import (
-	"go.temporal.io/sdk/converter"
 	sdkinterceptor "go.temporal.io/sdk/interceptor"
+	"go.temporal.io/sdk/workflow"
 )
 
 // status answers the status query. Queries must not change state: it only
@@ -27,13 +27,13 @@ func (g *guard) status() (Status, error) {
 // ownHaltSeq tells the guard's echo of its own loop.halted signal from a
 // loop.halted a supervisor workflow receives about others: it returns the
 // echoed halt's Seq, or 0.
-func (g *guard) ownHaltSeq(in *sdkinterceptor.HandleSignalInput) int {
+func (g *guard) ownHaltSeq(ctx workflow.Context, in *sdkinterceptor.HandleSignalInput) int {
 	p, err := firstPayload(in.Arg)
 	if err != nil || p == nil {
 		return 0
 	}
 	var ev HaltEvent
-	if err := converter.GetDefaultDataConverter().FromPayload(p, &ev); err != nil {
+	if err := g.decode(ctx, p, &ev); err != nil {
 		return 0
 	}
 	// The run id alone identifies the execution; the workflow id would not

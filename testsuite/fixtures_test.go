@@ -181,7 +181,7 @@ func TestFixturesReplayWithoutGuard(t *testing.T) {
 			msg := err.Error()
 			assert.Contains(t, msg, path)
 			assert.Contains(t, msg, f.WorkflowType)
-			assert.Contains(t, msg, "install the guard on the replayer")
+			assert.Contains(t, msg, "this history was recorded with loopguard; install the guard (or its retire mode) on the replayer")
 		})
 	}
 }

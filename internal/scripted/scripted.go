@@ -53,6 +53,8 @@ func Register(r worker.Registry) {
 	r.RegisterWorkflow(ScriptLoop)
 	r.RegisterWorkflow(ContinuingLoop)
 	r.RegisterWorkflow(TwoBranches)
+	r.RegisterWorkflow(LateContinue)
+	r.RegisterWorkflow(AbandonAndContinue)
 	for _, n := range Nodes {
 		r.RegisterActivityWithOptions(Agent, activity.RegisterOptions{Name: n})
 	}
