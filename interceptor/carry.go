@@ -22,7 +22,12 @@ const (
 	versionFirst    = workflow.Version(1) // the first guarded release
 	versionEchoWait = workflow.Version(2) // fail/observe halts wait for the loop.halted echo
 	versionStopWins = workflow.Version(3) // a human's halt pauses even in observe mode; one pause at a time
-	guardedVersion  = versionStopWins     // what new executions run
+	// versionSafety: parallel branches share one halt and one decision;
+	// cancellation while paused returns the cancellation; signals the guard
+	// does not take reach the workflow, early ones are not lost; paused time
+	// does not count as runtime; echoes are awaited when the workflow ends.
+	versionSafety  = workflow.Version(4)
+	guardedVersion = versionSafety // what new executions run
 	// carryHeader carries the guard's state across continue-as-new.
 	carryHeader = "loopguard-carry"
 )
@@ -69,6 +74,7 @@ func (g *guard) setup(ctx workflow.Context) error {
 		return fmt.Errorf("loopguard: read pinned config: %w", err)
 	}
 	g.active = true
+	g.pause.early = g.version >= versionSafety
 
 	if carry != nil {
 		st, err := detect.Restore(g.cfg.Policy, carry.State)
