@@ -50,15 +50,21 @@ var Nodes = []string{"Code", "Verify", "Plan", "Research", "Poll"}
 
 // Register registers the scripted workflows and activities on r.
 func Register(r worker.Registry) {
+	RegisterWorkflows(r)
+	for _, n := range Nodes {
+		r.RegisterActivityWithOptions(Agent, activity.RegisterOptions{Name: n})
+	}
+	r.RegisterActivityWithOptions(Notify, activity.RegisterOptions{Name: "Notify"})
+}
+
+// RegisterWorkflows registers the scripted workflows on r, a worker or a
+// replayer.
+func RegisterWorkflows(r worker.WorkflowRegistry) {
 	r.RegisterWorkflow(ScriptLoop)
 	r.RegisterWorkflow(ContinuingLoop)
 	r.RegisterWorkflow(TwoBranches)
 	r.RegisterWorkflow(ChildLoop)
 	r.RegisterWorkflow(OwnSignals)
-	for _, n := range Nodes {
-		r.RegisterActivityWithOptions(Agent, activity.RegisterOptions{Name: n})
-	}
-	r.RegisterActivityWithOptions(Notify, activity.RegisterOptions{Name: "Notify"})
 }
 
 // ScriptLoop runs the turns in order, as an agent loop would: each result
