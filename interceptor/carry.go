@@ -26,7 +26,11 @@ const (
 	// versionSafety: everything the guard reads and writes goes through the
 	// workflow's data converter; results a converter cannot hand over as a
 	// RawValue are read raw; continue-as-new carries the state as of the
-	// run's end, with calls still in flight closed.
+	// run's end, with calls still in flight closed; parallel branches share
+	// one halt and one decision; cancellation while paused returns the
+	// cancellation; signals the guard does not take reach the workflow,
+	// early ones are not lost; paused time does not count as runtime;
+	// echoes are awaited when the workflow ends.
 	versionSafety  = workflow.Version(4)
 	guardedVersion = versionSafety // what new executions run
 	// carryHeader carries the guard's state across continue-as-new.
@@ -86,6 +90,7 @@ func (g *guard) setup(ctx workflow.Context) error {
 	}
 	g.cfg = pinned
 	g.active = true
+	g.pause.early = g.version >= versionSafety
 
 	if carry != nil {
 		st, err := detect.Restore(g.cfg.Policy, carry.State)

@@ -589,7 +589,7 @@ func send(ctx context.Context, c client.Client, id string, a answer, s intercept
 	if err := h.Get(ctx, &d); err != nil {
 		return err
 	}
-	if d.Action != a.action || d.HaltSeq != s.Halt.Seq {
+	if string(d.Action) != a.action || d.HaltSeq != s.Halt.Seq {
 		return fmt.Errorf("update answered %+v for halt %d", d, s.Halt.Seq)
 	}
 	return nil
