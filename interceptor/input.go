@@ -236,22 +236,30 @@ func (g *guard) registerUpdates(ctx workflow.Context) error {
 		{g.cfg.EscalateUpdate, "escalate"},
 	} {
 		name, action := u.name, u.action
-		validate := func(ctx workflow.Context, raw converter.RawValue) error {
-			_, err := g.parse(name, raw.Payload())
+		check := func(p *commonpb.Payload) (ResumeRequest, error) {
+			req, err := g.parse(name, p)
 			if err == nil {
 				err = g.checkDecision(name)
 			}
-			return rejection(err)
+			return req, rejection(err)
 		}
-		handle := func(ctx workflow.Context, raw converter.RawValue) (Decision, error) {
-			req, err := g.parse(name, raw.Payload())
-			if err == nil {
-				err = g.checkDecision(name)
-			}
+		answer := func(p *commonpb.Payload) (Decision, error) {
+			req, err := check(p)
 			if err != nil {
-				return Decision{}, rejection(err)
+				return Decision{}, err
 			}
 			return g.decide(action, req), nil
+		}
+		var validate, handle any
+		if g.version >= versionSafety {
+			// Every data converter hands an update's JSON to
+			// capturedBytes; only those built on the SDK's composite
+			// converter can fill a RawValue.
+			validate = func(_ workflow.Context, b capturedBytes) error { _, err := check(b.payload()); return err }
+			handle = func(_ workflow.Context, b capturedBytes) (Decision, error) { return answer(b.payload()) }
+		} else {
+			validate = func(_ workflow.Context, raw converter.RawValue) error { _, err := check(raw.Payload()); return err }
+			handle = func(_ workflow.Context, raw converter.RawValue) (Decision, error) { return answer(raw.Payload()) }
 		}
 		if err := workflow.SetUpdateHandlerWithOptions(ctx, name, handle, workflow.UpdateHandlerOptions{Validator: validate}); err != nil {
 			return fmt.Errorf("register update %s: %w", name, err)

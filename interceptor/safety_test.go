@@ -268,3 +268,26 @@ func TestCodecUpdates(t *testing.T) {
 	assert.Equal(t, 5, res.Calls)
 	assert.Equal(t, interceptor.Decision{Action: "resume", By: "lee", HaltSeq: 1}, decision)
 }
+
+// TestUpdatesWithoutRawValue: the resume update works with a data
+// converter that cannot fill a converter.RawValue.
+func TestUpdatesWithoutRawValue(t *testing.T) {
+	env := envWith(t, guardFor(t, interceptor.Options{}), scripted.OwnJSONDataConverter())
+	var decision interceptor.Decision
+	var malformed error
+	env.RegisterDelayedCallback(func() {
+		env.UpdateWorkflow("resume", "u1", &testUpdate{onReject: func(err error) { malformed = err }}, map[string]any{"bogus": 1})
+	}, decideAfter)
+	env.RegisterDelayedCallback(func() {
+		env.UpdateWorkflow("resume", "u2", &testUpdate{onComplete: func(v any, err error) {
+			require.NoError(t, err)
+			decision = v.(interceptor.Decision)
+		}}, map[string]string{"by": "lee"})
+	}, decideAfter+time.Minute)
+	env.ExecuteWorkflow(scriptLoop, stallScript())
+	res := result(t, env)
+	require.Error(t, malformed)
+	assert.Contains(t, malformed.Error(), `unknown field "bogus"`)
+	assert.Equal(t, 5, res.Calls)
+	assert.Equal(t, interceptor.Decision{Action: "resume", By: "lee", HaltSeq: 1}, decision)
+}
