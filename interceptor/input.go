@@ -236,30 +236,22 @@ func (g *guard) registerUpdates(ctx workflow.Context) error {
 		{g.cfg.EscalateUpdate, "escalate"},
 	} {
 		name, action := u.name, u.action
-		check := func(p *commonpb.Payload) (ResumeRequest, error) {
-			req, err := g.parse(name, p)
+		validate := func(ctx workflow.Context, raw converter.RawValue) error {
+			_, err := g.parse(name, raw.Payload())
 			if err == nil {
 				err = g.checkDecision(name)
 			}
-			return req, rejection(err)
+			return rejection(err)
 		}
-		answer := func(p *commonpb.Payload) (Decision, error) {
-			req, err := check(p)
+		handle := func(ctx workflow.Context, raw converter.RawValue) (Decision, error) {
+			req, err := g.parse(name, raw.Payload())
+			if err == nil {
+				err = g.checkDecision(name)
+			}
 			if err != nil {
-				return Decision{}, err
+				return Decision{}, rejection(err)
 			}
 			return g.decide(action, req), nil
-		}
-		var validate, handle any
-		if g.version >= versionSafety {
-			// Every data converter hands an update's JSON to
-			// capturedBytes; only those built on the SDK's composite
-			// converter can fill a RawValue.
-			validate = func(_ workflow.Context, b capturedBytes) error { _, err := check(b.payload()); return err }
-			handle = func(_ workflow.Context, b capturedBytes) (Decision, error) { return answer(b.payload()) }
-		} else {
-			validate = func(_ workflow.Context, raw converter.RawValue) error { _, err := check(raw.Payload()); return err }
-			handle = func(_ workflow.Context, raw converter.RawValue) (Decision, error) { return answer(raw.Payload()) }
 		}
 		if err := workflow.SetUpdateHandlerWithOptions(ctx, name, handle, workflow.UpdateHandlerOptions{Validator: validate}); err != nil {
 			return fmt.Errorf("register update %s: %w", name, err)
