@@ -60,6 +60,7 @@ type guard struct {
 
 	halts        int
 	lastRejected *Rejection
+	metrics      guardMetrics // instruments, made on first use (metrics.go)
 }
 
 // pendingCall is a guarded call whose result the guard has yet to read.

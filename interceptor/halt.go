@@ -56,8 +56,7 @@ func (g *guard) halt(ctx workflow.Context, node string, trip *detect.Trip) error
 	log := g.next.GetLogger(ctx)
 	log.Warn("loopguard: loop halted", "reason", ev.HaltReason, "detector", ev.Detector,
 		"node", ev.Node, "cycleId", ev.CycleID, "iteration", ev.Iteration, "message", ev.Message, "onHalt", policy)
-	g.next.GetMetricsHandler(ctx).WithTags(map[string]string{"reason": string(ev.HaltReason), "on_halt": string(policy)}).
-		Counter(MetricHalts).Inc(1)
+	g.countHalt(ctx, ev, policy)
 	g.raiseHalted(ctx, ev, policy)
 
 	switch policy {
@@ -81,6 +80,7 @@ func (g *guard) halt(ctx workflow.Context, node string, trip *detect.Trip) error
 		g.publish(dctx, StateRunning, nil)
 		return err
 	}
+	g.recordPauseWait(ctx, ev, d)
 	if d.Action == ActionResume {
 		if g.version >= versionSafety {
 			// Time spent paused is the human's, not the loop's.
@@ -89,7 +89,7 @@ func (g *guard) halt(ctx workflow.Context, node string, trip *detect.Trip) error
 		g.state.Resume(trip, ext)
 		p.set(phaseRunning, nil, "", time.Time{}, &d)
 		log.Info("loopguard: loop resumed", "by", d.By, "reason", d.Reason, "haltSeq", d.HaltSeq)
-		g.next.GetMetricsHandler(ctx).Counter(MetricResumes).Inc(1)
+		g.countDecision(ctx, MetricResumes, &ev)
 		g.publish(ctx, StateRunning, nil)
 		return nil
 	}
@@ -141,7 +141,7 @@ func (g *guard) escalate(ctx workflow.Context, trip *detect.Trip, d Decision) er
 	// carries on, the guard watches the new course from a clean slate.
 	g.state.Resume(trip, detect.Extension{})
 	g.next.GetLogger(ctx).Warn("loopguard: loop escalated", "by", d.By, "reason", d.Reason, "haltSeq", d.HaltSeq)
-	g.next.GetMetricsHandler(ctx).Counter(MetricEscalations).Inc(1)
+	g.countDecision(ctx, MetricEscalations, &ev)
 	g.publish(ctx, StateEscalated, &ev)
 	return newEscalatedError(Escalation{Reason: d.Reason, By: d.By, Halt: ev})
 }

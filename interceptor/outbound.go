@@ -19,6 +19,7 @@ func (o *outbound) ExecuteActivity(ctx workflow.Context, activityType string, ar
 		return o.Next.ExecuteActivity(ctx, activityType, args...)
 	}
 	node := o.g.nodeName(KindActivity, activityType, args)
+	o.g.countCall(ctx, KindActivity)
 	ref, err := o.g.admit(ctx, node)
 	if err != nil {
 		return failedFuture(ctx, err)
@@ -33,6 +34,7 @@ func (o *outbound) ExecuteLocalActivity(ctx workflow.Context, activityType strin
 		return o.Next.ExecuteLocalActivity(ctx, activityType, args...)
 	}
 	node := o.g.nodeName(KindLocalActivity, activityType, args)
+	o.g.countCall(ctx, KindLocalActivity)
 	ref, err := o.g.admit(ctx, node)
 	if err != nil {
 		return failedFuture(ctx, err)
@@ -47,6 +49,7 @@ func (o *outbound) ExecuteChildWorkflow(ctx workflow.Context, childWorkflowType 
 		return o.Next.ExecuteChildWorkflow(ctx, childWorkflowType, args...)
 	}
 	node := o.g.nodeName(KindChildWorkflow, childWorkflowType, args)
+	o.g.countCall(ctx, KindChildWorkflow)
 	ref, err := o.g.admit(ctx, node)
 	if err != nil {
 		return o.failedChildFuture(ctx, childWorkflowType, err, args...)

@@ -89,8 +89,8 @@ func TestCancelWhilePausedReturnsCanceled(t *testing.T) {
 	assert.Equal(t, interceptor.StateRunning, final.State, "no escalation in status")
 	require.NotNil(t, final.LastDecision)
 	assert.Equal(t, interceptor.ActionCancel, final.LastDecision.Action)
-	assert.Equal(t, int64(1), metrics.counts["loopguard_halts{on_halt=pause,reason=stalled}"], "%v", metrics.counts)
-	assert.Zero(t, metrics.counts["loopguard_escalations{}"], "no escalation metric: %v", metrics.counts)
+	assert.Equal(t, int64(1), metrics.counts["loopguard_halts{detector=identical_output,on_halt=pause,reason=stalled}"], "%v", metrics.counts)
+	assert.Zero(t, metrics.counts["loopguard_escalations{reason=stalled}"], "no escalation metric: %v", metrics.counts)
 }
 
 func TestWorkflowsOwnSignalsAndUpdatesAreNotLost(t *testing.T) {
