@@ -25,6 +25,11 @@ const (
 	// code cannot know it; a worker computes it from visibility (see
 	// PausedQuery) and sets this gauge.
 	MetricPausedWorkflows = "loopguard_paused_workflows"
+	// MetricOldestPause is how long, in seconds, the longest-paused
+	// workflow a worker can see has been paused, as far as that worker has
+	// watched it (a worker that restarts starts counting again). Also set by
+	// a worker from visibility.
+	MetricOldestPause = "loopguard_oldest_pause_seconds"
 )
 
 // Metric label names.
