@@ -9,9 +9,8 @@
 # repository root runs one.
 
 # The builder's Go is the go directive of go.mod, worker/go.mod and go.work
-# exactly (1.26.8), pinned by
-# digest (cross-checked in public sources, see docs/operations.md) so a
-# rebuild uses the same toolchain. GOTOOLCHAIN=local: never download another.
+# exactly (1.26.8), pinned by digest (cross-checked in public sources, see
+# docs/operations.md) so a rebuild uses the same toolchain. GOTOOLCHAIN=local: never download another.
 FROM golang:1.26.8-bookworm@sha256:a688600ca24f8a4d3ca77f95b0dd40704a9fc787c826660eb7ba0b641b8b175d AS build
 ENV GOTOOLCHAIN=local
 WORKDIR /src
