@@ -142,6 +142,7 @@ func serve(ctx context.Context, cfg config, guardOpts interceptor.Options, level
 			out:       stdout,
 			tty:       isTerminal(stdout),
 			timeout:   cfg.demoTimeout,
+			nodes:     guardOpts.Nodes,
 		}
 		// While the demo waits, logging is off (unless --log-level says
 		// otherwise): the scenarios' scripted agent failures would be

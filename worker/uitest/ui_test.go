@@ -103,7 +103,7 @@ func TestResumeAHaltFromTheWebUI(t *testing.T) {
 	waitText(t, b, "loopguard: halted")
 	text := pageText(t, b)
 	assert.Contains(t, text, "loopguard: halted — stalled")
-	assert.Contains(t, text, "trend: failing")
+	assert.Contains(t, text, "trend: failing 4 → 4 → 4 → 4 ████", "the numbers and their sparkline (HTML folds the two spaces)")
 	assert.Contains(t, text, "temporal workflow signal --workflow-id "+workflowID+" --name resume")
 	assert.Contains(t, text, "temporal workflow signal --workflow-id "+workflowID+" --name escalate")
 	shot, err := chromedp.Run(b, chromedp.FullScreenshot(100))
