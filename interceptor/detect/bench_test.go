@@ -12,7 +12,7 @@ import (
 // path: an agent loop over four nodes with fresh outputs, every detector
 // enabled, no trip. Run with -benchmem: it should not allocate.
 func BenchmarkBeginEnd(b *testing.B) {
-	p := DefaultPolicy()
+	p := legacyPolicy()
 	p.MaxTotalCalls, p.MaxCallsPerNode, p.MaxCycleIterations = 0, 0, 0
 	p.MaxCost, p.MaxCycleCost, p.MaxCycleRuntime = 1e18, 1e18, 1e6*time.Hour
 	s := NewState(p)
@@ -38,7 +38,7 @@ func BenchmarkTrace(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		simulate(DefaultPolicy(), ops, nil, false)
+		simulate(legacyPolicy(), ops, nil, false)
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/10000, "ns/call")
 }
@@ -47,7 +47,7 @@ func BenchmarkTrace(b *testing.B) {
 // delete the ignored fields, re-encode, hash) and without (hash only).
 func BenchmarkExtract(b *testing.B) {
 	data := []byte(`{"passed":false,"failing":["auth.test.ts::login","auth.test.ts::logout"],"durationMs":5120,"runId":"r-101","usage":{"cost":0.012,"tokens":1830}}`)
-	p := DefaultPolicy()
+	p := legacyPolicy()
 	p.Nodes = map[string]NodePolicy{"verifier": {Rules: Rules{IgnoreFields: []string{"durationMs", "runId"}, MetricField: "failing", CostField: "usage.cost"}}}
 	b.Run("rules", func(b *testing.B) {
 		b.ReportAllocs()
@@ -106,7 +106,7 @@ func firstCalls(ops []simOp, n int) []simOp {
 // TestBeginEndDoesNotAllocate guards the hot path: once a workflow's nodes
 // and edges are known, Begin and End without a trip allocate nothing.
 func TestBeginEndDoesNotAllocate(t *testing.T) {
-	p := DefaultPolicy()
+	p := legacyPolicy()
 	p.MaxTotalCalls, p.MaxCallsPerNode, p.MaxCycleIterations = 0, 0, 0
 	s := NewState(p)
 	nodes := []string{"plan", "code", "test", "review"}

@@ -21,7 +21,7 @@ func FuzzState(f *testing.F) {
 	f.Add([]byte{2, 2, 2, 10, 10, 10, 2, 2, 2, 10, 10, 10, 0xff, 0xfe, 0x80})
 	f.Add(make([]byte, 300))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		p := DefaultPolicy()
+		p := legacyPolicy()
 		p.MaxNodes = 4
 		p.MaxCost = 3
 		p.MaxCycleCost = 2
@@ -99,7 +99,7 @@ func FuzzExtract(f *testing.F) {
 	f.Add([]byte(`{"a":`))
 	f.Add([]byte("\"\\u00e9\\n\""))
 	f.Add([]byte{0xff, 0xfe, '"'})
-	p := DefaultPolicy()
+	p := legacyPolicy()
 	p.IgnoreFields = []string{"ts", "a.b.*.c", "0"}
 	p.Nodes = map[string]NodePolicy{"n": {Rules: Rules{
 		IgnoreFields:   []string{"a.b.1", "*"},

@@ -68,7 +68,7 @@ func genOps(seed uint64, n, names int) []simOp {
 
 // simPolicy exercises every rule.
 func simPolicy() Policy {
-	p := DefaultPolicy()
+	p := legacyPolicy()
 	p.MaxCost = 2
 	p.MaxCycleCost = 1
 	p.MaxCycleRuntime = 20 * time.Minute
