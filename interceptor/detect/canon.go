@@ -27,11 +27,12 @@ const (
 	maxFields        = 16      // volatile-field candidates kept per result
 	maxFieldText     = 64      // longest string leaf that can be a volatile field
 	maxDepth         = 64      // deeper JSON is hashed as raw bytes
-	simMinTokens     = 8       // fewer string tokens: no SimHash
+	simMinTokens     = 16      // fewer string tokens: no SimHash
 	simFullBytes     = 8 << 10 // text bytes whose every token feeds the SimHash; beyond, 1 in 16
 	nearDupBits      = 6       // SimHash Hamming distance of near-duplicates
 	maxEmbedLength   = 1 << 20 // longest string parsed as embedded JSON
 	counterMinTokens = 4       // fewer string tokens: no counter comparison
+	counterMaxTokens = 16      // more: no counter comparison
 )
 
 // canonical is one result read the second generation's way.
@@ -39,7 +40,7 @@ type canonical struct {
 	sum    uint64 // the result's hash: the sum of its leaf contributions
 	shape  uint64 // the same with every number masked
 	nums   int64  // the sum of the numbers the hash kept (short integers)
-	action uint64 // the hash without commentary fields, 0: none
+	action uint64 // the hash without commentary fields and measurements, 0: none
 	sim    uint64 // SimHash of the string tokens, 0: too little text
 	fields [maxFields]Field
 	nf     int
@@ -56,7 +57,7 @@ type canonScan struct {
 	buf    []byte // unescaped strings
 	depth  int
 	nums   int64
-	comm   uint64 // contributions of commentary fields
+	comm   uint64 // what commentary fields and measurements add to the hash
 	inComm bool
 }
 
@@ -110,8 +111,10 @@ func readCanonical(body []byte, c *canonical) {
 	if sc.comm != 0 {
 		c.action = nonZero(x.v - sc.comm)
 	}
-	if sc.tokens < counterMinTokens {
-		c.shape = 0 // too little text to tell a counter from content
+	if sc.tokens < counterMinTokens || sc.tokens > counterMaxTokens {
+		// Too little text to tell a counter from content, or so much that a
+		// number moving by one is content (an edit's line range).
+		c.shape = 0
 	}
 	if sc.tokens >= simMinTokens {
 		var h uint64
@@ -206,6 +209,11 @@ func (sc *canonScan) value(path uint64, top bool) (hp, bool) {
 			shape = fnvOffset ^ kindNumber
 		}
 		x := leaf2(path, h, shape)
+		if !integer && !sc.inComm {
+			// A measurement (a duration, a cost, a score): left out of the
+			// action hash.
+			sc.comm += x.v - leaf(path, fnvOffset^kindNumber^'.')
+		}
 		if top {
 			sc.addField(path, x.v)
 		}
@@ -640,14 +648,38 @@ func (t *tok) maskWord(w []byte) {
 	}
 }
 
-// timeLike: only digits and '-', ':', '.', and the letters T and Z.
+// timeLike: a date ("2026-11-23", with a time after it) or a clock time
+// ("12:48:26", "12:48:26.5"): digits and '-', ':', '.', 'T', 'Z' only, and
+// either four digits then '-', or two-digit groups joined by ':'. A line
+// range ("287:295") is not a time.
 func timeLike(w []byte) bool {
 	for _, c := range w {
 		if !isDigit(c) && c != '-' && c != ':' && c != '.' && c != 'T' && c != 'Z' {
 			return false
 		}
 	}
-	return true
+	if len(w) >= 5 && isDigit(w[0]) && isDigit(w[1]) && isDigit(w[2]) && isDigit(w[3]) && w[4] == '-' {
+		return true
+	}
+	colons := 0
+	for i := 0; i < len(w); {
+		j := i
+		for j < len(w) && isDigit(w[j]) {
+			j++
+		}
+		if j-i != 2 {
+			return false
+		}
+		if j == len(w) || w[j] == '.' || w[j] == 'Z' {
+			return colons >= 1
+		}
+		if w[j] != ':' {
+			return false
+		}
+		colons++
+		i = j + 1
+	}
+	return false
 }
 
 // hexPart returns the length of a hex id (8+ hex digits, one a decimal

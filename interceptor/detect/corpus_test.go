@@ -48,13 +48,16 @@ type corpusCall struct {
 	Timer bool `json:"timer,omitempty"`
 }
 
-var corpusSources = []string{"seed000", "seed001", "seed002", "seed003", "seed004", "openhands", "cline", "swe-agent", "temporal"}
+var corpusSources = []string{"seed000", "seed001", "seed002", "seed003", "seed004", "openhands", "cline", "swe-agent", "temporal", "loopguard"}
 
 // loadCorpus reads every trace of testdata/corpus.
 func loadCorpus(t *testing.T) []corpusTrace {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join("testdata", "corpus", "*.json"))
 	require.NoError(t, err)
+	ported, err := filepath.Glob(filepath.Join("testdata", "corpus", "peers", "*.json"))
+	require.NoError(t, err)
+	files = append(files, ported...)
 	require.NotEmpty(t, files)
 	var traces []corpusTrace
 	for _, f := range files {

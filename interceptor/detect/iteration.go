@@ -110,6 +110,10 @@ func (s *State) judge(n *node, r *rec, a *agg) {
 		return
 	}
 	r.sim, r.shape, r.count, r.action = a.sim, a.shape, a.count, a.action
+	r.key = r.out
+	if r.action != 0 {
+		r.key = r.action
+	}
 	var prev *rec
 	for j := 0; j < n.hist.n; j++ {
 		if h := n.hist.at(j); !h.silent() {
@@ -130,13 +134,17 @@ func (s *State) judge(n *node, r *rec, a *agg) {
 			l.basis = basisCommentary
 		case prev.shape != 0 && prev.shape == r.shape && (r.count-prev.count == 1 || prev.count-r.count == 1):
 			l.basis = basisCounter
-		case nearDup(prev.sim, r.sim):
-			l.basis, l.dist = basisNearDup, uint8(bits.OnesCount64(prev.sim^r.sim))
 		case same && l.volatileRepeat(cur, prev.out, r.out):
 			l.basis = basisVolatile
 		}
 		if l.basis != basisNone {
 			r.flags |= recFuzzy
+		} else if prev.count == r.count && nearDup(prev.sim, r.sim) {
+			// Near-duplicate text with the same numbers: no new
+			// information for the iteration rule, but never a repeat of
+			// its own (an edit that moved one bracket is a new edit).
+			l.basis, l.dist = basisNearDup, uint8(bits.OnesCount64(prev.sim^r.sim))
+			r.flags |= recNear
 		}
 	}
 	if same {
@@ -216,7 +224,18 @@ func (l *learning) addVolatile(p uint32) {
 // the loop progressed, and a constant acknowledgement node in it is not
 // stalled.
 func (s *State) noveltyV2(n *node, r *rec, prog bool) {
-	if !prog || !r.output() || (r.fuzzy() && !r.hasProg() && !r.hasMetric()) {
+	if !r.output() {
+		return
+	}
+	if !r.hasProg() && !r.hasMetric() {
+		prog = r.flags&(recFuzzy|recNear) == 0
+		for k := 0; k < n.hist.n && prog; k++ {
+			if h := n.hist.at(k); h.output() && h.key == r.key {
+				prog = false
+			}
+		}
+	}
+	if !prog {
 		return
 	}
 	r.flags |= recNovel
@@ -234,19 +253,21 @@ func (s *State) noveltyV2(n *node, r *rec, prog bool) {
 	}
 }
 
-// quiet reports whether no node other than i had a novel step after seq
-// since, and whether any other node stepped after it.
+// quiet reports whether every node other than i that stepped after seq
+// since (the first step of a repetition) brought nothing new at its latest
+// step, and whether any did step: the rest of the loop repeated too.
 func (s *State) quiet(i, since int) (quiet, others bool) {
 	for j := range s.nodes {
-		if j == i || s.nodes[j].exempt {
+		m := &s.nodes[j]
+		if j == i || m.exempt || m.openSeq <= since {
 			continue
 		}
-		m := &s.nodes[j]
-		if m.novelSeq > since {
+		others = true
+		if m.hist.n > 0 && m.novelSeq == m.hist.at(0).seq && m.novelSeq > 0 {
 			return false, true
 		}
-		if m.openSeq > since {
-			others = true
+		if m.inflight > 0 && m.novelSeq > since {
+			return false, true
 		}
 	}
 	return true, others
@@ -302,15 +323,40 @@ func allWaited(w []*rec) bool {
 }
 
 // detectRepeatsV2 runs the second generation's repetition detectors on
-// node i's step r.
+// node i's step r. A repetition the rest of the loop has not repeated yet
+// is remembered (one candidate): each later step of another node checks
+// it again, so that the halt comes when the iteration completes.
 func (s *State) detectRepeatsV2(i int, r *rec, now time.Time) *Trip {
+	if c := s.cand; c >= 0 && c != i {
+		if cn := &s.nodes[c]; cn.hist.n > 0 && cn.hist.at(0).seq == s.candSeq {
+			s.cand = -1
+			if t := s.repeatsV2(c, cn.hist.at(0), now); t != nil {
+				return t
+			}
+		}
+	}
+	if s.cand == i {
+		s.cand = -1
+	}
+	return s.repeatsV2(i, r, now)
+}
+
+// block remembers node i's step r as the candidate repetition.
+func (s *State) block(i int, r *rec) {
+	s.cand, s.candSeq = i, r.seq
+}
+
+func (s *State) repeatsV2(i int, r *rec, now time.Time) *Trip {
 	n := &s.nodes[i]
 	var buf [maxWindow]*rec
 	if k := s.lim.errRepeat; k > 0 && r.failed() {
 		w := buf[:k]
 		c := window(n, w, func(*rec) bool { return false }, func(h *rec) bool { return !h.failed() || h.errSig != r.errSig })
 		if c == k && !allWaited(w[:k-1]) {
-			if q, _ := s.quiet(i, w[k-2].seq); q {
+			q, _ := s.quiet(i, w[k-1].seq)
+			if !q {
+				s.block(i, r)
+			} else {
 				t := s.trip(DetectorRepeatedError, i, now,
 					fmt.Sprintf("%s failed with the same error %d times in a row, and the rest of its loop repeated: %s", n.name, k, r.errSig))
 				t.Evidence.Same = "identical error signatures (digits, hex ids and UUIDs masked)"
@@ -328,10 +374,13 @@ func (s *State) detectRepeatsV2(i int, r *rec, now time.Time) *Trip {
 				fuzzy = fuzzy && (j == k-1 || h.fuzzy())
 			}
 			if exact || fuzzy {
-				q, others := s.quiet(i, w[k-2].seq)
+				q, others := s.quiet(i, w[k-1].seq)
+				if !q {
+					s.block(i, r)
+				}
 				if q && (exact || others) {
 					var t *Trip
-					if sig := s.othersFailed(i, w[k-2].seq); sig != "" {
+					if sig := s.othersFailed(i, w[k-1].seq); sig != "" {
 						t = s.trip(DetectorRepeatedError, i, now,
 							fmt.Sprintf("%s repeated its action %d times and every call it led to failed: %s", n.name, k, sig))
 					} else {
@@ -349,7 +398,10 @@ func (s *State) detectRepeatsV2(i int, r *rec, now time.Time) *Trip {
 		w := buf[:need]
 		c := window(n, w, func(h *rec) bool { return !h.output() }, func(*rec) bool { return false })
 		if c == need && !allWaited(w[:need-1]) {
-			if q, _ := s.quiet(i, w[(s.lim.oscPeriods-1)*p-1].seq); q {
+			q, _ := s.quiet(i, w[need-1].seq)
+			if !q {
+				s.block(i, r)
+			} else {
 				t := s.trip(DetectorOutputOscillation, i, now,
 					fmt.Sprintf("%s output oscillates with period %d over its last %d results, and the rest of its loop repeated", n.name, p, need))
 				s.sameEvidence(t, n, true)
@@ -370,7 +422,7 @@ func (s *State) sameEvidence(t *Trip, n *node, exact bool) {
 	case l.basis == basisNearDup:
 		t.Evidence.Same = fmt.Sprintf("near-duplicate text (SimHash distance %d of 64 bits, at most %d) while every other node of the loop repeated", l.dist, nearDupBits)
 	case l.basis == basisCommentary:
-		t.Evidence.Same = "equal but for commentary fields (thought, why, reason, ...) while every other node of the loop repeated"
+		t.Evidence.Same = "equal but for commentary fields (thought, why, reason, ...) and measurements (non-integer numbers) while every other node of the loop repeated"
 	case l.basis == basisCounter:
 		t.Evidence.Same = "equal but for one number that counts up or down by one (an attempt counter) while every other node of the loop repeated"
 	case l.basis == basisVolatile:

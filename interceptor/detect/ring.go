@@ -13,6 +13,7 @@ type rec struct {
 	shape   uint64 // DetectionV2: Observation.Shape
 	count   int64  // DetectionV2: Observation.Count
 	action  uint64 // DetectionV2: Observation.Action
+	key     uint64 // DetectionV2: what the iteration rule compares (Action, or Output)
 }
 
 const (
@@ -23,6 +24,7 @@ const (
 	recFuzzy  // DetectionV2: same as the node's previous step but for learnt volatile fields or near-duplicate text
 	recWaited // DetectionV2: followed a durable timer and a step of the same node, nothing between
 	recNovel  // DetectionV2: brought something new
+	recNear   // DetectionV2: near-duplicate text of the node's previous output
 )
 
 func (r *rec) failed() bool    { return r.flags&recFailed != 0 }

@@ -27,6 +27,7 @@ type snapshot struct {
 	Last       int         `json:"l"`
 	Trans      [][4]int    `json:"tr,omitempty"` // from, to, seq, progress
 	TimerSeq   int         `json:"tm,omitempty"`
+	Cand       *[2]int     `json:"cd,omitempty"` // DetectionV2: candidate node, its step
 	Pending    *Trip       `json:"p,omitempty"`
 	Ext        *Extension  `json:"x,omitempty"`
 }
@@ -96,6 +97,7 @@ type snapRec struct {
 	Shape   string  `json:"sh,omitempty"`
 	Count   int64   `json:"ct,omitempty"`
 	Action  string  `json:"ac,omitempty"`
+	Key     string  `json:"k,omitempty"`
 }
 
 type snapCycle struct {
@@ -139,6 +141,9 @@ func (s *State) snapshot() snapshot {
 		Last:       s.last,
 		TimerSeq:   s.timerSeq,
 		Pending:    s.pending,
+	}
+	if s.cand >= 0 {
+		sn.Cand = &[2]int{s.cand, s.candSeq}
 	}
 	if s.ext != (Extension{}) {
 		x := s.ext
@@ -197,7 +202,7 @@ func snapNodeOf(n *node) snapNode {
 		sn.Hist = append(sn.Hist, snapRec{
 			Out: hexOrEmpty(h.out), Prog: hexOrEmpty(h.prog), Metric: h.metric,
 			ErrSig: h.errSig, ProgRaw: h.progRaw, Flags: h.flags,
-			Seq: h.seq, Sim: hexOrEmpty(h.sim), Shape: hexOrEmpty(h.shape), Count: h.count, Action: hexOrEmpty(h.action),
+			Seq: h.seq, Sim: hexOrEmpty(h.sim), Shape: hexOrEmpty(h.shape), Count: h.count, Action: hexOrEmpty(h.action), Key: hexOrEmpty(h.key),
 		})
 	}
 	if n.hasLastProg {
@@ -263,7 +268,7 @@ func (s *State) restore(sn *snapshot) error {
 			n.hist.push(rec{
 				out: parseHex(h.Out), prog: parseHex(h.Prog), metric: h.Metric,
 				errSig: truncate(h.ErrSig, maxNameLen), progRaw: truncate(h.ProgRaw, maxRawLen), flags: h.Flags,
-				seq: h.Seq, sim: parseHex(h.Sim), shape: parseHex(h.Shape), count: h.Count, action: parseHex(h.Action),
+				seq: h.Seq, sim: parseHex(h.Sim), shape: parseHex(h.Shape), count: h.Count, action: parseHex(h.Action), key: parseHex(h.Key),
 			})
 		}
 		if x.LastProg != "" {
@@ -313,6 +318,9 @@ func (s *State) restore(sn *snapshot) error {
 	s.seq, s.totalCalls, s.totalSteps, s.totalCost = sn.Seq, sn.TotalCalls, sn.TotalSteps, sn.TotalCost
 	s.last = sn.Last
 	s.timerSeq = sn.TimerSeq
+	if c := sn.Cand; c != nil && valid(c[0]) {
+		s.cand, s.candSeq = c[0], c[1]
+	}
 	if !valid(s.last) || s.nodes[s.last].exempt {
 		s.last = -1
 	}

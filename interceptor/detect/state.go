@@ -30,6 +30,8 @@ type State struct {
 
 	trans    ring[trans]
 	timerSeq int // DetectionV2: s.seq when the workflow last set a durable timer
+	cand     int // DetectionV2: node whose repetition waits for the rest of its loop, -1: none
+	candSeq  int // the step of cand that repeated
 	pending  *Trip
 	ext      Extension // extensions granted without a narrower scope
 
@@ -64,6 +66,7 @@ func newState(p Policy) *State {
 		overflow: -1,
 		edgeIdx:  make(map[uint64]int32),
 		last:     -1,
+		cand:     -1,
 		trans:    newRing[trans](lim.window),
 		scratch:  make([]uint64, 0, lim.window),
 	}

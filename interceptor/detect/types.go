@@ -135,7 +135,8 @@ type Observation struct {
 	Shape uint64 `json:"shape,omitempty"`
 	Count int64  `json:"count,omitempty"`
 	// Action is Output without the commentary fields ("thought", "why",
-	// "reason", ...), 0 when the result has none (DetectionV2).
+	// "reason", ...) and with non-integer numbers (measurements: timings,
+	// costs, scores) masked, 0 when the result has neither (DetectionV2).
 	Action uint64 `json:"action,omitempty"`
 	// Fields are the result's short scalar leaves outside arrays
 	// (DetectionV2): the candidates for volatile fields (ids, timestamps,
