@@ -1,6 +1,9 @@
 package detect
 
 import (
+	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -123,4 +126,60 @@ func TestBeginEndDoesNotAllocate(t *testing.T) {
 		call()
 	}
 	assert.Zero(t, testing.AllocsPerRun(1000, call))
+}
+
+// realisticResult builds an agent tool result of about size bytes: ids,
+// timestamps, a duration, token usage, a list of failing tests and the
+// tool's output text, as a coding agent's run_tests tool returns them.
+func realisticResult(size, i int) []byte {
+	var out strings.Builder
+	for line := 0; out.Len() < size-600; line++ {
+		fmt.Fprintf(&out, "tests/test_mod_%03d.py::test_case_%d FAILED - AssertionError: expected %d, got %d (line %d)\n", line%97, line, line*3, line*3+1, 40+line%60)
+	}
+	v := map[string]any{
+		"id":         fmt.Sprintf("call_%08x-%04x-4%03x-a%03x-%012x", i*7919, i%65536, i%4096, i%4096, i*104729),
+		"created":    1700000000 + i,
+		"created_at": fmt.Sprintf("2026-11-23T12:%02d:%02d.%03dZ", i%60, i%60, i%1000),
+		"status":     "failed",
+		"summary":    fmt.Sprintf("3 failed, 41 passed in %d.%02ds", 2+i%5, i%100),
+		"failing":    []string{"tests/test_auth.py::test_login", "tests/test_auth.py::test_logout", "tests/test_api.py::test_orders"},
+		"usage":      map[string]any{"prompt_tokens": 1200 + i, "completion_tokens": 300 + i%50, "cost": 0.0123},
+		"arguments":  `{"path": "tests", "k": "auth or api", "verbose": true}`,
+		"stdout":     out.String(),
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// BenchmarkDetectV2 measures detection per call with DetectionV2 on
+// realistic results: Extract (canonical reading) plus Begin and End, in a
+// two-node agent loop. Targets: at most 10 µs for a 4 KB result, at most
+// 2 ms for a 1 MB one (run with -benchmem).
+func BenchmarkDetectV2(b *testing.B) {
+	for _, size := range []int{4 << 10, 1 << 20} {
+		b.Run(fmt.Sprintf("%dKB", size>>10), func(b *testing.B) {
+			p := DefaultPolicy()
+			p.MaxTotalCalls, p.MaxCallsPerNode, p.MaxCycleIterations, p.MaxEdgeWithoutProgress = 0, 0, 0, 0
+			results := [][]byte{realisticResult(size, 1), realisticResult(size, 2), realisticResult(size, 3)}
+			b.SetBytes(int64(len(results[0])))
+			s := NewState(p)
+			nodes := []string{"agent", "run_tests"}
+			now := t0
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := range b.N {
+				node := nodes[i%2]
+				ref, trip := s.Begin(node, now)
+				if trip != nil {
+					s.Resume(trip, Extension{})
+					continue
+				}
+				now = now.Add(time.Second)
+				s.End(ref, Extract(p, node, results[i%3]), now)
+			}
+		})
+	}
 }

@@ -16,8 +16,9 @@ import (
 //   - an array of strings is a set (failing test names in another order);
 //   - other arrays keep their order.
 //
-// It also returns the short scalar leaves outside arrays (candidates for
-// the volatile fields the State learns per node) and a SimHash of the
+// It also returns the numeric leaves outside arrays (candidates for the
+// volatile fields the State learns per node: ids, epochs, counters; string
+// ids are masked as tokens already) and a SimHash of the
 // string tokens, the near-duplicate measure for long free text. The
 // scanner reads the payload once and does not allocate unless a string
 // holds escapes or JSON.
@@ -51,7 +52,7 @@ type canonScan struct {
 	b      []byte
 	i      int
 	c      *canonical
-	simAcc [64]int32
+	sim    [24]uint64 // bit-sliced per-bit token counts
 	tokens int
 	text   int
 	buf    []byte // unescaped strings
@@ -117,13 +118,7 @@ func readCanonical(body []byte, c *canonical) {
 		c.shape = 0
 	}
 	if sc.tokens >= simMinTokens {
-		var h uint64
-		for k, w := range sc.simAcc {
-			if w > 0 {
-				h |= 1 << uint(k)
-			}
-		}
-		c.sim = nonZero(h)
+		c.sim = nonZero(sc.simHash())
 	}
 }
 
@@ -155,11 +150,7 @@ func (sc *canonScan) value(path uint64, top bool) (hp, bool) {
 		if !ok {
 			return hp{}, false
 		}
-		x := sc.stringValue(path, raw, top)
-		if top && len(raw) <= maxFieldText {
-			sc.addField(path, x.v)
-		}
-		return x, true
+		return sc.stringValue(path, raw, top), true
 	case c == 't' || c == 'f' || c == 'n':
 		start := sc.i
 		for sc.i < len(sc.b) && sc.b[sc.i] >= 'a' && sc.b[sc.i] <= 'z' {
@@ -426,6 +417,9 @@ func hex4(b []byte) (rune, bool) {
 	return r, true
 }
 
+// embedded is added to the hash of JSON read from inside a string.
+const embedded = 0x5bd1e9955bd1e995
+
 // stringValue hashes a string's content: as JSON when it holds an object
 // or array (tool arguments), else as normalised text.
 func (sc *canonScan) stringValue(path uint64, s []byte, top bool) hp {
@@ -440,14 +434,11 @@ func (sc *canonScan) stringValue(path uint64, s []byte, top bool) hp {
 				for _, f := range ic.fields[:ic.nf] {
 					sc.addFolded(f)
 				}
-				sc.tokens += inner.tokens
-				sc.text += inner.text
+				sc.mergeSim(&inner)
 				sc.nums += inner.nums
-				for k := range sc.simAcc {
-					sc.simAcc[k] += inner.simAcc[k]
-				}
 				// Embedded JSON is not the same as the object itself.
-				return hp{x.v ^ 0x5bd1e995, x.s ^ 0x5bd1e995}
+				sc.comm += inner.comm
+				return hp{x.v + embedded, x.s + embedded}
 			}
 		}
 	}
@@ -504,7 +495,9 @@ func trimSpace(s []byte) []byte {
 
 // simToken adds a token hash to the SimHash: every token of the first
 // simFullBytes of text, then one in sixteen (chosen by hash, so the
-// sample is the same for the same text).
+// sample is the same for the same text). The per-bit counts are kept as
+// bit-sliced counters (sim[k] holds bit k of all 64 counts), so adding a
+// token costs a few word operations, not 64.
 func (sc *canonScan) simToken(th uint64, n int) {
 	sc.text += n
 	th = mix64(th)
@@ -512,13 +505,38 @@ func (sc *canonScan) simToken(th uint64, n int) {
 		return
 	}
 	sc.tokens++
-	for k := range sc.simAcc {
-		if th&(1<<uint(k)) != 0 {
-			sc.simAcc[k]++
-		} else {
-			sc.simAcc[k]--
+	carry := th
+	for k := 0; carry != 0 && k < len(sc.sim); k++ {
+		carry, sc.sim[k] = sc.sim[k]&carry, sc.sim[k]^carry
+	}
+}
+
+// mergeSim adds the token counts of a nested scan.
+func (sc *canonScan) mergeSim(in *canonScan) {
+	sc.text += in.text
+	sc.tokens += in.tokens
+	var carry uint64
+	for k := range sc.sim {
+		a, b := sc.sim[k], in.sim[k]
+		sc.sim[k] = a ^ b ^ carry
+		carry = a&b | carry&(a^b)
+	}
+}
+
+// simHash returns the SimHash: bit b is set when more than half of the
+// tokens had it.
+func (sc *canonScan) simHash() uint64 {
+	var h uint64
+	for b := 0; b < 64; b++ {
+		ones := 0
+		for k := range sc.sim {
+			ones |= int(sc.sim[k]>>uint(b)&1) << uint(k)
+		}
+		if 2*ones > sc.tokens {
+			h |= 1 << uint(b)
 		}
 	}
+	return h
 }
 
 // nearDup reports whether two SimHashes are near-duplicates.

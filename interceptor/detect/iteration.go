@@ -105,12 +105,12 @@ func (s *State) judge(n *node, r *rec, a *agg) {
 	}
 	l := &n.learn
 	l.basis = basisNone
+	r.key = r.out
 	if !r.output() || a.fanout {
 		l.nprev, l.npend = 0, 0
 		return
 	}
 	r.sim, r.shape, r.count, r.action = a.sim, a.shape, a.count, a.action
-	r.key = r.out
 	if r.action != 0 {
 		r.key = r.action
 	}
@@ -178,13 +178,14 @@ func sameFields(l *learning, cur []Field) bool {
 	return true
 }
 
-// volatileRepeat: the output differs from the previous one only in its
-// volatile fields (learnt ones, and at most two others) while at least two
-// fields repeat, and nothing outside the fields differs.
+// volatileRepeat: the output differs from the previous one only in
+// numeric fields (learnt volatile ones, and at most two others), and the
+// rest of it, which repeats, holds more than those fields.
 func (l *learning) volatileRepeat(cur []Field, prevOut, out uint64) bool {
-	var curSum, prevSum uint64
+	var curSum, prevSum, all uint64
 	changed, fresh := 0, 0
 	for k, f := range cur {
+		all += f.Sum
 		if f.Sum == l.prev[k].Sum {
 			continue
 		}
@@ -195,7 +196,7 @@ func (l *learning) volatileRepeat(cur []Field, prevOut, out uint64) bool {
 		curSum += f.Sum
 		prevSum += l.prev[k].Sum
 	}
-	if changed == 0 || fresh > 2 || len(cur)-changed < 2 {
+	if changed == 0 || fresh > 2 || (len(cur) == changed && out-all == leaf(fnvOffset, kindObject)) {
 		return false
 	}
 	l.nign = uint8(changed)

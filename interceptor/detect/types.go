@@ -138,13 +138,13 @@ type Observation struct {
 	// "reason", ...) and with non-integer numbers (measurements: timings,
 	// costs, scores) masked, 0 when the result has neither (DetectionV2).
 	Action uint64 `json:"action,omitempty"`
-	// Fields are the result's short scalar leaves outside arrays
-	// (DetectionV2): the candidates for volatile fields (ids, timestamps,
-	// counters) the State learns per node.
+	// Fields are the result's numeric leaves outside arrays (DetectionV2):
+	// the candidates for volatile fields (ids, epochs, counters) the State
+	// learns per node.
 	Fields []Field `json:"fields,omitempty"`
 }
 
-// Field is one short scalar leaf of a result: a hash of its path and its
+// Field is one numeric leaf of a result: a hash of its path and its
 // contribution to Observation.Output (the Output is the sum of its leaves'
 // contributions, so a learnt volatile field can be taken out).
 type Field struct {
