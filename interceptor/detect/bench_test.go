@@ -163,7 +163,12 @@ func BenchmarkDetectV2(b *testing.B) {
 		b.Run(fmt.Sprintf("%dKB", size>>10), func(b *testing.B) {
 			p := DefaultPolicy()
 			p.MaxTotalCalls, p.MaxCallsPerNode, p.MaxCycleIterations, p.MaxEdgeWithoutProgress = 0, 0, 0, 0
-			results := [][]byte{realisticResult(size, 1), realisticResult(size, 2), realisticResult(size, 3)}
+			// Sixteen distinct results: more than a window, so no detector
+			// trips and every call takes the hot path.
+			var results [][]byte
+			for k := range 16 {
+				results = append(results, realisticResult(size, k))
+			}
 			b.SetBytes(int64(len(results[0])))
 			s := NewState(p)
 			nodes := []string{"agent", "run_tests"}
@@ -178,7 +183,7 @@ func BenchmarkDetectV2(b *testing.B) {
 					continue
 				}
 				now = now.Add(time.Second)
-				s.End(ref, Extract(p, node, results[i%3]), now)
+				s.End(ref, Extract(p, node, results[(i/2)%len(results)]), now)
 			}
 		})
 	}

@@ -1,6 +1,8 @@
 package detect
 
 import (
+	"bytes"
+	"encoding/binary"
 	"math/bits"
 	"unicode/utf8"
 )
@@ -28,7 +30,7 @@ const (
 	maxFields        = 16      // volatile-field candidates kept per result
 	maxFieldText     = 64      // longest string leaf that can be a volatile field
 	maxDepth         = 64      // deeper JSON is hashed as raw bytes
-	simMinTokens     = 16      // fewer string tokens: no SimHash
+	simMinTokens     = 64      // fewer string tokens: no SimHash
 	simFullBytes     = 8 << 10 // text bytes whose every token feeds the SimHash; beyond, 1 in 16
 	nearDupBits      = 6       // SimHash Hamming distance of near-duplicates
 	maxEmbedLength   = 1 << 20 // longest string parsed as embedded JSON
@@ -333,34 +335,46 @@ func (sc *canonScan) array(path uint64) (hp, bool) {
 func (sc *canonScan) str() ([]byte, bool) {
 	sc.i++ // "
 	start := sc.i
-	for sc.i < len(sc.b) {
-		switch c := sc.b[sc.i]; c {
-		case '"':
-			s := sc.b[start:sc.i]
-			sc.i++
-			return s, true
-		case '\\':
-			return sc.strEscaped(start)
-		default:
-			sc.i++
-		}
+	q := bytes.IndexByte(sc.b[start:], '"')
+	if q < 0 {
+		return nil, false
 	}
-	return nil, false
+	if e := bytes.IndexByte(sc.b[start:start+q], '\\'); e >= 0 {
+		sc.i = start + e
+		return sc.strEscaped(start)
+	}
+	sc.i = start + q + 1
+	return sc.b[start : start+q], true
 }
 
+// strEscaped unescapes a string from start, sc.i being at its first
+// backslash; runs without escapes are copied whole.
 func (sc *canonScan) strEscaped(start int) ([]byte, bool) {
+	if sc.buf == nil {
+		sc.buf = make([]byte, 0, len(sc.b)-start)
+	}
 	out := append(sc.buf[:0], sc.b[start:sc.i]...)
 	for sc.i < len(sc.b) {
-		c := sc.b[sc.i]
-		switch {
-		case c == '"':
+		rest := sc.b[sc.i:]
+		// The next escape or closing quote, whichever comes first; each
+		// scan stops there, so the whole string is read once.
+		end := rest
+		if e := bytes.IndexByte(rest, '\\'); e >= 0 {
+			end = rest[:e+1]
+		}
+		k := bytes.IndexByte(end, '"')
+		if k < 0 {
+			k = len(end) - 1
+			if k < 0 || end[k] != '\\' {
+				return nil, false
+			}
+		}
+		out = append(out, rest[:k]...)
+		sc.i += k
+		if sc.b[sc.i] == '"' {
 			sc.i++
 			sc.buf = out[:0]
 			return out, true
-		case c != '\\':
-			out = append(out, c)
-			sc.i++
-			continue
 		}
 		if sc.i+1 >= len(sc.b) {
 			return nil, false
@@ -454,11 +468,11 @@ func (sc *canonScan) text1(s []byte) (h, shape uint64, nums int64) {
 	h, shape = fnvOffset^kindString, fnvOffset^kindString
 	first := true
 	for i := 0; i < len(s); {
-		for i < len(s) && isSpaceByte(s[i]) {
+		for i < len(s) && byteClass[s[i]]&clSpace != 0 {
 			i++
 		}
 		j := i
-		for j < len(s) && !isSpaceByte(s[j]) {
+		for j < len(s) && byteClass[s[j]]&clSpace == 0 {
 			j++
 		}
 		if j == i {
@@ -479,9 +493,32 @@ func (sc *canonScan) text1(s []byte) (h, shape uint64, nums int64) {
 	return h, shape, nums
 }
 
-func isSpaceByte(c byte) bool {
-	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'
-}
+// Byte classes, looked up once per byte on the hot path.
+const (
+	clSpace uint8 = 1 << iota
+	clAlnum
+	clDigit
+	clSep // '-', '.', ':', '_': inside a word when followed by an alphanumeric
+)
+
+var byteClass = func() (t [256]uint8) {
+	for _, c := range []byte(" \t\n\r\v\f") {
+		t[c] = clSpace
+	}
+	for c := '0'; c <= '9'; c++ {
+		t[c] = clAlnum | clDigit
+	}
+	for c := 'a'; c <= 'z'; c++ {
+		t[c] = clAlnum
+		t[c-'a'+'A'] = clAlnum
+	}
+	for _, c := range []byte("-.:_") {
+		t[c] = clSep
+	}
+	return t
+}()
+
+func isSpaceByte(c byte) bool { return byteClass[c]&clSpace != 0 }
 
 func trimSpace(s []byte) []byte {
 	for len(s) > 0 && isSpaceByte(s[0]) {
@@ -571,20 +608,51 @@ func (t *tok) bytes(b []byte) {
 func (t *tok) maskToken(w []byte) {
 	for i := 0; i < len(w); {
 		c := w[i]
-		if !isAlnum(c) {
+		if byteClass[c]&clAlnum == 0 {
 			t.byte1(c)
 			i++
 			continue
 		}
 		// A word: alphanumerics with inner '-', '.', ':', '_' (ids,
 		// versions, times, decimals).
-		j := i
-		for j < len(w) && (isAlnum(w[j]) || (w[j] == '-' || w[j] == '.' || w[j] == ':' || w[j] == '_') && j+1 < len(w) && isAlnum(w[j+1])) {
-			j++
+		j, digit := i, false
+		for j < len(w) {
+			k := byteClass[w[j]]
+			if k&clAlnum != 0 {
+				digit = digit || k&clDigit != 0
+				j++
+				continue
+			}
+			if k&clSep != 0 && j+1 < len(w) && byteClass[w[j+1]]&clAlnum != 0 {
+				j++
+				continue
+			}
+			break
 		}
-		t.maskWord(w[i:j])
+		if digit {
+			t.maskWord(w[i:j])
+		} else {
+			// No digit, nothing to mask: hash the word once.
+			wh := wordHash(w[i:j])
+			t.h = (t.h ^ wh) * fnvPrime
+			t.shape = (t.shape ^ wh) * fnvPrime
+		}
 		i = j
 	}
+}
+
+// wordHash hashes a word eight bytes at a time.
+func wordHash(b []byte) uint64 {
+	h := uint64(len(b)) * 0x9e3779b97f4a7c15
+	for len(b) >= 8 {
+		h = mix64(h ^ binary.LittleEndian.Uint64(b))
+		b = b[8:]
+	}
+	var tail uint64
+	for k, c := range b {
+		tail |= uint64(c) << (8 * uint(k))
+	}
+	return mix64(h ^ tail)
 }
 
 func isAlnum(c byte) bool {

@@ -1,6 +1,7 @@
 package detect
 
 import (
+	"math/bits"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -77,13 +78,25 @@ func TestCanonicalInvalid(t *testing.T) {
 	assert.NotEqual(t, Extract(p, "n", []byte(`{"a":`)).Output, Extract(p, "n", []byte(`{"b":`)).Output)
 }
 
-// TestNearDup: the SimHash of a paraphrase is near, of other text far.
+// TestNearDup: the SimHash of long text that differs in a few words is
+// near, of other text far; short text has none.
 func TestNearDup(t *testing.T) {
 	p := DefaultPolicy()
-	base := `"The test suite still fails in test_login because the session cookie is not set after the redirect to the dashboard page, so the assertion on the user name fails again"`
-	para := `"The test suite still fails in test_login because the session cookie is not set after the redirect to the dashboard, so the assertion on the user name fails once more"`
-	other := `"I have updated the migration to add the missing column and the orders API now returns the discount field for every line item in the response"`
-	a, b, c := Extract(p, "n", []byte(base)), Extract(p, "n", []byte(para)), Extract(p, "n", []byte(other))
-	assert.True(t, nearDup(a.Sim, b.Sim), "paraphrase")
-	assert.False(t, nearDup(a.Sim, c.Sim), "other text")
+	para := func(words ...string) string {
+		return `"The test suite still fails in test_login because the session cookie is not set after the redirect to the dashboard page. ` +
+			`The middleware reads the cookie before the handler writes it, so the assertion on the user name fails ` + words[0] + `. ` +
+			`I looked at the order of the handlers in the router and at the cookie options in the config module, ` +
+			`and the SameSite attribute is ` + words[1] + ` for the staging profile. The fix is to move the session middleware ` +
+			`after the auth handler and to set the attribute to lax, then run the suite ` + words[2] + ` to check the login and logout tests."`
+	}
+	base := para("again", "strict", "again")
+	near := para("once more", "still strict", "one more time")
+	other := `"I have updated the migration to add the missing column and the orders API now returns the discount field for every line item in the response. ` +
+		`The serializer had no field for it, and the admin page listed the column without a label. Next I will add a test for the discount ` +
+		`rounding rules, since the product owner asked for banker's rounding on every currency except the yen, and check the invoice PDF."`
+	a, b, c := Extract(p, "n", []byte(base)), Extract(p, "n", []byte(near)), Extract(p, "n", []byte(other))
+	assert.NotZero(t, a.Sim)
+	assert.True(t, nearDup(a.Sim, b.Sim), "a few words changed: distance %d", bits.OnesCount64(a.Sim^b.Sim))
+	assert.False(t, nearDup(a.Sim, c.Sim), "other text: distance %d", bits.OnesCount64(a.Sim^c.Sim))
+	assert.Zero(t, Extract(p, "n", []byte(`"short text has no SimHash"`)).Sim)
 }
