@@ -72,18 +72,25 @@ func BenchmarkExtract(b *testing.B) {
 func TestSizeBounded(t *testing.T) {
 	tests := []struct {
 		name      string
+		gen       Generation
 		names     int
 		wantDelta float64 // relative
 		wantMax   int
 	}{
 		{name: "few nodes", wantDelta: 0.05, wantMax: 8 << 10},
 		{name: "many node names", names: 500, wantDelta: 1, wantMax: 160 << 10},
+		// DetectionV2 keeps each node's last fields (up to 16, none after a
+		// failed step): its size moves with the last steps, bounded.
+		{name: "few nodes, DetectionV2", gen: DetectionV2, wantDelta: 0.5, wantMax: 16 << 10},
+		{name: "many node names, DetectionV2", gen: DetectionV2, names: 500, wantDelta: 1, wantMax: 320 << 10},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ops := genOps(3, 10000, tt.names)
-			_, s1 := runSim(simPolicy(), firstCalls(ops, 1000), nil)
-			_, s10 := runSim(simPolicy(), ops, nil)
+			p := simPolicy()
+			p.Detection = tt.gen
+			_, s1 := runSim(p, firstCalls(ops, 1000), nil)
+			_, s10 := runSim(p, ops, nil)
 			size1, size10 := s1.Size(), s10.Size()
 			t.Logf("state size after 1,000 calls: %d bytes; after 10,000 calls: %d bytes", size1, size10)
 			assert.InDelta(t, size1, size10, float64(size1)*tt.wantDelta, "state must not grow with the calls")

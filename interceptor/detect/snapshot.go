@@ -62,9 +62,11 @@ type snapNode struct {
 // snapLearn is a node's learning state (DetectionV2): fields as
 // "path:sum" hex pairs.
 type snapLearn struct {
-	Prev []string `json:"p,omitempty"`
-	Chg  []uint8  `json:"c,omitempty"`
-	Vol  []uint32 `json:"v,omitempty"`
+	Prev  []string `json:"p,omitempty"`
+	Chg   []uint8  `json:"c,omitempty"`
+	Vol   []uint32 `json:"v,omitempty"`
+	Pend  []string `json:"pd,omitempty"` // the open step's fields
+	Basis [3]uint8 `json:"b"`            // basis, SimHash distance, fields ignored
 }
 
 type snapAgg struct {
@@ -190,10 +192,11 @@ func snapNodeOf(n *node) snapNode {
 			Sim: hexOrEmpty(a.sim), Shape: hexOrEmpty(a.shape), Count: a.count, Action: hexOrEmpty(a.action), Fanout: a.fanout,
 		}
 	}
-	if l := &n.learn; l.nprev > 0 || l.nvol > 0 {
-		sl := &snapLearn{Chg: append([]uint8(nil), l.chg[:l.nprev]...), Vol: append([]uint32(nil), l.vol[:l.nvol]...)}
-		for _, f := range l.prev[:l.nprev] {
-			sl.Prev = append(sl.Prev, fmt.Sprintf("%08x:%s", f.Path, hex16(f.Sum)))
+	if l := &n.learn; l.nprev > 0 || l.nvol > 0 || l.npend > 0 || l.basis != basisNone {
+		sl := &snapLearn{
+			Chg: append([]uint8(nil), l.chg[:l.nprev]...), Vol: append([]uint32(nil), l.vol[:l.nvol]...),
+			Prev: fieldStrings(l.prev[:l.nprev]), Pend: fieldStrings(l.pend[:l.npend]),
+			Basis: [3]uint8{uint8(l.basis), l.dist, l.nign},
 		}
 		sn.Learn = sl
 	}
@@ -363,20 +366,42 @@ func parseHex(s string) uint64 {
 	return v
 }
 
-func (l *learning) restore(sl *snapLearn) error {
-	if len(sl.Prev) > maxFields || len(sl.Chg) > len(sl.Prev) || len(sl.Vol) > maxVolatile {
-		return errors.New("learning state too large")
+func fieldStrings(fs []Field) []string {
+	var out []string
+	for _, f := range fs {
+		out = append(out, fmt.Sprintf("%08x:%s", f.Path, hex16(f.Sum)))
 	}
-	for k, f := range sl.Prev {
+	return out
+}
+
+func parseFields(dst []Field, src []string) (int, error) {
+	if len(src) > len(dst) {
+		return 0, errors.New("too many fields")
+	}
+	for k, f := range src {
 		path, sum, ok := strings.Cut(f, ":")
 		p, err := strconv.ParseUint(path, 16, 32)
 		if !ok || err != nil {
-			return fmt.Errorf("bad field %q", f)
+			return 0, fmt.Errorf("bad field %q", f)
 		}
-		l.prev[k] = Field{Path: uint32(p), Sum: parseHex(sum)}
+		dst[k] = Field{Path: uint32(p), Sum: parseHex(sum)}
 	}
-	l.nprev = len(sl.Prev)
+	return len(src), nil
+}
+
+func (l *learning) restore(sl *snapLearn) error {
+	if len(sl.Chg) > len(sl.Prev) || len(sl.Vol) > maxVolatile {
+		return errors.New("learning state too large")
+	}
+	var err error
+	if l.nprev, err = parseFields(l.prev[:], sl.Prev); err != nil {
+		return err
+	}
+	if l.npend, err = parseFields(l.pend[:], sl.Pend); err != nil {
+		return err
+	}
 	copy(l.chg[:], sl.Chg)
 	l.nvol = copy(l.vol[:], sl.Vol)
+	l.basis, l.dist, l.nign = sameBasis(sl.Basis[0]), sl.Basis[1], sl.Basis[2]
 	return nil
 }

@@ -2,6 +2,7 @@ package detect
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -9,7 +10,14 @@ import (
 )
 
 func TestSnapshotRoundTrip(t *testing.T) {
+	for _, gen := range []Generation{DetectionLegacy, DetectionV2} {
+		t.Run(fmt.Sprintf("generation-%d", gen), func(t *testing.T) { snapshotRoundTrip(t, gen) })
+	}
+}
+
+func snapshotRoundTrip(t *testing.T, gen Generation) {
 	p := simPolicy()
+	p.Detection = gen
 	p.Graph = []Edge{{"review", "code"}}
 	ops := genOps(7, 600, 0)
 	want, ref := runSim(p, ops, nil)
