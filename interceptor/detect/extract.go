@@ -57,25 +57,7 @@ func Extract(p Policy, node string, data []byte) Observation {
 		obs.Output = nonZero(fnvBytes(fnvOffset, data))
 		return obs
 	}
-	readProgress(&obs, v, r.ProgressFields)
-	if r.MetricField != "" {
-		if m, ok := metricAt(v, r.MetricField); ok {
-			obs.HasMetric, obs.Metric = true, m
-		}
-	}
-	if r.CostField != "" {
-		if c, ok := numberAt(v, r.CostField); ok && c > 0 {
-			obs.Cost = c
-		}
-	}
-	if ignore {
-		for _, f := range p.IgnoreFields {
-			v = deletePath(v, splitPath(f))
-		}
-		for _, f := range r.IgnoreFields {
-			v = deletePath(v, splitPath(f))
-		}
-	}
+	v = applyRules(&obs, v, p.IgnoreFields, r)
 	canon, err := json.Marshal(v)
 	if err != nil {
 		canon = data
@@ -310,24 +292,8 @@ func extractV2(p Policy, node string, body []byte) Observation {
 	ignore := len(p.IgnoreFields) > 0 || len(r.IgnoreFields) > 0
 	if ignore || len(r.ProgressFields) > 0 || r.MetricField != "" || r.CostField != "" {
 		if v, ok := decodeJSON(body); ok {
-			readProgress(&obs, v, r.ProgressFields)
-			if r.MetricField != "" {
-				if m, ok := metricAt(v, r.MetricField); ok {
-					obs.HasMetric, obs.Metric = true, m
-				}
-			}
-			if r.CostField != "" {
-				if c, ok := numberAt(v, r.CostField); ok && c > 0 {
-					obs.Cost = c
-				}
-			}
+			v = applyRules(&obs, v, p.IgnoreFields, r)
 			if ignore {
-				for _, f := range p.IgnoreFields {
-					v = deletePath(v, splitPath(f))
-				}
-				for _, f := range r.IgnoreFields {
-					v = deletePath(v, splitPath(f))
-				}
 				if canon, err := json.Marshal(v); err == nil {
 					body = canon
 				}
@@ -345,4 +311,27 @@ func extractV2(p Policy, node string, body []byte) Observation {
 		obs.Fields = append([]Field(nil), c.fields[:c.nf]...)
 	}
 	return obs
+}
+
+// applyRules reads the progress fields, the metric and the cost of v into
+// obs, then removes the ignored fields (global ones, then the node's).
+func applyRules(obs *Observation, v any, global []string, r Rules) any {
+	readProgress(obs, v, r.ProgressFields)
+	if r.MetricField != "" {
+		if m, ok := metricAt(v, r.MetricField); ok {
+			obs.HasMetric, obs.Metric = true, m
+		}
+	}
+	if r.CostField != "" {
+		if c, ok := numberAt(v, r.CostField); ok && c > 0 {
+			obs.Cost = c
+		}
+	}
+	for _, f := range global {
+		v = deletePath(v, splitPath(f))
+	}
+	for _, f := range r.IgnoreFields {
+		v = deletePath(v, splitPath(f))
+	}
+	return v
 }
