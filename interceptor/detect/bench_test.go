@@ -165,10 +165,27 @@ func realisticResult(size, i int) []byte {
 // realistic results: Extract (canonical reading) plus Begin and End, in a
 // two-node agent loop. Targets: at most 10 µs for a 4 KB result, at most
 // 2 ms for a 1 MB one (run with -benchmem).
+//
+// The legacy sub-benchmarks run the same loop with the legacy rules (the
+// payload hashed as bytes), as a yardstick of the machine: the ratio
+// between the two is the cost of reading results as a person would.
 func BenchmarkDetectV2(b *testing.B) {
 	for _, size := range []int{4 << 10, 1 << 20} {
-		b.Run(fmt.Sprintf("%dKB", size>>10), func(b *testing.B) {
+		for _, gen := range []Generation{DetectionV2, DetectionLegacy} {
+			name := fmt.Sprintf("%dKB", size>>10)
+			if gen == DetectionLegacy {
+				name += "-legacy"
+			}
+			b.Run(name, func(b *testing.B) { benchDetect(b, size, gen) })
+		}
+	}
+}
+
+func benchDetect(b *testing.B, size int, gen Generation) {
+	{
+		{
 			p := DefaultPolicy()
+			p.Detection = gen
 			p.MaxTotalCalls, p.MaxCallsPerNode, p.MaxCycleIterations, p.MaxEdgeWithoutProgress = 0, 0, 0, 0
 			// Sixteen distinct results: more than a window, so no detector
 			// trips and every call takes the hot path.
@@ -182,6 +199,7 @@ func BenchmarkDetectV2(b *testing.B) {
 			now := t0
 			b.ReportAllocs()
 			b.ResetTimer()
+			cpu0, cpuOK := cpuTime()
 			for i := range b.N {
 				node := nodes[i%2]
 				ref, trip := s.Begin(node, now)
@@ -192,6 +210,9 @@ func BenchmarkDetectV2(b *testing.B) {
 				now = now.Add(time.Second)
 				s.End(ref, Extract(p, node, results[(i/2)%len(results)]), now)
 			}
-		})
+			if cpu1, ok := cpuTime(); ok && cpuOK {
+				b.ReportMetric(float64(cpu1-cpu0)/float64(b.N), "cpu-ns/op")
+			}
+		}
 	}
 }

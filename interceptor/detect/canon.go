@@ -31,7 +31,8 @@ const (
 	maxFieldText     = 64      // longest string leaf that can be a volatile field
 	maxDepth         = 64      // deeper JSON is hashed as raw bytes
 	simMinTokens     = 64      // fewer string tokens: no SimHash
-	simFullBytes     = 8 << 10 // text bytes whose every token feeds the SimHash; beyond, 1 in 16
+	simFullBytes     = 8 << 10 // text bytes of which one token in two feeds the SimHash; beyond, one in eight
+	simSampleBytes   = 1 << 10 // text bytes whose every token feeds the SimHash
 	nearDupBits      = 6       // SimHash Hamming distance of near-duplicates
 	maxEmbedLength   = 1 << 20 // longest string parsed as embedded JSON
 	counterMinTokens = 4       // fewer string tokens: no counter comparison
@@ -471,8 +472,13 @@ func (sc *canonScan) text1(s []byte) (h, shape uint64, nums int64) {
 		for i < len(s) && byteClass[s[i]]&clSpace != 0 {
 			i++
 		}
-		j := i
-		for j < len(s) && byteClass[s[j]]&clSpace == 0 {
+		j, cls := i, uint8(0)
+		for j < len(s) {
+			k := byteClass[s[j]]
+			if k&clSpace != 0 {
+				break
+			}
+			cls |= k
 			j++
 		}
 		if j == i {
@@ -483,7 +489,13 @@ func (sc *canonScan) text1(s []byte) (h, shape uint64, nums int64) {
 		}
 		first = false
 		t := tok{h: fnvOffset, shape: fnvOffset}
-		t.maskToken(s[i:j])
+		if cls&clDigit == 0 {
+			// No digit, nothing to mask: the token hashes at once.
+			t.h = wordHash(s[i:j])
+			t.shape = t.h
+		} else {
+			t.maskToken(s[i:j])
+		}
 		h = (h ^ t.h) * fnvPrime
 		shape = (shape ^ t.shape) * fnvPrime
 		nums += t.nums
@@ -499,6 +511,7 @@ const (
 	clAlnum
 	clDigit
 	clSep // '-', '.', ':', '_': inside a word when followed by an alphanumeric
+	clHex // a-f, A-F
 )
 
 var byteClass = func() (t [256]uint8) {
@@ -511,6 +524,10 @@ var byteClass = func() (t [256]uint8) {
 	for c := 'a'; c <= 'z'; c++ {
 		t[c] = clAlnum
 		t[c-'a'+'A'] = clAlnum
+		if c <= 'f' {
+			t[c] |= clHex
+			t[c-'a'+'A'] |= clHex
+		}
 	}
 	for _, c := range []byte("-.:_") {
 		t[c] = clSep
@@ -531,14 +548,13 @@ func trimSpace(s []byte) []byte {
 }
 
 // simToken adds a token hash to the SimHash: every token of the first
-// simFullBytes of text, then one in sixteen (chosen by hash, so the
-// sample is the same for the same text). The per-bit counts are kept as
+// simSampleBytes of text, then one in two up to simFullBytes, then one in
+// eight (chosen by hash, so the sample is the same for the same text). The per-bit counts are kept as
 // bit-sliced counters (sim[k] holds bit k of all 64 counts), so adding a
 // token costs a few word operations, not 64.
 func (sc *canonScan) simToken(th uint64, n int) {
 	sc.text += n
-	th = mix64(th)
-	if sc.text > simFullBytes && th&15 != 0 {
+	if sc.text > simFullBytes && th&7 != 0 || sc.text > simSampleBytes && th&1 != 0 {
 		return
 	}
 	sc.tokens++
@@ -666,13 +682,14 @@ func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 func (t *tok) maskWord(w []byte) {
 	digits, hexOnly, seps, hexDigits := 0, true, 0, 0
 	for _, c := range w {
+		k := byteClass[c]
 		switch {
-		case isDigit(c):
+		case k&clDigit != 0:
 			digits++
 			hexDigits++
-		case c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F':
+		case k&clHex != 0:
 			hexDigits++
-		case c == '-' || c == ':' || c == '.' || c == '_':
+		case k&clSep != 0:
 			seps++
 		default:
 			hexOnly = false
@@ -686,16 +703,26 @@ func (t *tok) maskWord(w []byte) {
 	}
 	for i := 0; i < len(w); {
 		c := w[i]
-		if !isDigit(c) {
+		if c == '-' || c == '_' || c == '.' {
 			t.byte1(c)
 			i++
 			// A separated part of a longer id ("chatcmpl-9f8e7d6c5b").
-			if (c == '-' || c == '_' || c == '.') && i < len(w) {
-				if k := hexPart(w[i:]); k > 0 {
-					t.byte1('#')
-					i += k
-				}
+			if k := hexPart(w[i:]); k > 0 {
+				t.byte1('#')
+				i += k
 			}
+			continue
+		}
+		if !isDigit(c) {
+			// A run of letters (and ':'): hashed at once.
+			j := i + 1
+			for j < len(w) && byteClass[w[j]]&clDigit == 0 && w[j] != '-' && w[j] != '_' && w[j] != '.' {
+				j++
+			}
+			wh := wordHash(w[i:j])
+			t.h = (t.h ^ wh) * fnvPrime
+			t.shape = (t.shape ^ wh) * fnvPrime
+			i = j
 			continue
 		}
 		j := i
