@@ -182,37 +182,33 @@ func BenchmarkDetectV2(b *testing.B) {
 }
 
 func benchDetect(b *testing.B, size int, gen Generation) {
-	{
-		{
-			p := DefaultPolicy()
-			p.Detection = gen
-			p.MaxTotalCalls, p.MaxCallsPerNode, p.MaxCycleIterations, p.MaxEdgeWithoutProgress = 0, 0, 0, 0
-			// Sixteen distinct results: more than a window, so no detector
-			// trips and every call takes the hot path.
-			var results [][]byte
-			for k := range 16 {
-				results = append(results, realisticResult(size, k))
-			}
-			b.SetBytes(int64(len(results[0])))
-			s := NewState(p)
-			nodes := []string{"agent", "run_tests"}
-			now := t0
-			b.ReportAllocs()
-			b.ResetTimer()
-			cpu0, cpuOK := cpuTime()
-			for i := range b.N {
-				node := nodes[i%2]
-				ref, trip := s.Begin(node, now)
-				if trip != nil {
-					s.Resume(trip, Extension{})
-					continue
-				}
-				now = now.Add(time.Second)
-				s.End(ref, Extract(p, node, results[(i/2)%len(results)]), now)
-			}
-			if cpu1, ok := cpuTime(); ok && cpuOK {
-				b.ReportMetric(float64(cpu1-cpu0)/float64(b.N), "cpu-ns/op")
-			}
+	p := DefaultPolicy()
+	p.Detection = gen
+	p.MaxTotalCalls, p.MaxCallsPerNode, p.MaxCycleIterations, p.MaxEdgeWithoutProgress = 0, 0, 0, 0
+	// Sixteen distinct results: more than a window, so no detector
+	// trips and every call takes the hot path.
+	var results [][]byte
+	for k := range 16 {
+		results = append(results, realisticResult(size, k))
+	}
+	b.SetBytes(int64(len(results[0])))
+	s := NewState(p)
+	nodes := []string{"agent", "run_tests"}
+	now := t0
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0, cpuOK := cpuTime()
+	for i := range b.N {
+		node := nodes[i%2]
+		ref, trip := s.Begin(node, now)
+		if trip != nil {
+			s.Resume(trip, Extension{})
+			continue
 		}
+		now = now.Add(time.Second)
+		s.End(ref, Extract(p, node, results[(i/2)%len(results)]), now)
+	}
+	if cpu1, ok := cpuTime(); ok && cpuOK {
+		b.ReportMetric(float64(cpu1-cpu0)/float64(b.N), "cpu-ns/op")
 	}
 }
