@@ -3,6 +3,9 @@ package detect
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -187,4 +190,16 @@ func TestGeneration(t *testing.T) {
 	assert.Contains(t, string(b), `"detection":2`)
 	assert.True(t, DetectionV2.Valid())
 	assert.False(t, Generation(1).Valid())
+}
+
+// TestBudgetDocs: the budget table of docs/detection.md lists every row of
+// Budgets, with its Options field, detector, scope and kind.
+func TestBudgetDocs(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "detection.md"))
+	require.NoError(t, err)
+	doc := string(b)
+	for _, r := range Budgets() {
+		row := fmt.Sprintf("| `%s` | `%s` | `%s` | %s | %s |", r.JSON, r.Option, r.Detector, r.Scope, r.Kind)
+		assert.Contains(t, doc, row, "docs/detection.md must list the budget %s", r.JSON)
+	}
 }
