@@ -466,8 +466,9 @@ func (sc *canonScan) stringValue(path uint64, s []byte, top bool) hp {
 // masked, and feeds its tokens to the SimHash. It returns the hash, the
 // shape hash (numbers masked too) and the sum of the numbers kept.
 func (sc *canonScan) text1(s []byte) (h, shape uint64, nums int64) {
+	// Tokens are chained by multiplication: "a b" and "ab" differ without
+	// hashing the space between them.
 	h, shape = fnvOffset^kindString, fnvOffset^kindString
-	first := true
 	for i := 0; i < len(s); {
 		for i < len(s) && byteClass[s[i]]&clSpace != 0 {
 			i++
@@ -484,10 +485,6 @@ func (sc *canonScan) text1(s []byte) (h, shape uint64, nums int64) {
 		if j == i {
 			break
 		}
-		if !first {
-			h, shape = fnvByte(h, ' '), fnvByte(shape, ' ')
-		}
-		first = false
 		t := tok{h: fnvOffset, shape: fnvOffset}
 		if cls&clDigit == 0 {
 			// No digit, nothing to mask: the token hashes at once.
