@@ -89,6 +89,7 @@ func (tr *corpusTrace) policy(gen Generation) (Policy, error) {
 		if err := dec.Decode(&p); err != nil {
 			return p, err
 		}
+		p.Detection = gen // a trace's policy never names the generation
 	}
 	return p, nil
 }

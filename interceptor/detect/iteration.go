@@ -13,9 +13,9 @@ import (
 // A step is novel when it succeeded and brought something new: an output
 // not among its node's recent outputs (or, with declared progress, new
 // progress), and not the same as the node's previous output but for
-// learnt volatile fields or near-duplicate text. A node's repeated output,
-// repeated error or oscillating outputs trip only when every other node
-// that stepped since the repetition began was not novel: the action and
+// learnt volatile fields or near-duplicate text. A node's repeated output
+// or oscillating outputs trip only when every other node that stepped
+// since the repetition began was not novel: the action and
 // what came back both repeat (OpenHands' rule), for every node of the
 // loop. A constant acknowledgement inside a progressing loop never trips,
 // nor does the same action answered by a new observation.
@@ -353,16 +353,13 @@ func (s *State) repeatsV2(i int, r *rec, now time.Time) *Trip {
 	if k := s.lim.errRepeat; k > 0 && r.failed() {
 		w := buf[:k]
 		c := window(n, w, func(*rec) bool { return false }, func(h *rec) bool { return !h.failed() || h.errSig != r.errSig })
+		// The same error whatever the rest of the loop tried (a sandbox
+		// that is down) halts on its own; only waiting excuses it.
 		if c == k && !allWaited(w[:k-1]) {
-			q, _ := s.quiet(i, w[k-1].seq)
-			if !q {
-				s.block(i, r)
-			} else {
-				t := s.trip(DetectorRepeatedError, i, now,
-					fmt.Sprintf("%s failed with the same error %d times in a row, and the rest of its loop repeated: %s", n.name, k, r.errSig))
-				t.Evidence.Same = "identical error signatures (digits, hex ids and UUIDs masked)"
-				return t
-			}
+			t := s.trip(DetectorRepeatedError, i, now,
+				fmt.Sprintf("%s failed with the same error %d times in a row: %s", n.name, k, r.errSig))
+			t.Evidence.Same = "identical error signatures (digits, hex ids and UUIDs masked)"
+			return t
 		}
 	}
 	if k := s.lim.repeat; k > 0 && r.output() {

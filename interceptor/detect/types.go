@@ -1,6 +1,9 @@
 package detect
 
-import "time"
+import (
+	"encoding/json"
+	"time"
+)
 
 // Reason is why a loop was halted. The values are the seed's (loop safety
 // document 000) and appear verbatim in the loop.halted payload.
@@ -74,6 +77,29 @@ type Policy struct {
 	// Graph is the optional declared transition graph: its edges count for
 	// cycle detection from the first call, before they are observed.
 	Graph []Edge `json:"graph,omitempty"`
+}
+
+// UnmarshalJSON decodes a Policy over p. A policy without "detection" is
+// DetectionLegacy even when p held another generation: the policies guard
+// versions 1 to 3 pinned in their histories have no such field, and must
+// replay with the legacy rules however the pinned config is decoded.
+// Loaders that lay a partial policy over DefaultPolicy must set Detection
+// themselves when the partial policy omits it.
+func (p *Policy) UnmarshalJSON(b []byte) error {
+	type plain Policy // without this method
+	var probe struct {
+		Detection *Generation `json:"detection"`
+	}
+	if err := json.Unmarshal(b, &probe); err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, (*plain)(p)); err != nil {
+		return err
+	}
+	if probe.Detection == nil {
+		p.Detection = DetectionLegacy
+	}
+	return nil
 }
 
 // NodePolicy overrides the policy for one node. Zero fields inherit.

@@ -188,6 +188,15 @@ func TestGeneration(t *testing.T) {
 	b, err := json.Marshal(DefaultPolicy())
 	require.NoError(t, err)
 	assert.Contains(t, string(b), `"detection":2`)
+	// Decoded over a value that had another generation (the interceptor
+	// reads its pinned config into the worker's current one): still legacy.
+	over := DefaultPolicy()
+	require.NoError(t, json.Unmarshal([]byte(`{"maxCallsPerNode":4}`), &over))
+	assert.Equal(t, DetectionLegacy, over.Detection)
+	assert.Equal(t, 4, over.MaxCallsPerNode)
+	assert.Equal(t, DefaultPolicy().MaxTotalCalls, over.MaxTotalCalls, "other fields keep overlay semantics")
+	require.NoError(t, json.Unmarshal(b, &over))
+	assert.Equal(t, DetectionV2, over.Detection)
 	assert.True(t, DetectionV2.Valid())
 	assert.False(t, Generation(1).Valid())
 }
