@@ -25,6 +25,11 @@ import (
 // scanner reads the payload once and does not allocate unless a string
 // holds escapes or JSON.
 
+// maskDigits is the shortest digit run masked as an id: epoch seconds
+// (10 digits) and long ids go, counts, ports, line numbers and step
+// numbers (up to a million) stay.
+const maskDigits = 7
+
 // Bounds of one canonical reading.
 const (
 	maxFields        = 16      // volatile-field candidates kept per result
@@ -615,9 +620,10 @@ func (t *tok) bytes(b []byte) {
 
 // maskToken hashes one whitespace-free token with its volatile parts
 // replaced by '#': a timestamp or clock time, a hex id or UUID (8 or more
-// hex digits, one of them a decimal digit), a run of 5 or more digits, a
-// number followed by a duration unit ("2.31s", "150ms"). Short numbers
-// (line numbers, counts) are kept: they are information.
+// hex digits, one of them a decimal digit), a run of maskDigits or more
+// digits (epochs, long ids), a number followed by a duration unit ("2.31s",
+// "150ms"). Shorter numbers (line numbers, counts, step numbers) are kept:
+// they are information.
 func (t *tok) maskToken(w []byte) {
 	for i := 0; i < len(w); {
 		c := w[i]
@@ -741,7 +747,7 @@ func (t *tok) maskWord(w []byte) {
 			i = j + u
 			continue
 		}
-		if n >= 5 {
+		if n >= maskDigits {
 			t.byte1('#')
 		} else {
 			t.h = fnvBytes(t.h, w[i:j])

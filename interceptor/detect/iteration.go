@@ -431,7 +431,7 @@ func (s *State) sameEvidence(t *Trip, n *node, exact bool) {
 	ign := []string{
 		"JSON key order and whitespace runs in strings",
 		"JSON inside string fields read as JSON; arrays of strings compared as sets",
-		"in strings: timestamps, clock times, UUIDs, hex ids (8+ hex digits), digit runs of 5+, durations (2.31s, 150ms)",
+		"in strings: timestamps, clock times, UUIDs, hex ids (8+ hex digits), digit runs of 7+, durations (2.31s, 150ms)",
 	}
 	if l.nvol > 0 {
 		paths := make([]string, 0, l.nvol)

@@ -323,7 +323,7 @@ def sweagent(dirpath):
             args = {"path": "tests", "pattern": "*.py"} if i % 2 == 0 else {"pattern": "*.py", "path": "tests"}
             loop.append({"node": "model", "output": {"id": f"call_{i:02d}{'abcdef'[i]}9f3e2a7b1c", "tool": "find_file", "arguments": json.dumps(args)}})
             order = files[i % 3:] + files[:i % 3]
-            loop.append({"node": "env", "output": {"matches": order, "request_id": f"req-{(i + 7) * 7919:06d}", "elapsed": f"{12 + i}ms"}})
+            loop.append({"node": "env", "output": {"matches": order, "request_id": f"req_{(i + 7) * 7919 * 104729:012x}", "elapsed": f"{12 + i}ms"}})
         write(f"loop-swe-agent-{key}-tool-ids.json", f"SWE-agent {key}: same tool call with fresh ids, reordered arguments and results", SW,
               base + loop, True, len(base) + 2, "stalled", policy={"maxCallsPerNode": 40, "maxCycleIterations": 40},
               note=path + f": steps 1-{k}, then a find_file tool call repeated six times")
