@@ -141,18 +141,18 @@ func (s *State) snapshot() snapshot {
 		TotalSteps: s.totalSteps,
 		TotalCost:  s.totalCost,
 		Last:       s.last,
-		TimerSeq:   s.timerSeq,
+		TimerSeq:   seqAgo(s.seq, s.timerSeq),
 		Pending:    s.pending,
 	}
 	if s.cand >= 0 {
-		sn.Cand = &[2]int{s.cand, s.candSeq}
+		sn.Cand = &[2]int{s.cand, seqAgo(s.seq, s.candSeq)}
 	}
 	if s.ext != (Extension{}) {
 		x := s.ext
 		sn.Ext = &x
 	}
 	for i := range s.nodes {
-		sn.Nodes = append(sn.Nodes, snapNodeOf(&s.nodes[i]))
+		sn.Nodes = append(sn.Nodes, snapNodeOf(&s.nodes[i], s.seq))
 	}
 	for _, e := range s.edges {
 		d := 0
@@ -175,12 +175,12 @@ func (s *State) snapshot() snapshot {
 	return sn
 }
 
-func snapNodeOf(n *node) snapNode {
+func snapNodeOf(n *node, seq int) snapNode {
 	sn := snapNode{
 		Name: n.name, Declared: n.declared, Seen: n.seen, Calls: n.calls, Steps: n.steps,
 		Run: int64(n.run), Cost: n.cost, FirstSeq: n.firstSeq, FirstAt: unixNano(n.firstAt),
 		OpenSeq: n.openSeq, OpenAt: unixNano(n.openAt), InFlight: n.inflight,
-		NovelSeq: n.novelSeq, Varied: n.varied, Waited: n.openWaited,
+		NovelSeq: seqAgo(seq, n.novelSeq), Varied: n.varied, Waited: n.openWaited,
 		NoImp: n.noImprove, ExtCalls: n.ext.MaxCallsPerNode, ExtRun: int64(n.ext.MaxNodeRuntime), ExtEdge: n.ext.MaxEdgeWithoutProgress,
 	}
 	if n.agg != (agg{}) {
@@ -205,7 +205,7 @@ func snapNodeOf(n *node) snapNode {
 		sn.Hist = append(sn.Hist, snapRec{
 			Out: hexOrEmpty(h.out), Prog: hexOrEmpty(h.prog), Metric: h.metric,
 			ErrSig: h.errSig, ProgRaw: h.progRaw, Flags: h.flags,
-			Seq: h.seq, Sim: hexOrEmpty(h.sim), Shape: hexOrEmpty(h.shape), Count: h.count, Action: hexOrEmpty(h.action), Key: hexOrEmpty(h.key),
+			Seq: seqAgo(seq, h.seq), Sim: hexOrEmpty(h.sim), Shape: hexOrEmpty(h.shape), Count: h.count, Action: hexOrEmpty(h.action), Key: hexOrEmpty(h.key),
 		})
 	}
 	if n.hasLastProg {
@@ -261,7 +261,7 @@ func (s *State) restore(sn *snapshot) error {
 				sim: parseHex(a.Sim), shape: parseHex(a.Shape), count: a.Count, action: parseHex(a.Action), fanout: a.Fanout,
 			}
 		}
-		n.novelSeq, n.varied, n.openWaited = x.NovelSeq, x.Varied, x.Waited
+		n.novelSeq, n.varied, n.openWaited = seqAt(sn.Seq, x.NovelSeq), x.Varied, x.Waited
 		if x.Learn != nil {
 			if err := n.learn.restore(x.Learn); err != nil {
 				return fmt.Errorf("node %q: %w", name, err)
@@ -271,7 +271,7 @@ func (s *State) restore(sn *snapshot) error {
 			n.hist.push(rec{
 				out: parseHex(h.Out), prog: parseHex(h.Prog), metric: h.Metric,
 				errSig: truncate(h.ErrSig, maxNameLen), progRaw: truncate(h.ProgRaw, maxRawLen), flags: h.Flags,
-				seq: h.Seq, sim: parseHex(h.Sim), shape: parseHex(h.Shape), count: h.Count, action: parseHex(h.Action), key: parseHex(h.Key),
+				seq: seqAt(sn.Seq, h.Seq), sim: parseHex(h.Sim), shape: parseHex(h.Shape), count: h.Count, action: parseHex(h.Action), key: parseHex(h.Key),
 			})
 		}
 		if x.LastProg != "" {
@@ -320,9 +320,9 @@ func (s *State) restore(sn *snapshot) error {
 
 	s.seq, s.totalCalls, s.totalSteps, s.totalCost = sn.Seq, sn.TotalCalls, sn.TotalSteps, sn.TotalCost
 	s.last = sn.Last
-	s.timerSeq = sn.TimerSeq
+	s.timerSeq = seqAt(sn.Seq, sn.TimerSeq)
 	if c := sn.Cand; c != nil && valid(c[0]) {
-		s.cand, s.candSeq = c[0], c[1]
+		s.cand, s.candSeq = c[0], seqAt(sn.Seq, c[1])
 	}
 	if !valid(s.last) || s.nodes[s.last].exempt {
 		s.last = -1
@@ -404,4 +404,21 @@ func (l *learning) restore(sl *snapLearn) error {
 	l.nvol = copy(l.vol[:], sl.Vol)
 	l.basis, l.dist, l.nign = sameBasis(sl.Basis[0]), sl.Basis[1], sl.Basis[2]
 	return nil
+}
+
+// seqAgo encodes a step sequence number relative to the latest one (1: the
+// latest, 0: none), so that the snapshot does not grow with the number of
+// calls; seqAt decodes it.
+func seqAgo(latest, seq int) int {
+	if seq <= 0 {
+		return 0
+	}
+	return latest - seq + 1
+}
+
+func seqAt(latest, ago int) int {
+	if ago <= 0 {
+		return 0
+	}
+	return latest - ago + 1
 }
