@@ -65,11 +65,17 @@ func (o *outbound) ExecuteChildWorkflow(ctx workflow.Context, childWorkflowType 
 
 func (o *outbound) Sleep(ctx workflow.Context, d time.Duration) error {
 	o.g.observeIdle(ctx)
+	if o.g.active {
+		o.g.state.Timer(workflow.Now(ctx)) // waiting vs looping: a durable timer between polls
+	}
 	return o.Next.Sleep(ctx, d)
 }
 
 func (o *outbound) NewTimer(ctx workflow.Context, d time.Duration) workflow.Future {
 	o.g.observeIdle(ctx)
+	if o.g.active {
+		o.g.state.Timer(workflow.Now(ctx)) // waiting vs looping: a durable timer between polls
+	}
 	return o.Next.NewTimer(ctx, d)
 }
 
@@ -80,6 +86,9 @@ func (o *outbound) Await(ctx workflow.Context, condition func() bool) error {
 
 func (o *outbound) AwaitWithTimeout(ctx workflow.Context, timeout time.Duration, condition func() bool) (bool, error) {
 	o.g.observeIdle(ctx)
+	if o.g.active {
+		o.g.state.Timer(workflow.Now(ctx)) // waiting vs looping: a durable timer between polls
+	}
 	return o.Next.AwaitWithTimeout(ctx, timeout, condition)
 }
 
