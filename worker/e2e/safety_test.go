@@ -178,8 +178,38 @@ func TestRealServerObserveAndFailEndCleanly(t *testing.T) {
 			s := waitStatus(t, ctx, c, id, func(interceptor.Status) bool { return true })
 			assert.Equal(t, s.Halts, signalsNamed(h, interceptor.DefaultHaltedSignal), "every loop.halted is in history before the workflow ends")
 			assert.Positive(t, s.Halts)
+			if policy == interceptor.OnHaltObserve {
+				// The observed call goes on in the task that raised the
+				// halt: it does not wait a workflow task for the echo.
+				assert.Equal(t, s.Halts, callsRightAfterHalt(h), "calls scheduled in the same task as the halt's marker")
+			}
 		})
 	}
+}
+
+// callsRightAfterHalt counts the loop.halted local activity markers that
+// the next call follows in the same workflow task completion.
+func callsRightAfterHalt(h *historypb.History) int {
+	n := 0
+	events := h.GetEvents()
+	for i, e := range events {
+		if e.GetMarkerRecordedEventAttributes().GetMarkerName() != "LocalActivity" {
+			continue
+		}
+	next:
+		for _, f := range events[i+1:] {
+			switch f.GetEventType() {
+			case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+				n++
+				break next
+			case enumspb.EVENT_TYPE_MARKER_RECORDED, enumspb.EVENT_TYPE_WORKFLOW_PROPERTIES_MODIFIED,
+				enumspb.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES:
+			default:
+				break next
+			}
+		}
+	}
+	return n
 }
 
 // distinctTurns returns n calls of node with different outputs.
