@@ -9,8 +9,10 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
@@ -184,6 +186,51 @@ func TestRealServerObserveAndFailEndCleanly(t *testing.T) {
 				assert.Equal(t, s.Halts, callsRightAfterHalt(h), "calls scheduled in the same task as the halt's marker")
 			}
 		})
+	}
+}
+
+// TestRealServerResetReappliesOldEcho resets a workflow that halted (and
+// ended, OnHalt: fail) to its first workflow task. The server re-applies
+// the old run's loop.halted echo to the new run, which halts again and
+// waits for its echoes before it ends: the stale echo must neither reach
+// the workflow nor wedge it, and the new run's history must replay.
+func TestRealServerResetReappliesOldEcho(t *testing.T) {
+	ctx, c, queue := safetyServer(t, interceptor.Options{OnHalt: interceptor.OnHaltFail})
+	id := queue + "-wf"
+	run := startScripted(t, ctx, c, queue, id, scriptLoop, repeat(6, "Code", "same"))
+	var res loopResult
+	require.NoError(t, run.Get(ctx, &res))
+	require.True(t, res.Escalated)
+
+	var firstTask int64
+	for _, e := range exportHistory(t, ctx, c, id, run.GetRunID()).GetEvents() {
+		if e.GetEventType() == enumspb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED {
+			firstTask = e.GetEventId()
+			break
+		}
+	}
+	reset, err := c.ResetWorkflowExecution(ctx, &workflowservice.ResetWorkflowExecutionRequest{
+		Namespace:                 sharedServer(t).Namespace(),
+		WorkflowExecution:         &commonpb.WorkflowExecution{WorkflowId: id, RunId: run.GetRunID()},
+		Reason:                    "e2e: replay the loop from the start",
+		WorkflowTaskFinishEventId: firstTask,
+		RequestId:                 id + "-reset",
+	})
+	require.NoError(t, err)
+	newRun := c.GetWorkflow(ctx, id, reset.GetRunId())
+	var again loopResult
+	require.NoError(t, newRun.Get(ctx, &again), "the reset run ends")
+	assert.True(t, again.Escalated)
+
+	h := exportHistory(t, ctx, c, id, reset.GetRunId())
+	for _, e := range h.GetEvents() {
+		if a := e.GetWorkflowTaskFailedEventAttributes(); a != nil && a.GetCause() != enumspb.WORKFLOW_TASK_FAILED_CAUSE_RESET_WORKFLOW {
+			t.Errorf("event %d: workflow task failed: %s: the stale echo let the run end before its own echo", e.GetEventId(), a.GetCause())
+		}
+	}
+	assert.Equal(t, 2, signalsNamed(h, interceptor.DefaultHaltedSignal), "the old run's echo, re-applied, and the new run's")
+	for _, g := range []interceptor.Options{{}, {OnHalt: interceptor.OnHaltFail}} {
+		require.NoError(t, testsuite.ReplayHistory(h, testsuite.ReplayOptions{Guard: g, Register: scripted.RegisterWorkflows}))
 	}
 }
 
