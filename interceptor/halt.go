@@ -259,7 +259,7 @@ func (g *guard) raiseHalted(ctx workflow.Context, ev HaltEvent, policy OnHalt) {
 	if g.version >= versionSafety {
 		// The echo is awaited once, when the workflow ends (awaitEchoes):
 		// the call goes on in this workflow task.
-		g.raised++
+		g.unechoed = append(g.unechoed, echoKey{seq: ev.Seq, at: ev.WorkflowTime})
 		return
 	}
 	if policy != OnHaltPause && g.version >= versionEchoWait {
@@ -268,7 +268,7 @@ func (g *guard) raiseHalted(ctx workflow.Context, ev HaltEvent, policy OnHalt) {
 		// arrive (the signal just sent), failing the task. Waiting for the
 		// echo puts the signal in history first. It is in the server's
 		// hands already, so it arrives: no timer needed.
-		_ = workflow.Await(ctx, func() bool { return g.echoed >= ev.Seq })
+		_ = workflow.Await(ctx, func() bool { return g.echoedSeq >= ev.Seq })
 	}
 }
 
@@ -278,11 +278,23 @@ func (g *guard) raiseHalted(ctx workflow.Context, ev HaltEvent, policy OnHalt) {
 // first. They are in the server's hands already; the timeout only guards
 // against an echo that can never come (a reset that drops signals).
 func (g *guard) awaitEchoes(ctx workflow.Context) {
-	if !g.active || g.version < versionSafety || g.echoes >= g.raised {
+	if !g.active || g.version < versionSafety || len(g.unechoed) == 0 {
 		return
 	}
 	ctx, _ = workflow.NewDisconnectedContext(ctx)
-	_, _ = workflow.AwaitWithTimeout(ctx, g.cfg.HaltSignalTimeout, func() bool { return g.echoes >= g.raised })
+	_, _ = workflow.AwaitWithTimeout(ctx, g.cfg.HaltSignalTimeout, func() bool { return len(g.unechoed) == 0 })
+}
+
+// echoed strikes the halt an echo names off the halts awaiting their echo.
+// An echo that names none of them (a stale one, re-applied by a reset) is
+// still the guard's, but settles nothing.
+func (g *guard) echoed(ev HaltEvent) {
+	for i, k := range g.unechoed {
+		if k.seq == ev.Seq && k.at.Equal(ev.WorkflowTime) {
+			g.unechoed = append(g.unechoed[:i], g.unechoed[i+1:]...)
+			return
+		}
+	}
 }
 
 // raiseHaltedSignal is the local activity that sends loop.halted. A failed
