@@ -19,8 +19,10 @@ import (
 // twoLoopingBranches are two branches whose calls meet one pending trip in
 // the same workflow task: the Code branch stalls (three identical outputs)
 // while the Verify branch keeps calling.
+// twoLoopingBranches are two sub-agents stuck together: each repeats its
+// own result, so every iteration of the Code/Verify loop they form repeats.
 func twoLoopingBranches() (a, b []turn) {
-	return repeat(5, "Code", "same"), distinct(5, "Verify")
+	return repeat(5, "Code", "same"), repeat(5, "Verify", "same verdict")
 }
 
 func twoBranchResults(t *testing.T, env interface{ GetWorkflowResult(any) error }) []loopResult {
@@ -185,7 +187,15 @@ func TestSelectorOverEscalatedChild(t *testing.T) {
 
 func TestPausedTimeIsNotCycleRuntime(t *testing.T) {
 	env := newEnv(t, interceptor.Options{MaxCycleRuntime: 30 * time.Minute})
-	give := codeVerify([]string{"same", "same", "same", "p4", "p5"}, []int{5, 4, 3, 2, 1})
+	// The coder repeats itself while the verifier has nothing new (the
+	// stall, at the third iteration); then the loop progresses again.
+	give := []turn{
+		{Node: "Code", Output: "same"}, {Node: "Verify", Output: "failing=5"},
+		{Node: "Code", Output: "same"}, {Node: "Verify", Output: "failing=5"},
+		{Node: "Code", Output: "same"}, {Node: "Verify", Output: "failing=4"},
+		{Node: "Code", Output: "p4"}, {Node: "Verify", Output: "failing=2"},
+		{Node: "Code", Output: "p5"}, {Node: "Verify", Output: "failing=1"},
+	}
 	for i := range give {
 		give[i].Sleep = time.Minute
 	}
@@ -201,6 +211,9 @@ func TestPausedTimeIsNotCycleRuntime(t *testing.T) {
 	res := result(t, env)
 	require.NotNil(t, halted.Halt)
 	assert.Equal(t, interceptor.ReasonStalled, halted.Halt.HaltReason, "the stall halts first")
+	if later.Halt != nil {
+		t.Logf("second halt: %s %s %s", later.Halt.HaltReason, later.Halt.Detector, later.Halt.Message)
+	}
 	assert.Zero(t, later.Halts, "done long before: no second halt to answer")
 	assert.False(t, res.Escalated)
 	assert.Equal(t, 10, res.Calls)
