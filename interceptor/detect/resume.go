@@ -72,6 +72,15 @@ func (s *State) reset(d Detector, ni, ci int) {
 		if n != nil {
 			n.resetHistory()
 		}
+		if c != nil && s.pol.v2() {
+			// The second generation judges the loop, not the node: the
+			// halt was about the whole iteration, so a resume clears what
+			// every member repeated. Otherwise the next member of the same
+			// stuck iteration would halt again at once.
+			for _, m := range c.members {
+				s.nodes[m].resetHistory()
+			}
+		}
 	case DetectorTransitionOscillation:
 		s.trans.clear()
 	}
