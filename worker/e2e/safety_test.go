@@ -65,9 +65,10 @@ func TestRealServerParallelBranchesShareOneHalt(t *testing.T) {
 		t.Run(decision, func(t *testing.T) {
 			ctx, c, queue := safetyServer(t, interceptor.Options{})
 			id := queue + "-wf"
-			// The Code branch stalls; the Verify branch calls on in the
-			// same workflow tasks and meets the same pending trip.
-			run := startScripted(t, ctx, c, queue, id, scripted.TwoBranches, repeat(5, "Code", "same"), distinctTurns(5, "Verify"))
+			// Both branches repeat, so the Code/Verify loop they form
+			// stalls; the other branch calls on in the same workflow tasks
+			// and meets the same pending trip.
+			run := startScripted(t, ctx, c, queue, id, scripted.TwoBranches, repeat(5, "Code", "same"), repeat(5, "Verify", "same verdict"))
 			s := waitStatus(t, ctx, c, id, func(s interceptor.Status) bool { return s.State == interceptor.StateHalted })
 			assert.Equal(t, 1, s.Halts)
 			// Until the decision, the pause shows and no second halt comes.
