@@ -178,6 +178,12 @@ type Options struct {
 	// GuardWorkflow chooses which new executions are guarded. Default: all.
 	// Executions already guarded stay guarded whatever it returns.
 	GuardWorkflow func(info *workflow.Info) bool
+	// Workflows names the workflow types whose new executions are guarded,
+	// e.g. []string{"AgentLoop"}. Default none: every workflow type. With
+	// GuardWorkflow too, an execution is guarded when both agree.
+	// Executions already guarded stay guarded whatever it says. Not pinned:
+	// it only decides about new executions.
+	Workflows []string
 }
 
 // NodeOptions overrides Options for one node. Zero fields inherit.
@@ -254,6 +260,11 @@ func buildConfig(o Options) (config, hooks, error) {
 		HaltSignalTimeout: pick(o.HaltSignalTimeout, defaultHaltTimeout),
 	}
 	h := hooks{nodeName: o.NodeName, resultHook: o.ResultHook, guardWorkflow: o.GuardWorkflow}
+	sel, err := selectWorkflows(o.Workflows, o.GuardWorkflow)
+	if err != nil {
+		return config{}, hooks{}, err
+	}
+	h.guardWorkflow = sel
 
 	ints := []struct {
 		field string
