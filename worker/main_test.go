@@ -210,6 +210,8 @@ func TestRunBadInput(t *testing.T) {
 			"syntax.json: invalid JSON at line 3, column 1"},
 		{"not an object", []string{"--policy", write("array.json", `[1]`)},
 			"array.json: want a JSON object, got an array"},
+		{"worker-owned field", []string{"--policy", write("sa.json", `{"searchAttribute": "Mine"}`)},
+			"sa.json: searchAttribute: the worker sets it: use --search-attribute"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
@@ -310,20 +312,6 @@ func TestGuardOptionsFromPolicyFile(t *testing.T) {
 	o, err = guardOptions(cfg)
 	require.NoError(t, err)
 	assert.Equal(t, workflows.GuardOptions(), o)
-}
-
-func TestJSONFieldPath(t *testing.T) {
-	for in, want := range map[string]string{
-		"MaxCycleIterations":            "maxCycleIterations",
-		"Window":                        "window",
-		"Nodes[Verify].MaxCalls":        "nodes.Verify.maxCalls",
-		"Nodes[Verify].IgnoreFields[1]": "nodes.Verify.ignoreFields[1]",
-		"Nodes":                         "nodes",
-		"IgnoreFields[0]":               "ignoreFields[0]",
-		"Graph[2]":                      "graph[2]",
-	} {
-		assert.Equal(t, want, jsonFieldPath(in), in)
-	}
 }
 
 func TestSDKLogger(t *testing.T) {
