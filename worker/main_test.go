@@ -87,6 +87,8 @@ func TestMainExitStatus(t *testing.T) {
 	assert.Empty(t, stderr)
 	assert.Contains(t, stdout, "-demo-exit")
 	assert.Contains(t, stdout, "TEMPORAL_ADDRESS")
+	assert.Contains(t, stdout, "Which server (the first that is set decides", "--help says which setting wins")
+	assert.Contains(t, stdout, "a flag wins\nover a TEMPORAL_* variable, which wins over the profile in the config file")
 }
 
 // isolateEnv clears the Temporal client environment for the test, so that
@@ -98,7 +100,10 @@ func isolateEnv(t *testing.T) {
 			os.Unsetenv(k)
 		}
 	}
-	t.Setenv("TEMPORAL_CONFIG_FILE", filepath.Join(t.TempDir(), "none.toml"))
+	// The temporal CLI's default config file lives under the user config
+	// directory: point it at an empty one, so that a developer's own
+	// default profile does not send the tests to their server.
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
 }
 
 func TestExitCode(t *testing.T) {
