@@ -56,16 +56,12 @@
 //	  "graph": [{"from": "Code", "to": "Verify"}]
 //	}
 //
-// The fields are maxCallsPerNode, maxNodeRuntime, maxTotalCalls, maxCost,
-// maxCycleIterations, maxCycleRuntime, maxCycleCost, maxEdgeWithoutProgress,
-// repeatThreshold, errorRepeatThreshold, stallIterations,
-// noImproveIterations, oscillationPeriods, maxOscillationPeriod, window,
-// ignoreFields, nodes (maxCalls, maxRuntime, exempt, ignoreFields,
-// progressFields, metricField, higherIsBetter, costField), graph, onHalt,
-// pauseTimeout, onPauseTimeout, maxPayloadBytes and haltSignalTimeout: the
-// interceptor.Options fields of the same names. The protocol's signal,
-// query and update names cannot be changed here (the printed commands use
-// the defaults).
+// The format is interceptor.ParsePolicy's: the interceptor.Options fields
+// with a lower-case first letter ("workflows", "maxCycleIterations",
+// "nodes" with "maxCalls", "exempt", "metricField"..., "graph" with "from"
+// and "to"). The worker sets supervisorWorkflowID and searchAttribute from
+// its flags and keeps the protocol's signal, query and update names (the
+// commands it prints use them): a file that sets one is refused.
 //
 // # Demo
 //

@@ -217,6 +217,8 @@ func TestRunBadInput(t *testing.T) {
 			"array.json: want a JSON object, got an array"},
 		{"worker-owned field", []string{"--policy", write("sa.json", `{"searchAttribute": "Mine"}`)},
 			"sa.json: searchAttribute: the worker sets it: use --search-attribute"},
+		{"protocol name", []string{"--policy", write("names.json", `{"resumeSignal": "go-on"}`)},
+			"names.json: resumeSignal: the worker keeps the default name"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer

@@ -27,7 +27,8 @@ func (e *policyError) Error() string {
 // policy file (interceptor.ParsePolicy's format, overlaid with
 // Options.ApplyPolicy) and the flags, in that order of precedence (flags
 // win), and validates them. SupervisorWorkflowID and SearchAttribute come
-// from flags and the server, later. Errors are *usageError.
+// from flags and the server, later; the protocol names stay the defaults.
+// Errors are *usageError.
 func guardOptions(cfg config) (interceptor.Options, error) {
 	base := workflows.GuardOptions()
 	o := base
@@ -46,12 +47,21 @@ func guardOptions(cfg config) (interceptor.Options, error) {
 			}
 			return o, &usageError{err: err}
 		}
-		for _, f := range []struct{ field, flag, got, base string }{
-			{"supervisorWorkflowID", "--supervisor-id", o.SupervisorWorkflowID, base.SupervisorWorkflowID},
-			{"searchAttribute", "--search-attribute", o.SearchAttribute, base.SearchAttribute},
+		// Fields the worker decides itself: the file must not set them.
+		const printed = "the worker keeps the default name: the commands it prints use it"
+		for _, f := range []struct{ field, got, base, why string }{
+			{"supervisorWorkflowID", o.SupervisorWorkflowID, base.SupervisorWorkflowID, "the worker sets it: use --supervisor-id"},
+			{"searchAttribute", o.SearchAttribute, base.SearchAttribute, "the worker sets it: use --search-attribute"},
+			{"resumeSignal", o.ResumeSignal, base.ResumeSignal, printed},
+			{"escalateSignal", o.EscalateSignal, base.EscalateSignal, printed},
+			{"haltSignal", o.HaltSignal, base.HaltSignal, printed},
+			{"haltedSignal", o.HaltedSignal, base.HaltedSignal, printed},
+			{"statusQuery", o.StatusQuery, base.StatusQuery, printed},
+			{"resumeUpdate", o.ResumeUpdate, base.ResumeUpdate, printed},
+			{"escalateUpdate", o.EscalateUpdate, base.EscalateUpdate, printed},
 		} {
 			if f.got != f.base {
-				return o, &usageError{err: &policyError{path: cfg.policyPath, field: f.field, msg: "the worker sets it: use " + f.flag}}
+				return o, &usageError{err: &policyError{path: cfg.policyPath, field: f.field, msg: f.why}}
 			}
 		}
 	}
