@@ -190,3 +190,24 @@ func ExampleParsePolicy() {
 	// true <nil>
 	// loopguard policy: nodes.Verify.maxRuntime: want a duration string such as "90s" or "10m", got 600
 }
+
+// FuzzParsePolicy: arbitrary bytes never panic, and whatever ParsePolicy
+// accepts, New accepts too.
+func FuzzParsePolicy(f *testing.F) {
+	for _, seed := range []string{
+		`{}`, `{"workflows":["AgentLoop"],"maxNodeRuntime":"10m"}`, `{"nodes":{"V":{"maxRuntime":600}}}`,
+		`{"graph":[{"from":"A","to":"B"}]}`, `{"ignoreFields":["a..b"]}`, `[1]`, `null`, `{"nodes":null}`,
+		`{"window":2}`, `{"nodes":{"":{}}}`, `{"onHalt":"observe","pauseTimeout":"-1s"}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		o, err := interceptor.ParsePolicy(data)
+		if err != nil {
+			return
+		}
+		if _, err := interceptor.New(o); err != nil {
+			t.Fatalf("ParsePolicy accepted %q but New refuses it: %v", data, err)
+		}
+	})
+}
