@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/sdk/converter"
 	sdkinterceptor "go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/workflow"
@@ -22,7 +23,16 @@ const (
 	versionFirst    = workflow.Version(1) // the first guarded release
 	versionEchoWait = workflow.Version(2) // fail/observe halts wait for the loop.halted echo
 	versionStopWins = workflow.Version(3) // a human's halt pauses even in observe mode; one pause at a time
-	guardedVersion  = versionStopWins     // what new executions run
+	// versionSafety: everything the guard reads and writes goes through the
+	// workflow's data converter; results a converter cannot hand over as a
+	// RawValue are read raw; continue-as-new carries the state as of the
+	// run's end, with calls still in flight closed; parallel branches share
+	// one halt and one decision; cancellation while paused returns the
+	// cancellation; signals the guard does not take reach the workflow,
+	// early ones are not lost; paused time does not count as runtime;
+	// echoes are awaited when the workflow ends.
+	versionSafety  = workflow.Version(4)
+	guardedVersion = versionSafety // what new executions run
 	// carryHeader carries the guard's state across continue-as-new.
 	carryHeader = "loopguard-carry"
 )
@@ -46,6 +56,12 @@ func (g *guard) setup(ctx workflow.Context) error {
 		g.next.GetLogger(ctx).Error("loopguard: ignoring unreadable carried state", "error", err)
 		carry = nil
 	}
+	if g.hooks.retire && !workflow.IsReplaying(ctx) {
+		// Retiring: a new execution (a continued run included) is left
+		// unguarded and gets no version marker; one that replays follows
+		// what its history says below.
+		return nil
+	}
 	// A new execution consults GuardWorkflow; a replay (or a continued
 	// guarded run) must follow what its history says, whatever the hook.
 	wanted := carry != nil || workflow.IsReplaying(ctx) ||
@@ -64,11 +80,17 @@ func (g *guard) setup(ctx workflow.Context) error {
 	}
 	// The config in force is the one recorded when the execution started,
 	// not the worker's current Options: redeploying with other thresholds
-	// must not change the commands an in-flight history replays.
-	if err := workflow.SideEffect(ctx, func(workflow.Context) any { return pin }).Get(&g.cfg); err != nil {
+	// must not change the commands an in-flight history replays. It is
+	// decoded into a zero config: the recorded JSON omits zero fields, and
+	// none of the new worker's values may show through them. Decoding also
+	// gives this execution maps and slices of its own.
+	var pinned config
+	if err := workflow.SideEffect(ctx, func(workflow.Context) any { return pin }).Get(&pinned); err != nil {
 		return fmt.Errorf("loopguard: read pinned config: %w", err)
 	}
+	g.cfg = pinned
 	g.active = true
+	g.pause.early = g.version >= versionSafety
 
 	if carry != nil {
 		st, err := detect.Restore(g.cfg.Policy, carry.State)
@@ -83,21 +105,34 @@ func (g *guard) setup(ctx workflow.Context) error {
 	return g.registerUpdates(ctx)
 }
 
-// readCarry reads the state a previous run carried over, if any.
+// readCarry reads the state a previous run carried over, if any. Guard
+// version 4 writes it with the workflow's data converter, older versions
+// with the default one: the default converter reads what the workflow's
+// cannot.
 func readCarry(ctx workflow.Context) (*carried, error) {
 	p := sdkinterceptor.WorkflowHeader(ctx)[carryHeader]
 	if p == nil {
 		return nil, nil
 	}
 	var c carried
-	if err := converter.GetDefaultDataConverter().FromPayload(p, &c); err != nil {
-		return nil, err
+	if err := decodePayload(ctx, p, &c); err != nil {
+		c = carried{}
+		if errDefault := converter.GetDefaultDataConverter().FromPayload(p, &c); errDefault != nil {
+			return nil, err
+		}
 	}
 	return &c, nil
 }
 
-// writeCarry stores the guard's state in the header of the next run.
+// writeCarry stores the guard's state in the header of the next run. Before
+// guard version 4 it runs when the workflow builds its continue-as-new
+// error, with the default converter; from version 4 (carryOnReturn) when
+// the workflow returns it.
 func (g *guard) writeCarry(ctx workflow.Context) error {
+	header := sdkinterceptor.WorkflowHeader(ctx)
+	if header == nil {
+		return fmt.Errorf("loopguard: no header to carry state in")
+	}
 	g.observeReady(ctx)
 	state, err := json.Marshal(g.state)
 	if err != nil {
@@ -107,10 +142,36 @@ func (g *guard) writeCarry(ctx workflow.Context) error {
 	if err != nil {
 		return fmt.Errorf("loopguard: encode carried state: %w", err)
 	}
-	header := sdkinterceptor.WorkflowHeader(ctx)
-	if header == nil {
-		return fmt.Errorf("loopguard: no header to carry state in")
-	}
 	header[carryHeader] = p
+	return nil
+}
+
+// carryOnReturn stores the guard's state in the continue-as-new error the
+// workflow returned: the state as of the run's end, not as of the moment
+// the workflow built the error, encoded with the workflow's data converter.
+// Calls still in flight are closed: their futures die with this run, and a
+// step left open would swallow every later call of its node.
+func (g *guard) carryOnReturn(ctx workflow.Context, can *workflow.ContinueAsNewError) error {
+	g.observeReady(ctx)
+	now := workflow.Now(ctx)
+	for _, p := range g.pending {
+		g.state.Abandon(p.ref, now)
+	}
+	g.pending = nil
+	state, err := json.Marshal(g.state)
+	if err != nil {
+		return fmt.Errorf("loopguard: snapshot state: %w", err)
+	}
+	p, err := encodePayload(ctx, carried{Config: g.cfg, State: state, Halts: g.halts})
+	if err != nil {
+		return fmt.Errorf("loopguard: encode carried state: %w", err)
+	}
+	if can.Header == nil {
+		can.Header = &commonpb.Header{}
+	}
+	if can.Header.Fields == nil {
+		can.Header.Fields = map[string]*commonpb.Payload{}
+	}
+	can.Header.Fields[carryHeader] = p
 	return nil
 }

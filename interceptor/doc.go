@@ -70,6 +70,15 @@
 // escalates at once; OnHalt: observe records, signals, logs and counts halts
 // without blocking (a shadow mode for tuning thresholds).
 //
+// One halt at a time holds the whole workflow: calls from parallel branches
+// (workflow.Go) wait for it from the trip on, and its decision releases them
+// all (an escalation escalates every waiting call). Cancelling a paused
+// workflow makes the paused call return the cancellation, not an
+// escalation. A resume, escalate or halt signal the guard has nothing to do
+// with (nothing halted, say) goes on to the workflow, and the workflow's own
+// update handlers of the guard's names win over the guard's; see
+// docs/protocol.md for the rules.
+//
 // # Determinism
 //
 // All state is workflow memory rebuilt by replay. The Options in force are

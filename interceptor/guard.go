@@ -38,23 +38,27 @@ type guard struct {
 	// guarded call, which is where a halt would take effect anyway.
 	pending []pendingCall
 
-	// paused is the halt in force while a call waits for a human.
-	paused   *HaltEvent
-	decision *Decision
-	// extend is the resume request's extension, kept with decision.
-	extend detect.Extension
+	// pause is the halt in force, its decision and the last outcome.
+	pause pause
 
 	// raising is set while the guard runs its own local activity, which
 	// must not count as a guarded call.
 	raising bool
 
-	// echoed is the Seq of the last loop.halted echo seen in history.
+	// echoed is the Seq of the last loop.halted echo seen in history
+	// (versions 2 and 3, which wait for it at the call).
 	echoed int
+	// raised and echoes count the loop.halted signals this run raised and
+	// the echoes of them it received (version 4, which waits for them when
+	// the workflow ends).
+	raised, echoes int
 
-	lastHalt     *HaltEvent
-	escalated    bool
+	// details is the current details text the guard last set, and
+	// ownDetails what the workflow had set before: the guard only clears
+	// what it set.
+	details, ownDetails string
+
 	halts        int
-	lastDecision *Decision
 	lastRejected *Rejection
 }
 
@@ -79,13 +83,8 @@ func (g *guard) nodeName(kind CallKind, typ string, args []any) string {
 // the detectors whether the call may go ahead, halting as the policy says
 // when it may not. A non-nil error (LoopEscalated) replaces the call.
 func (g *guard) admit(ctx workflow.Context, node string) (detect.StepRef, error) {
-	if g.paused != nil && g.version >= versionStopWins {
-		// Another coroutine of the workflow is paused on a halt: calls from
-		// parallel branches wait for the same human decision rather than
-		// raising halts of their own.
-		if err := workflow.Await(ctx, func() bool { return g.paused == nil }); err != nil {
-			return detect.StepRef{}, err
-		}
+	if err := g.awaitHaltEnd(ctx); err != nil {
+		return detect.StepRef{}, err
 	}
 	g.observeReady(ctx)
 	for round := 0; round < maxAdmitRounds; round++ {
@@ -101,6 +100,31 @@ func (g *guard) admit(ctx workflow.Context, node string) (detect.StepRef, error)
 	// let the call through unrecorded rather than block.
 	g.next.GetLogger(ctx).Warn("loopguard: call admitted unrecorded after repeated halts", "node", node)
 	return detect.StepRef{Node: -1}, nil
+}
+
+// awaitHaltEnd makes a call wait while another branch of the workflow holds
+// a halt: parallel branches share one trip, one halt and one decision,
+// rather than raising halts of their own. From version 4 the wait starts
+// at the trip (not only once paused) and the decision applies to every
+// waiting call: an escalation escalates them all.
+func (g *guard) awaitHaltEnd(ctx workflow.Context) error {
+	p := &g.pause
+	if g.version < versionSafety {
+		if p.phase == phasePaused && g.version >= versionStopWins {
+			return workflow.Await(ctx, func() bool { return p.phase != phasePaused })
+		}
+		return nil
+	}
+	for p.inForce() {
+		ev := p.halt
+		if err := workflow.Await(ctx, func() bool { return p.resolved >= ev.Seq }); err != nil {
+			return err
+		}
+		if d := p.last; d != nil && d.HaltSeq == ev.Seq && d.Action == ActionEscalate {
+			return newEscalatedError(Escalation{Reason: d.Reason, By: d.By, Halt: *ev})
+		}
+	}
+	return nil
 }
 
 // track remembers a started call so its result is observed later.
@@ -137,20 +161,42 @@ func (g *guard) observeReady(ctx workflow.Context) {
 
 // observation reads a finished call's result or error. Get on a ready
 // future does not block and decodes the stored payload again, so the
-// workflow's own Get is unaffected; into a RawValue it does not decode at
-// all.
+// workflow's own Get is unaffected; into a RawValue the workflow's data
+// converter only runs its codecs.
 func (g *guard) observation(ctx workflow.Context, p pendingCall) detect.Observation {
 	var raw converter.RawValue
-	if err := p.fut.Get(ctx, &raw); err != nil {
+	err := p.fut.Get(ctx, &raw)
+	data := raw.Payload().GetData()
+	if err != nil && g.version >= versionSafety {
+		data, err = g.rawResult(ctx, p.fut)
+	}
+	if err != nil {
 		kind, msg := errorKind(err)
 		return detect.Observation{Failed: true, ErrorSig: detect.ErrorSignature(kind, msg)}
 	}
-	data := raw.Payload().GetData()
 	obs := detect.Extract(g.cfg.Policy, p.node, data)
 	if g.hooks.resultHook != nil {
 		g.hooks.resultHook(p.node, data, &obs)
 	}
 	return obs
+}
+
+// rawResult reads a result when Get into a RawValue failed: either the call
+// failed, or the workflow's data converter is not built on the SDK's
+// composite converter and cannot fill a RawValue. Get into nil decodes
+// nothing and returns only the call's own error; the result's bytes are
+// then captured as the converter hands them over. A result no converter
+// hands over reads as empty: the detectors take it as a silent success,
+// not as a failure every call repeats.
+func (g *guard) rawResult(ctx workflow.Context, fut workflow.Future) ([]byte, error) {
+	if err := fut.Get(ctx, nil); err != nil {
+		return nil, err
+	}
+	var b capturedBytes
+	if err := fut.Get(ctx, &b); err != nil {
+		return nil, nil
+	}
+	return b, nil
 }
 
 // errorKind names an error for its signature: the application error type,

@@ -270,7 +270,7 @@ func TestGuardHalts(t *testing.T) {
 			after := status(t, env)
 			assert.Equal(t, 1, after.Halts)
 			require.NotNil(t, after.LastDecision)
-			assert.Equal(t, tt.decision, after.LastDecision.Action)
+			assert.Equal(t, interceptor.Action(tt.decision), after.LastDecision.Action)
 			if tt.wantEsc {
 				assert.Equal(t, interceptor.StateEscalated, after.State)
 			} else {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"time"
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
@@ -31,8 +32,9 @@ var suggestions = map[detect.Reason][]string{
 }
 
 // halt carries out a trip according to the policy. It returns nil when the
-// call may go ahead (resumed, observed) and the LoopEscalated error when it
-// must not.
+// call may go ahead (resumed, observed), the LoopEscalated error when it
+// must not, and the cancellation when the workflow was canceled while
+// paused (version 4).
 func (g *guard) halt(ctx workflow.Context, node string, trip *detect.Trip) error {
 	g.halts++
 	policy := g.cfg.OnHalt
@@ -46,7 +48,10 @@ func (g *guard) halt(ctx workflow.Context, node string, trip *detect.Trip) error
 		ev.Node = node
 	}
 	ev.Observed = policy == OnHaltObserve
-	g.lastHalt = &ev
+	p := &g.pause
+	// From here until the halt ends, status shows it and calls from other
+	// branches wait for its outcome.
+	p.set(phaseHalting, &ev, policy, workflow.Now(ctx), nil)
 
 	log := g.next.GetLogger(ctx)
 	log.Warn("loopguard: loop halted", "reason", ev.HaltReason, "detector", ev.Detector,
@@ -58,19 +63,31 @@ func (g *guard) halt(ctx workflow.Context, node string, trip *detect.Trip) error
 	switch policy {
 	case OnHaltObserve:
 		g.state.Resume(trip, detect.Extension{})
+		p.set(phaseRunning, nil, "", time.Time{}, nil)
 		return nil
 	case OnHaltFail:
-		return g.escalate(ctx, trip, Decision{Action: "escalate", Reason: "policy: fail on halt", By: "loopguard", HaltSeq: ev.Seq})
+		return g.escalate(ctx, trip, Decision{Action: ActionEscalate, Reason: "policy: fail on halt", By: "loopguard", HaltSeq: ev.Seq})
 	}
 
-	g.paused = &ev
-	g.escalated = false
+	p.set(phasePaused, nil, "", time.Time{}, nil)
 	g.publish(ctx, StateHalted, &ev)
-	d, ext := g.awaitDecision(ctx, ev)
-	g.paused = nil
-	g.lastDecision = &d
-	if d.Action == "resume" {
+	d, ext, err := g.awaitDecision(ctx, ev)
+	if err != nil {
+		// Canceled while paused: the call returns the cancellation, as any
+		// blocked workflow call would, and nothing is escalated.
+		p.set(phaseRunning, nil, "", time.Time{}, &d)
+		log.Info("loopguard: workflow canceled while paused", "haltSeq", d.HaltSeq)
+		dctx, _ := workflow.NewDisconnectedContext(ctx)
+		g.publish(dctx, StateRunning, nil)
+		return err
+	}
+	if d.Action == ActionResume {
+		if g.version >= versionSafety {
+			// Time spent paused is the human's, not the loop's.
+			g.state.Paused(workflow.Now(ctx).Sub(p.since))
+		}
 		g.state.Resume(trip, ext)
+		p.set(phaseRunning, nil, "", time.Time{}, &d)
 		log.Info("loopguard: loop resumed", "by", d.By, "reason", d.Reason, "haltSeq", d.HaltSeq)
 		g.next.GetMetricsHandler(ctx).Counter(MetricResumes).Inc(1)
 		g.publish(ctx, StateRunning, nil)
@@ -81,42 +98,52 @@ func (g *guard) halt(ctx workflow.Context, node string, trip *detect.Trip) error
 
 // awaitDecision blocks the paused call until a human decides, or the pause
 // timeout decides for them. workflow.Await is durable: no timer, no busy
-// wait, unless a PauseTimeout asks for one.
-func (g *guard) awaitDecision(ctx workflow.Context, ev HaltEvent) (Decision, detect.Extension) {
-	decided := func() bool { return g.decision != nil }
+// wait, unless a PauseTimeout asks for one. From version 4 a cancellation
+// returns the context's error with an ActionCancel decision; before, it
+// escalated.
+func (g *guard) awaitDecision(ctx workflow.Context, ev HaltEvent) (Decision, detect.Extension, error) {
+	p := &g.pause
+	decided := func() bool { return p.decision != nil }
+	var err error
 	if g.cfg.PauseTimeout > 0 {
-		ok, err := workflow.AwaitWithTimeout(ctx, g.cfg.PauseTimeout, decided)
+		var ok bool
+		ok, err = workflow.AwaitWithTimeout(ctx, g.cfg.PauseTimeout, decided)
 		if err == nil && !ok {
-			g.decision = &Decision{
-				Action:  string(g.cfg.OnPauseTimeout),
-				Reason:  fmt.Sprintf("no decision within the pause timeout of %s", g.cfg.PauseTimeout),
-				By:      "loopguard",
-				HaltSeq: ev.Seq,
-			}
+			p.decide(Decision{
+				Action: Action(g.cfg.OnPauseTimeout),
+				Reason: fmt.Sprintf("no decision within the pause timeout of %s", g.cfg.PauseTimeout),
+				By:     "loopguard",
+			}, detect.Extension{})
 		}
 	} else {
-		_ = workflow.Await(ctx, decided)
+		err = workflow.Await(ctx, decided)
 	}
-	if g.decision == nil {
-		// The workflow was canceled while paused.
-		g.decision = &Decision{Action: "escalate", Reason: "workflow canceled while paused", By: "loopguard", HaltSeq: ev.Seq}
+	if p.decision == nil {
+		canceled := Decision{Action: ActionCancel, Reason: "workflow canceled while paused", By: "loopguard", HaltSeq: ev.Seq}
+		if g.version >= versionSafety {
+			if err == nil {
+				err = ctx.Err()
+			}
+			return canceled, detect.Extension{}, err
+		}
+		canceled.Action = ActionEscalate
+		p.decide(canceled, detect.Extension{})
 	}
-	d, ext := *g.decision, g.extend
-	g.decision, g.extend = nil, detect.Extension{}
-	return d, ext
+	return *p.decision, p.extend, nil
 }
 
 // escalate ends a halt with the LoopEscalated error.
 func (g *guard) escalate(ctx workflow.Context, trip *detect.Trip, d Decision) error {
-	g.escalated = true
-	g.lastDecision = &d
+	p := &g.pause
+	ev := *p.halt
+	p.set(phaseEscalated, nil, "", time.Time{}, &d)
 	// Reset the tripped detector: if the workflow handles the error and
 	// carries on, the guard watches the new course from a clean slate.
 	g.state.Resume(trip, detect.Extension{})
 	g.next.GetLogger(ctx).Warn("loopguard: loop escalated", "by", d.By, "reason", d.Reason, "haltSeq", d.HaltSeq)
 	g.next.GetMetricsHandler(ctx).Counter(MetricEscalations).Inc(1)
-	g.publish(ctx, StateEscalated, g.lastHalt)
-	return newEscalatedError(Escalation{Reason: d.Reason, By: d.By, Halt: *g.lastHalt})
+	g.publish(ctx, StateEscalated, &ev)
+	return newEscalatedError(Escalation{Reason: d.Reason, By: d.By, Halt: ev})
 }
 
 // haltEvent builds the loop.halted payload for a trip.
@@ -162,7 +189,27 @@ func (g *guard) publish(ctx workflow.Context, s State, ev *HaltEvent) {
 			g.next.GetLogger(ctx).Warn("loopguard: search attribute upsert failed", "error", err)
 		}
 	}
-	workflow.SetCurrentDetails(ctx, currentDetails(g.cfg, s, ev))
+	g.showDetails(ctx, currentDetails(g.cfg, s, ev))
+}
+
+// showDetails sets the workflow's current details to the guard's text, or
+// clears the guard's text (text ""). It keeps what the workflow set itself:
+// the workflow's own details come back when the guard's text goes, and
+// details the workflow set meanwhile are left alone.
+func (g *guard) showDetails(ctx workflow.Context, text string) {
+	cur := workflow.GetCurrentDetails(ctx)
+	if text == "" {
+		if g.details != "" && cur == g.details {
+			workflow.SetCurrentDetails(ctx, g.ownDetails)
+		}
+		g.details = ""
+		return
+	}
+	if g.details == "" || cur != g.details {
+		g.ownDetails = cur
+	}
+	g.details = text
+	workflow.SetCurrentDetails(ctx, text)
 }
 
 // memoSummary is the memo entry the guard keeps.
@@ -209,6 +256,12 @@ func (g *guard) raiseHalted(ctx workflow.Context, ev HaltEvent, policy OnHalt) {
 		g.next.GetLogger(ctx).Warn("loopguard: could not raise loop.halted", "error", err)
 		return
 	}
+	if g.version >= versionSafety {
+		// The echo is awaited once, when the workflow ends (awaitEchoes):
+		// the call goes on in this workflow task.
+		g.raised++
+		return
+	}
 	if policy != OnHaltPause && g.version >= versionEchoWait {
 		// The workflow goes on in this task and may complete in it; the
 		// server refuses to complete a workflow whose task saw a new event
@@ -217,6 +270,19 @@ func (g *guard) raiseHalted(ctx workflow.Context, ev HaltEvent, policy OnHalt) {
 		// hands already, so it arrives: no timer needed.
 		_ = workflow.Await(ctx, func() bool { return g.echoed >= ev.Seq })
 	}
+}
+
+// awaitEchoes runs when the workflow function has returned (version 4):
+// the server refuses to complete a workflow whose task saw a new event
+// arrive, so the loop.halted signals this run raised must be in history
+// first. They are in the server's hands already; the timeout only guards
+// against an echo that can never come (a reset that drops signals).
+func (g *guard) awaitEchoes(ctx workflow.Context) {
+	if !g.active || g.version < versionSafety || g.echoes >= g.raised {
+		return
+	}
+	ctx, _ = workflow.NewDisconnectedContext(ctx)
+	_, _ = workflow.AwaitWithTimeout(ctx, g.cfg.HaltSignalTimeout, func() bool { return g.echoes >= g.raised })
 }
 
 // raiseHaltedSignal is the local activity that sends loop.halted. A failed

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
 	sdkinterceptor "go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/testsuite"
@@ -37,8 +38,17 @@ var (
 // newEnv returns a test environment running scriptLoop with the guard.
 func newEnv(t *testing.T, opts interceptor.Options) *testsuite.TestWorkflowEnvironment {
 	t.Helper()
+	return newEnvWithMetrics(t, opts, nil)
+}
+
+// newEnvWithMetrics is newEnv recording metrics through h (nil: none).
+func newEnvWithMetrics(t *testing.T, opts interceptor.Options, h client.MetricsHandler) *testsuite.TestWorkflowEnvironment {
+	t.Helper()
 	var s testsuite.WorkflowTestSuite
 	s.SetLogger(quietLogger())
+	if h != nil {
+		s.SetMetricsHandler(h)
+	}
 	env := s.NewTestWorkflowEnvironment()
 	g, err := interceptor.New(opts)
 	require.NoError(t, err)

@@ -1,6 +1,8 @@
 package interceptor
 
 import (
+	"errors"
+
 	sdkinterceptor "go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/workflow"
 )
@@ -10,6 +12,17 @@ import (
 type inbound struct {
 	sdkinterceptor.WorkflowInboundInterceptorBase
 	g *guard
+	// early holds the signals that arrive before the guard is set up: the
+	// SDK delivers the signals of the first workflow task (SignalWithStart
+	// among them) before the workflow function runs.
+	early []earlySignal
+	ready bool
+}
+
+// earlySignal is a signal delivered before setup.
+type earlySignal struct {
+	ctx workflow.Context
+	in  *sdkinterceptor.HandleSignalInput
 }
 
 func (i *inbound) Init(next sdkinterceptor.WorkflowOutboundInterceptor) error {
@@ -26,23 +39,63 @@ func (i *inbound) ExecuteWorkflow(ctx workflow.Context, in *sdkinterceptor.Execu
 	if err := workflow.SetQueryHandler(ctx, i.g.cfg.StatusQuery, i.g.status); err != nil {
 		return nil, err
 	}
-	return i.Next.ExecuteWorkflow(ctx, in)
+	i.deliverEarly()
+	res, err := i.Next.ExecuteWorkflow(ctx, in)
+	i.g.awaitEchoes(ctx)
+	var can *workflow.ContinueAsNewError
+	if i.g.active && i.g.version >= versionSafety && errors.As(err, &can) {
+		if cerr := i.g.carryOnReturn(ctx, can); cerr != nil {
+			// Failing the workflow would lose it; the next run starts
+			// with a fresh guard instead, loudly.
+			i.g.next.GetLogger(ctx).Error("loopguard: state not carried to the next run", "error", cerr)
+		}
+	}
+	return res, err
 }
 
-// HandleSignal consumes resume, escalate and halt, and the guard's own
-// loop.halted echo; every other signal goes on to the workflow.
+// deliverEarly hands the signals held back before setup to the guard, in
+// the order they came, before the workflow function runs. Executions of
+// guard versions before 4 got them unguarded, and replay must deliver them
+// the same way.
+func (i *inbound) deliverEarly() {
+	early := i.early
+	i.early, i.ready = nil, true
+	for _, s := range early {
+		var err error
+		if i.g.version >= versionSafety {
+			err = i.HandleSignal(s.ctx, s.in)
+		} else {
+			err = i.Next.HandleSignal(s.ctx, s.in)
+		}
+		if err != nil {
+			i.g.next.GetLogger(s.ctx).Warn("loopguard: early signal not delivered", "signal", s.in.SignalName, "error", err)
+		}
+	}
+}
+
+// HandleSignal takes resume, escalate and halt when the guard has something
+// to do with them, and the guard's own loop.halted echo; every other signal
+// goes on to the workflow. From version 4 a resume, escalate or halt the
+// guard does not take goes on too: it may be the workflow's own.
 func (i *inbound) HandleSignal(ctx workflow.Context, in *sdkinterceptor.HandleSignalInput) error {
+	if !i.ready {
+		i.early = append(i.early, earlySignal{ctx: ctx, in: in})
+		return nil
+	}
 	g := i.g
 	if !g.active {
 		return i.Next.HandleSignal(ctx, in)
 	}
 	switch in.SignalName {
 	case g.cfg.ResumeSignal, g.cfg.EscalateSignal, g.cfg.HaltSignal:
-		g.onSignal(ctx, in.SignalName, in.Arg)
-		return nil
+		if g.onSignal(ctx, in.SignalName, in.Arg) || g.version < versionSafety {
+			return nil
+		}
+		if r := g.lastRejected; r != nil {
+			r.PassedOn = true
+		}
 	case g.cfg.HaltedSignal:
-		if seq := g.ownHaltSeq(in); seq > 0 {
-			g.echoed = max(g.echoed, seq)
+		if g.ownEcho(ctx, in) {
 			return nil
 		}
 	}

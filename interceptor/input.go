@@ -11,6 +11,8 @@ import (
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
+
+	"github.com/loopguard/loopguard/interceptor/detect"
 )
 
 // maxTextLen bounds the free-text fields of human input.
@@ -117,33 +119,27 @@ func (g *guard) parse(name string, p *commonpb.Payload) (ResumeRequest, error) {
 	return req, nil
 }
 
-// checkDecision says whether a resume or escalate can be taken now.
-func (g *guard) checkDecision(name string) error {
-	switch {
-	case g.paused == nil && g.escalated:
-		return &InputError{Name: name, Reason: "nothing is halted: the last halt was already escalated"}
-	case g.paused == nil:
-		return &InputError{Name: name, Reason: "nothing is halted"}
-	case g.decision != nil:
-		return &InputError{Name: name, Reason: fmt.Sprintf("halt %d was already answered: %s by %q", g.paused.Seq, g.decision.Action, g.decision.By)}
-	}
-	return nil
-}
-
-// decide records a human decision for the paused call.
-func (g *guard) decide(action string, req ResumeRequest) Decision {
-	d := Decision{Action: action, Reason: req.Reason, By: req.By, HaltSeq: g.paused.Seq}
-	g.decision = &d
+// decide records a human decision for the halt in force.
+func (g *guard) decide(action Action, req ResumeRequest) Decision {
+	var ext detect.Extension
 	if req.Extend != nil {
-		g.extend = *req.Extend
+		ext = *req.Extend
 	}
-	return d
+	return g.pause.decide(Decision{Action: action, Reason: req.Reason, By: req.By}, ext)
 }
 
 // onSignal handles the guard's signals. It runs outside any coroutine and
-// must not block. Bad input is recorded and logged, never fatal.
-func (g *guard) onSignal(ctx workflow.Context, name string, args *commonpb.Payloads) {
+// must not block. Bad input is recorded and logged, never fatal. It reports
+// whether the guard took the signal; one it did not take may be the
+// workflow's own signal of that name.
+func (g *guard) onSignal(ctx workflow.Context, name string, args *commonpb.Payloads) bool {
 	p, err := firstPayload(args)
+	if err == nil {
+		var plain *commonpb.Payload
+		if plain, err = g.plainPayload(ctx, p); err == nil {
+			p = plain
+		}
+	}
 	var req ResumeRequest
 	if err == nil {
 		req, err = g.parse(name, p)
@@ -151,12 +147,12 @@ func (g *guard) onSignal(ctx workflow.Context, name string, args *commonpb.Paylo
 	if err == nil {
 		switch name {
 		case g.cfg.ResumeSignal:
-			if err = g.checkDecision(name); err == nil {
-				g.decide("resume", req)
+			if err = g.pause.checkDecision(name); err == nil {
+				g.decide(ActionResume, req)
 			}
 		case g.cfg.EscalateSignal:
-			if err = g.checkDecision(name); err == nil {
-				g.decide("escalate", req)
+			if err = g.pause.checkDecision(name); err == nil {
+				g.decide(ActionEscalate, req)
 			}
 		case g.cfg.HaltSignal:
 			err = g.stop(ctx, name, req)
@@ -164,13 +160,19 @@ func (g *guard) onSignal(ctx workflow.Context, name string, args *commonpb.Paylo
 	}
 	if err != nil {
 		g.reject(ctx, name, err, p)
+		return false
 	}
+	return true
 }
 
 // stop asks for a user_stop halt at the next guarded call.
 func (g *guard) stop(ctx workflow.Context, name string, req ResumeRequest) error {
-	if g.paused != nil {
-		return &InputError{Name: name, Reason: fmt.Sprintf("already halted (halt %d)", g.paused.Seq)}
+	held := g.pause.phase == phasePaused
+	if g.version >= versionSafety {
+		held = g.pause.showsHalted()
+	}
+	if held {
+		return &InputError{Name: name, Reason: fmt.Sprintf("already halted (halt %d)", g.pause.halt.Seq)}
 	}
 	if t := g.state.Pending(); t != nil {
 		return &InputError{Name: name, Reason: fmt.Sprintf("a halt is already pending (%s)", t.Reason)}
@@ -194,10 +196,20 @@ func (g *guard) reject(ctx workflow.Context, name string, err error, p *commonpb
 	}
 	r := Rejection{Name: name, Reason: reason, WorkflowTime: workflow.Now(ctx)}
 	if data := p.GetData(); len(data) > 0 {
-		r.Payload = truncate(string(data), 200)
+		r.Payload = shownPayload(p)
 	}
 	g.lastRejected = &r
 	g.next.GetLogger(ctx).Warn("loopguard: input rejected", "name", name, "reason", reason)
+}
+
+// shownPayload is what the status shows of a rejected payload: its start
+// when it is readable text, never a codec's ciphertext or binary data.
+func shownPayload(p *commonpb.Payload) string {
+	enc := string(p.GetMetadata()[converter.MetadataEncoding])
+	if enc != converter.MetadataEncodingJSON || !utf8.Valid(p.GetData()) {
+		return fmt.Sprintf("(%d bytes in encoding %q, not shown: not decoded to text)", len(p.GetData()), enc)
+	}
+	return truncate(string(p.GetData()), 200)
 }
 
 // truncate cuts s to at most n bytes on a rune boundary.
@@ -215,29 +227,34 @@ func truncate(s string, n int) string {
 // validators reject without touching state: a rejected update leaves no
 // trace in history, so recording it would break replay.
 func (g *guard) registerUpdates(ctx workflow.Context) error {
-	for _, u := range []struct{ name, action string }{
-		{g.cfg.ResumeUpdate, "resume"},
-		{g.cfg.EscalateUpdate, "escalate"},
+	for _, u := range []struct {
+		name   string
+		action Action
+	}{
+		{g.cfg.ResumeUpdate, ActionResume},
+		{g.cfg.EscalateUpdate, ActionEscalate},
 	} {
 		name, action := u.name, u.action
 		validate := func(ctx workflow.Context, raw converter.RawValue) error {
 			_, err := g.parse(name, raw.Payload())
 			if err == nil {
-				err = g.checkDecision(name)
+				err = g.pause.checkDecision(name)
 			}
 			return rejection(err)
 		}
 		handle := func(ctx workflow.Context, raw converter.RawValue) (Decision, error) {
 			req, err := g.parse(name, raw.Payload())
 			if err == nil {
-				err = g.checkDecision(name)
+				err = g.pause.checkDecision(name)
 			}
 			if err != nil {
 				return Decision{}, rejection(err)
 			}
 			return g.decide(action, req), nil
 		}
-		if err := workflow.SetUpdateHandlerWithOptions(ctx, name, handle, workflow.UpdateHandlerOptions{Validator: validate}); err != nil {
+		// Registered below the guard's own outbound interceptor, which
+		// watches for the workflow's handlers of the same names.
+		if err := g.next.SetUpdateHandler(ctx, name, handle, workflow.UpdateHandlerOptions{Validator: validate}); err != nil {
 			return fmt.Errorf("register update %s: %w", name, err)
 		}
 	}

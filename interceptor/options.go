@@ -184,6 +184,14 @@ type Options struct {
 	// Executions already guarded stay guarded whatever it says. Not pinned:
 	// it only decides about new executions.
 	Workflows []string
+
+	// Retire is the first step of removing or rolling back the guard (see
+	// docs/rollback.md). Executions already guarded keep their guard, with
+	// their pinned options, so their histories replay and they finish as
+	// they started; new executions, continued runs included, are left
+	// unguarded and get neither a version marker nor pinned options, so no
+	// new history depends on the guard. Not pinned.
+	Retire bool
 }
 
 // NodeOptions overrides Options for one node. Zero fields inherit.
@@ -237,6 +245,7 @@ type hooks struct {
 	nodeName      func(Call) string
 	resultHook    func(node string, data []byte, obs *Observation)
 	guardWorkflow func(info *workflow.Info) bool
+	retire        bool
 }
 
 // buildConfig validates o and fills in the defaults.
@@ -259,7 +268,7 @@ func buildConfig(o Options) (config, hooks, error) {
 		MaxPayloadBytes:   pick(o.MaxPayloadBytes, defaultMaxPayloadBytes),
 		HaltSignalTimeout: pick(o.HaltSignalTimeout, defaultHaltTimeout),
 	}
-	h := hooks{nodeName: o.NodeName, resultHook: o.ResultHook, guardWorkflow: o.GuardWorkflow}
+	h := hooks{nodeName: o.NodeName, resultHook: o.ResultHook, guardWorkflow: o.GuardWorkflow, retire: o.Retire}
 	sel, err := selectWorkflows(o.Workflows, o.GuardWorkflow)
 	if err != nil {
 		return config{}, hooks{}, err
@@ -406,8 +415,26 @@ func buildConfig(o Options) (config, hooks, error) {
 			return config{}, hooks{}, &OptionError{Field: fmt.Sprintf("Graph[%d]", i), Reason: "edge needs both From and To"}
 		}
 	}
-	c.Policy.Graph = append([]Edge(nil), o.Graph...)
-	return c, h, nil
+	c.Policy.Graph = o.Graph
+	// The config must not alias the caller's slices and maps.
+	return c.clone(), h, nil
+}
+
+// clone returns a deep copy of c: executions never share the config's maps
+// and slices with each other or with the worker.
+func (c config) clone() config {
+	c.Policy.IgnoreFields = slices.Clone(c.Policy.IgnoreFields)
+	c.Policy.Graph = slices.Clone(c.Policy.Graph)
+	if c.Policy.Nodes != nil {
+		nodes := make(map[string]detect.NodePolicy, len(c.Policy.Nodes))
+		for name, n := range c.Policy.Nodes {
+			n.Rules.IgnoreFields = slices.Clone(n.Rules.IgnoreFields)
+			n.Rules.ProgressFields = slices.Clone(n.Rules.ProgressFields)
+			nodes[name] = n
+		}
+		c.Policy.Nodes = nodes
+	}
+	return c
 }
 
 // validateNames rejects blank or clashing protocol names.

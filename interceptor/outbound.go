@@ -49,7 +49,7 @@ func (o *outbound) ExecuteChildWorkflow(ctx workflow.Context, childWorkflowType 
 	node := o.g.nodeName(KindChildWorkflow, childWorkflowType, args)
 	ref, err := o.g.admit(ctx, node)
 	if err != nil {
-		return failedChildFuture(ctx, err)
+		return o.failedChildFuture(ctx, childWorkflowType, err, args...)
 	}
 	fut := o.Next.ExecuteChildWorkflow(ctx, childWorkflowType, args...)
 	o.g.track(ref, node, fut)
@@ -81,7 +81,7 @@ func (o *outbound) AwaitWithTimeout(ctx workflow.Context, timeout time.Duration,
 }
 
 func (o *outbound) NewContinueAsNewError(ctx workflow.Context, wfn any, args ...any) error {
-	if o.g.active {
+	if o.g.active && o.g.version < versionSafety {
 		if err := o.g.writeCarry(ctx); err != nil {
 			return err
 		}
@@ -96,20 +96,34 @@ func failedFuture(ctx workflow.Context, err error) workflow.Future {
 	return f
 }
 
-// escalatedChild stands in for a child workflow that was never started
-// because its loop was escalated. The SDK offers no way to build a
-// ChildWorkflowFuture, so Get, IsReady and the execution future work, but
-// a workflow.Selector cannot take it: handle the error from Get.
-type escalatedChild struct {
-	workflow.Future
+// failedChildFuture returns a child workflow future that failed with err
+// without starting the child. The SDK offers no way to build a
+// ChildWorkflowFuture, and a wrapper would panic in workflow.Selector
+// ("cannot chain Future that wasn't created with workflow.NewFuture"). But
+// the SDK returns a failed future of its own, issuing no command, when the
+// context of the call already has an error: a context whose Err is err
+// gives the workflow a real child future holding err.
+func (o *outbound) failedChildFuture(ctx workflow.Context, childWorkflowType string, err error, args ...any) workflow.ChildWorkflowFuture {
+	return o.Next.ExecuteChildWorkflow(failedContext{Context: ctx, err: err}, childWorkflowType, args...)
 }
 
-func failedChildFuture(ctx workflow.Context, err error) workflow.ChildWorkflowFuture {
-	return escalatedChild{Future: failedFuture(ctx, err)}
+// failedContext is a workflow context whose Err is err.
+type failedContext struct {
+	workflow.Context
+	err error
 }
 
-func (c escalatedChild) GetChildWorkflowExecution() workflow.Future { return c.Future }
+func (c failedContext) Err() error { return c.err }
 
-func (c escalatedChild) SignalChildWorkflow(ctx workflow.Context, signalName string, data any) workflow.Future {
-	return c.Future
+// SetUpdateHandler lets the workflow's own update handlers win over the
+// guard's of the same name: the SDK keeps the last handler registered for a
+// name, and the workflow registers after the guard. The guard's resume and
+// escalate signals still work; Options.ResumeUpdate and EscalateUpdate
+// rename the guard's updates to keep both.
+func (o *outbound) SetUpdateHandler(ctx workflow.Context, updateName string, handler any, opts workflow.UpdateHandlerOptions) error {
+	if g := o.g; g.active && (updateName == g.cfg.ResumeUpdate || updateName == g.cfg.EscalateUpdate) {
+		o.Next.GetLogger(ctx).Warn("loopguard: the workflow's own update handler replaces the guard's; "+
+			"use the guard's signal or rename its update (Options.ResumeUpdate, Options.EscalateUpdate)", "update", updateName)
+	}
+	return o.Next.SetUpdateHandler(ctx, updateName, handler, opts)
 }

@@ -130,7 +130,7 @@ func TestPolicyRoundTrip(t *testing.T) {
 		ResumeSignal: "r", EscalateSignal: "e", HaltSignal: "h", HaltedSignal: "hd", StatusQuery: "s",
 		ResumeUpdate: "ru", EscalateUpdate: "eu", SupervisorWorkflowID: "sup", SearchAttribute: "SA",
 		MemoKey: "m", MaxPayloadBytes: 1024, HaltSignalTimeout: 5 * time.Second,
-		Workflows: []string{"AgentLoop"},
+		Workflows: []string{"AgentLoop"}, Retire: true,
 	}
 	requireAllSet(t, "Options", reflect.ValueOf(give))
 	requireAllSet(t, "NodeOptions", reflect.ValueOf(give.Nodes["Verify"]))

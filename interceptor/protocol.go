@@ -105,10 +105,22 @@ type HaltRequest struct {
 	By     string `json:"by,omitempty"`
 }
 
+// Action is what a decision does with a halt.
+type Action string
+
+// The decisions on a halt.
+const (
+	ActionResume   Action = "resume"   // the paused call goes ahead
+	ActionEscalate Action = "escalate" // the paused call returns a LoopEscalated error
+	// ActionCancel records that the workflow was canceled while paused: the
+	// paused call returned the cancellation, nothing was escalated.
+	ActionCancel Action = "cancel"
+)
+
 // Decision is the answer to a resume or escalate update, and the record of
-// the last human decision in Status.
+// the last decision in Status.
 type Decision struct {
-	Action string `json:"action"` // "resume" or "escalate"
+	Action Action `json:"action"`
 	Reason string `json:"reason,omitempty"`
 	By     string `json:"by,omitempty"`
 	// HaltSeq is the HaltEvent.Seq the decision answered.
@@ -123,6 +135,9 @@ type Rejection struct {
 	Payload string `json:"payload,omitempty"`
 	// WorkflowTime is the workflow clock when the input was refused.
 	WorkflowTime time.Time `json:"workflowTime"`
+	// PassedOn is true when the refused signal went on to the workflow
+	// (guard version 4): it may be the workflow's own signal of that name.
+	PassedOn bool `json:"passedOn,omitempty"`
 }
 
 // Status is the answer of the loop.status query.

@@ -1,46 +1,59 @@
 package interceptor
 
 import (
-	"go.temporal.io/sdk/converter"
 	sdkinterceptor "go.temporal.io/sdk/interceptor"
+	"go.temporal.io/sdk/workflow"
 )
 
 // status answers the status query. Queries must not change state: it only
 // reads.
 func (g *guard) status() (Status, error) {
-	s := Status{State: StateRunning, Policy: g.cfg.OnHalt, Halts: g.halts, LastDecision: g.lastDecision, LastRejected: g.lastRejected}
+	p := &g.pause
+	s := Status{State: StateRunning, Policy: g.cfg.OnHalt, Halts: g.halts, LastDecision: p.last, LastRejected: g.lastRejected}
 	if !g.active {
 		s.State = StateDisabled
 		return s, nil
 	}
 	switch {
-	case g.paused != nil:
-		s.State, s.Halt = StateHalted, g.paused
-	case g.escalated:
-		s.State, s.Halt = StateEscalated, g.lastHalt
+	case p.showsHalted():
+		s.State, s.Halt = StateHalted, p.halt
+	case p.phase == phaseEscalated:
+		s.State, s.Halt = StateEscalated, p.halt
 	}
 	v := g.state.View()
 	s.Cycles, s.Nodes, s.TotalCalls, s.Transitions = v.Cycles, v.Nodes, v.TotalCalls, v.Transitions
 	return s, nil
 }
 
-// ownHaltSeq tells the guard's echo of its own loop.halted signal from a
-// loop.halted a supervisor workflow receives about others: it returns the
-// echoed halt's Seq, or 0.
-func (g *guard) ownHaltSeq(in *sdkinterceptor.HandleSignalInput) int {
+// ownEcho tells the guard's echo of its own loop.halted signal from a
+// loop.halted a supervisor workflow receives about others, and counts it.
+// It reports whether the signal is the guard's own, which the workflow
+// never sees.
+func (g *guard) ownEcho(ctx workflow.Context, in *sdkinterceptor.HandleSignalInput) bool {
 	p, err := firstPayload(in.Arg)
 	if err != nil || p == nil {
-		return 0
+		return false
 	}
 	var ev HaltEvent
-	if err := converter.GetDefaultDataConverter().FromPayload(p, &ev); err != nil {
-		return 0
+	if err := g.decode(ctx, p, &ev); err != nil {
+		return false
 	}
-	// The run id alone identifies the execution; the workflow id would not
+	// The run id identifies the execution; the workflow id alone would not
 	// do under the SDK's file replayer, which replays every history as
 	// workflow "ReplayId".
-	if ev.RunID != g.info.WorkflowExecution.RunID {
-		return 0
+	info := g.info.WorkflowExecution
+	if ev.RunID == info.RunID {
+		g.echoed = max(g.echoed, ev.Seq)
+		g.echoes++
+		return true
 	}
-	return ev.Seq
+	// After a reset, the server re-applies the signals the old run received
+	// after the reset point, loop.halted echoes among them: they are this
+	// workflow's own, stale. (Version 4; older versions passed them on.)
+	if g.version >= versionSafety && ev.Seq > 0 &&
+		(ev.RunID == g.info.OriginalRunID || ev.WorkflowID == info.ID) {
+		g.echoes++
+		return true
+	}
+	return false
 }

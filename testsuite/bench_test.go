@@ -31,9 +31,18 @@ import (
 // calls ("state-bytes-10k"). Run:
 //
 //	go test -run '^$' -bench BenchmarkReplay1000 -benchmem ./testsuite/
-func BenchmarkReplay1000(b *testing.B) {
-	guarded := loadHistory(b, "workload-1000-guarded.json")
-	unguarded := loadHistory(b, "workload-1000-unguarded.json")
+func BenchmarkReplay1000(b *testing.B) { benchmarkReplay(b, "workload-1000") }
+
+// BenchmarkReplay1000Rich is BenchmarkReplay1000 on the realistic workload:
+// 1,000 calls whose results are agent-sized JSON documents (2 to 4 KB, see
+// fixtures.AgentDoc), which the guard reads and hashes on every call.
+//
+//	go test -run '^$' -bench BenchmarkReplay1000Rich -benchmem ./testsuite/
+func BenchmarkReplay1000Rich(b *testing.B) { benchmarkReplay(b, "workload-rich-1000") }
+
+func benchmarkReplay(b *testing.B, name string) {
+	guarded := loadHistory(b, name+"-guarded.json")
+	unguarded := loadHistory(b, name+"-unguarded.json")
 	gOpts := testsuite.ReplayOptions{Guard: fixtures.WorkloadGuardOptions(), Register: fixtures.RegisterWorkflows}
 	uOpts := testsuite.ReplayOptions{Unguarded: true, Register: fixtures.RegisterWorkflows}
 	gRep := newReplayer(b, gOpts)

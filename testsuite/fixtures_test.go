@@ -92,7 +92,7 @@ func TestFixtureManifest(t *testing.T) {
 	}
 	assert.GreaterOrEqual(t, unguarded, 4)
 	assert.GreaterOrEqual(t, continued, 2)
-	assert.Equal(t, 2, bench)
+	assert.Equal(t, 4, bench, "two benchmark pairs: uniform and rich results")
 	assert.GreaterOrEqual(t, legacy, 1, "histories of older guard releases are kept")
 	// Guard version 3's changes have histories of their own.
 	for _, file := range v3Fixtures {
@@ -181,7 +181,7 @@ func TestFixturesReplayWithoutGuard(t *testing.T) {
 			msg := err.Error()
 			assert.Contains(t, msg, path)
 			assert.Contains(t, msg, f.WorkflowType)
-			assert.Contains(t, msg, "install the guard on the replayer")
+			assert.Contains(t, msg, "this history was recorded with loopguard; install the guard (or its retire mode) on the replayer")
 		})
 	}
 }

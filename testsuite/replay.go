@@ -39,6 +39,9 @@ type ReplayOptions struct {
 	// Register registers workflows on the replayer, for names and options
 	// Workflows cannot express (e.g. fixtures.RegisterWorkflows).
 	Register func(r worker.WorkflowRegistry)
+	// DataConverter is the workers' data converter (with their codecs), for
+	// histories recorded with one. Default: the SDK's default converter.
+	DataConverter converter.DataConverter
 	// Logger receives the replayer's logs (a failed replay logs its panic
 	// and stack trace). Default: none.
 	Logger log.Logger
@@ -82,7 +85,7 @@ func (e *ReplayError) Error() string {
 	}
 	b.WriteString("\nThe workflow code did not replay the commands in this history (non-determinism). Usual causes:")
 	if e.Guarded && !e.ReplayedWithGuard {
-		fmt.Fprintf(&b, "\n  - the history was recorded with the loopguard interceptor (its version marker and pinned options are in it, and %d halt(s)) but the replayer runs without it: install the guard on the replayer (and on every worker that may pick the workflow up)", e.Halts)
+		fmt.Fprintf(&b, "\n  - this history was recorded with loopguard; install the guard (or its retire mode) on the replayer, and on every worker that may pick the workflow up (its version marker and pinned options are in it, and %d halt(s); see docs/rollback.md)", e.Halts)
 	} else {
 		b.WriteString("\n  - the guard is missing from the replayer while the history was recorded with it, or the reverse for a halted history")
 	}
@@ -158,7 +161,7 @@ func ReplayHistory(h *historypb.History, opts ReplayOptions) error {
 	if err != nil {
 		return err
 	}
-	info := Inspect(h)
+	info := InspectWith(h, opts.DataConverter)
 	// Replay under the recorded workflow id: the SDK's replayer otherwise
 	// uses "ReplayId", and workflows that derive ids from their own (child
 	// workflow ids, say) would not replay.
@@ -190,7 +193,7 @@ func ReplayHistory(h *historypb.History, opts ReplayOptions) error {
 // opts.Unguarded) and opts' workflows registered, for callers that replay
 // many histories (a benchmark) or need the SDK's other replay methods.
 func NewReplayer(opts ReplayOptions) (worker.WorkflowReplayer, error) {
-	var ro worker.WorkflowReplayerOptions
+	ro := worker.WorkflowReplayerOptions{DataConverter: opts.DataConverter}
 	if !opts.Unguarded {
 		g, err := interceptor.New(opts.Guard)
 		if err != nil {
@@ -236,9 +239,17 @@ type HistoryInfo struct {
 // Inspect summarises h: workflow type and id, whether the guard ran, how
 // many halts it raised, and whether any workflow task failed.
 func Inspect(h *historypb.History) HistoryInfo {
+	return InspectWith(h, nil)
+}
+
+// InspectWith is Inspect for a history recorded with dc (nil: the default
+// converter): the version marker is encoded with the workers' converter.
+func InspectWith(h *historypb.History, dc converter.DataConverter) HistoryInfo {
 	var info HistoryInfo
 	info.Events = len(h.GetEvents())
-	dc := converter.GetDefaultDataConverter()
+	if dc == nil {
+		dc = converter.GetDefaultDataConverter()
+	}
 	for _, e := range h.GetEvents() {
 		switch e.GetEventType() {
 		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED:

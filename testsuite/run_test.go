@@ -86,7 +86,7 @@ func TestRunResumeThenEscalate(t *testing.T) {
 			assert.Equal(t, workflows.OutcomeEscalated, res.Outcome)
 			require.NotNil(t, res.Escalation)
 			assert.Equal(t, "enough", res.Escalation.Reason)
-			assert.Equal(t, "escalate", rep.FinalStatus.LastDecision.Action)
+			assert.Equal(t, interceptor.ActionEscalate, rep.FinalStatus.LastDecision.Action)
 			// The answer comes DecideAfter after the halt, in workflow time.
 			for i, a := range rep.Answers {
 				assert.Equal(t, testsuite.DefaultDecideAfter, a.At.Sub(rep.Halts[i].WorkflowTime))

@@ -249,7 +249,7 @@ func testEndToEnd(t *testing.T) {
 		assert.Equal(t, 2, s.Halt.Seq, tc.id)
 		assert.Contains(t, tc.reasons, s.Halt.HaltReason, "%s: %s", tc.id, s.Halt.Message)
 		if assert.NotNil(t, s.LastDecision, tc.id) {
-			assert.Equal(t, "resume", s.LastDecision.Action, tc.id)
+			assert.Equal(t, interceptor.ActionResume, s.LastDecision.Action, tc.id)
 			assert.Equal(t, "e2e", s.LastDecision.By, tc.id)
 		}
 		t.Logf("%s halted again: %s (%s): %s", tc.id, s.Halt.HaltReason, s.Halt.Detector, s.Halt.Message)

@@ -154,3 +154,38 @@ func better(v, best float64, higher bool) bool {
 	}
 	return v < best
 }
+
+// Abandon gives up on a call started by Begin whose result will never be
+// observed: its run continues as new while it is in flight. The call stops
+// counting as in flight, so the node's next call opens a step of its own
+// instead of joining this one forever. When it was the step's last call in
+// flight, the step is finalised with what its other calls showed, or, when
+// none showed anything, closed without a history entry (its runtime up to
+// now still counts).
+func (s *State) Abandon(ref StepRef, now time.Time) {
+	if ref.Node < 0 || ref.Node >= len(s.nodes) {
+		return
+	}
+	n := &s.nodes[ref.Node]
+	if ref.Seq == 0 { // exempt call
+		if n.exempt && n.inflight > 0 {
+			n.inflight--
+		}
+		return
+	}
+	if n.exempt || ref.Seq != n.openSeq || n.inflight <= 0 {
+		return
+	}
+	n.inflight--
+	if n.inflight > 0 {
+		return
+	}
+	if n.agg.ended > 0 {
+		s.finalise(ref.Node, now.Round(0))
+		return
+	}
+	n.agg = agg{}
+	if d := now.Round(0).Sub(n.openAt); d > 0 {
+		n.run += d
+	}
+}

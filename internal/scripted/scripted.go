@@ -50,13 +50,23 @@ var Nodes = []string{"Code", "Verify", "Plan", "Research", "Poll"}
 
 // Register registers the scripted workflows and activities on r.
 func Register(r worker.Registry) {
-	r.RegisterWorkflow(ScriptLoop)
-	r.RegisterWorkflow(ContinuingLoop)
-	r.RegisterWorkflow(TwoBranches)
+	RegisterWorkflows(r)
 	for _, n := range Nodes {
 		r.RegisterActivityWithOptions(Agent, activity.RegisterOptions{Name: n})
 	}
 	r.RegisterActivityWithOptions(Notify, activity.RegisterOptions{Name: "Notify"})
+}
+
+// RegisterWorkflows registers the scripted workflows on r, a worker or a
+// replayer.
+func RegisterWorkflows(r worker.WorkflowRegistry) {
+	r.RegisterWorkflow(ScriptLoop)
+	r.RegisterWorkflow(ContinuingLoop)
+	r.RegisterWorkflow(TwoBranches)
+	r.RegisterWorkflow(ChildLoop)
+	r.RegisterWorkflow(OwnSignals)
+	r.RegisterWorkflow(LateContinue)
+	r.RegisterWorkflow(AbandonAndContinue)
 }
 
 // ScriptLoop runs the turns in order, as an agent loop would: each result
@@ -86,14 +96,25 @@ func ScriptLoop(ctx workflow.Context, turns []Turn) (LoopResult, error) {
 			var out AgentResult
 			err := f.Get(ctx, &out)
 			res.Calls++
-			if interceptor.IsEscalated(err) {
-				e, _ := interceptor.EscalationFrom(err)
-				res.Escalated, res.Reason = true, e.Reason
+			if temporal.IsCanceledError(err) {
+				return res, err
+			}
+			if res.escalated(err) {
 				return res, nil
 			}
 		}
 	}
 	return res, nil
+}
+
+// escalated records a LoopEscalated err in r and reports whether it was one.
+func (r *LoopResult) escalated(err error) bool {
+	e, ok := interceptor.EscalationFrom(err)
+	if ok || interceptor.IsEscalated(err) {
+		r.Escalated, r.Reason = true, e.Reason
+		return true
+	}
+	return false
 }
 
 // ContinuingLoop runs the first split turns, then continues as new with the
@@ -123,6 +144,71 @@ func TwoBranches(ctx workflow.Context, a, b []Turn) ([]LoopResult, error) {
 	}
 	wg.Wait(ctx)
 	return results, errors.Join(errs...)
+}
+
+// ChildLoop runs the script n times, each time as a child ScriptLoop it
+// waits for through a workflow.Selector, as a supervisor of sub-agents
+// would; the guard watches the children as calls of node "ScriptLoop".
+func ChildLoop(ctx workflow.Context, turns []Turn, n int) (LoopResult, error) {
+	var res LoopResult
+	for i := 0; i < n; i++ {
+		fut := workflow.ExecuteChildWorkflow(ctx, ScriptLoop, turns)
+		var err error
+		workflow.NewSelector(ctx).AddFuture(fut, func(f workflow.Future) {
+			err = f.Get(ctx, nil)
+		}).Select(ctx)
+		res.Calls++
+		if res.escalated(err) {
+			return res, nil
+		}
+		if err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+// OwnSignalsResult is what OwnSignals returns.
+type OwnSignalsResult struct {
+	Loop LoopResult `json:"loop"`
+	// Resumed and Halted count the workflow's own resume and halt signals.
+	Resumed int `json:"resumed"`
+	Halted  int `json:"halted"`
+	// Details are the workflow's current details at the end.
+	Details string `json:"details"`
+}
+
+// OwnDetails are the current details OwnSignals sets for itself.
+const OwnDetails = "pausable job: waiting for my own resume, then looping"
+
+// OwnSignals is a pausable job with signals and an update of the guard's
+// names: it waits for its own "resume" signal, runs the script, and then
+// drains its own "resume" and "halt" signals. Its own "escalate" update
+// answers "own escalate". It sets its own current details.
+func OwnSignals(ctx workflow.Context, turns []Turn) (OwnSignalsResult, error) {
+	var res OwnSignalsResult
+	workflow.SetCurrentDetails(ctx, OwnDetails)
+	if err := workflow.SetUpdateHandler(ctx, "escalate", func(ctx workflow.Context) (string, error) {
+		return "own escalate", nil
+	}); err != nil {
+		return res, err
+	}
+	resume := workflow.GetSignalChannel(ctx, "resume")
+	halt := workflow.GetSignalChannel(ctx, "halt")
+	resume.Receive(ctx, nil)
+	res.Resumed++
+	var err error
+	if res.Loop, err = ScriptLoop(ctx, turns); err != nil {
+		return res, err
+	}
+	for resume.ReceiveAsync(nil) {
+		res.Resumed++
+	}
+	for halt.ReceiveAsync(nil) {
+		res.Halted++
+	}
+	res.Details = workflow.GetCurrentDetails(ctx)
+	return res, nil
 }
 
 // Agent is the scripted activity behind every node name.

@@ -73,7 +73,7 @@ func TestConfigDrift(t *testing.T) {
 	assert.Equal(t, interceptor.StateRunning, final.State)
 	assert.Equal(t, 1, final.Halts)
 	require.NotNil(t, final.LastDecision)
-	assert.Equal(t, "resume", final.LastDecision.Action)
+	assert.Equal(t, interceptor.ActionResume, final.LastDecision.Action)
 	assert.Equal(t, 1, countEvents(t, ctx, c, id, enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED)-1, "loop.halted once, plus the resume")
 
 	requireHealthyHistory(t, ctx, c, id, "")

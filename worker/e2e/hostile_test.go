@@ -280,7 +280,7 @@ func TestEscalateTwiceAndRaces(t *testing.T) {
 				return s.LastDecision != nil && (mode == "updates" || s.LastRejected != nil)
 			})
 			winner := st.LastDecision.Action
-			loser := map[string]string{"resume": "escalate", "escalate": "resume"}[winner]
+			loser := map[string]string{"resume": "escalate", "escalate": "resume"}[string(winner)]
 			t.Logf("%s won, %s refused", winner, loser)
 			assert.Equal(t, 1, st.Halts)
 			assert.Equal(t, 1, st.LastDecision.HaltSeq)
@@ -290,7 +290,7 @@ func TestEscalateTwiceAndRaces(t *testing.T) {
 				assert.Equal(t, loser, st.LastRejected.Name)
 				assert.Regexp(t, "already answered|nothing is halted", st.LastRejected.Reason)
 			} else {
-				assert.NoError(t, errs[winner], "the winning update succeeds")
+				assert.NoError(t, errs[string(winner)], "the winning update succeeds")
 				require.Error(t, errs[loser], "the losing update is refused")
 				assert.Regexp(t, "already answered|nothing is halted", errs[loser].Error())
 			}

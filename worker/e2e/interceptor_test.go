@@ -133,7 +133,7 @@ func TestRealServerHaltResumeEscalateReplay(t *testing.T) {
 			require.NoError(t, err)
 			var d interceptor.Decision
 			require.NoError(t, h.Get(ctx, &d))
-			assert.Equal(t, name, d.Action)
+			assert.Equal(t, interceptor.Action(name), d.Action)
 		}
 	}
 	tests := []struct {

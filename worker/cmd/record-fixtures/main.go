@@ -246,6 +246,10 @@ func specs() []spec {
 			input: fixtures.ContinueInput{Turns: fixtures.Distinct("Research", 6), PerRun: 3}},
 		{name: "workload-1000-guarded", desc: "1,000 sequential calls (Think/Act, distinct outputs) with limits it never reaches: the replay benchmark's guarded history",
 			registry: "fixtures", guard: "workload", workflow: fixtures.WorkflowWorkload, input: 1000, benchmark: true},
+		{name: "workload-rich-1000-guarded", desc: "1,000 sequential calls with agent-sized JSON results (2-4 KB: ids, timestamps, usage, a tool call, a patch, a test report) and limits it never reaches: the replay benchmark's realistic guarded history",
+			registry: "fixtures", guard: "workload", workflow: fixtures.WorkflowRich, input: 1000, benchmark: true},
+		{name: "workload-rich-1000-unguarded", desc: "the same 1,000 rich calls without the guard: the realistic replay benchmark's baseline",
+			registry: "fixtures", workflow: fixtures.WorkflowRich, input: 1000, benchmark: true},
 		{name: "workload-1000-unguarded", desc: "the same 1,000 calls without the guard: the replay benchmark's baseline",
 			registry: "fixtures", workflow: fixtures.WorkflowWorkload, input: 1000, benchmark: true},
 	}
@@ -585,7 +589,7 @@ func send(ctx context.Context, c client.Client, id string, a answer, s intercept
 	if err := h.Get(ctx, &d); err != nil {
 		return err
 	}
-	if d.Action != a.action || d.HaltSeq != s.Halt.Seq {
+	if string(d.Action) != a.action || d.HaltSeq != s.Halt.Seq {
 		return fmt.Errorf("update answered %+v for halt %d", d, s.Halt.Seq)
 	}
 	return nil

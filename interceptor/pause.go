@@ -1,0 +1,123 @@
+package interceptor
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/loopguard/loopguard/interceptor/detect"
+)
+
+// phase is where an execution stands with respect to halts.
+type phase uint8
+
+const (
+	// phaseRunning: no halt in force; calls go ahead.
+	phaseRunning phase = iota
+	// phaseHalting: a call tripped and the guard is raising loop.halted.
+	// Calls from other branches wait: the trip is the whole workflow's.
+	phaseHalting
+	// phasePaused: the halt waits for a human decision.
+	phasePaused
+	// phaseEscalated: the last halt was escalated; calls go ahead again.
+	phaseEscalated
+)
+
+func (p phase) String() string {
+	return [...]string{"running", "halting", "paused", "escalated"}[p]
+}
+
+// pause is the guard's pause and decision state: one halt at a time, the
+// decision that answers it and what the last one was. Every change goes
+// through set, so the fields cannot disagree; status, input checks and the
+// guarded calls only read it.
+type pause struct {
+	phase phase
+	// halt is the halt in force (halting, paused) or the last one.
+	halt *HaltEvent
+	// policy is what the halt in force does: pause, observe or fail.
+	policy OnHalt
+	// since is the workflow time the halt in force began.
+	since time.Time
+	// decision answers the halt in force once a human (or the pause
+	// timeout, or cancellation) has decided; extend goes with a resume.
+	decision *Decision
+	extend   detect.Extension
+	// last is the last decision carried out, and resolved the Seq of the
+	// last halt that ended: branches that waited on it read its outcome.
+	last     *Decision
+	resolved int
+	// early lets a decision answer a halt while loop.halted is still being
+	// raised (guard version 4); older versions took decisions only once
+	// paused, and replay must decide as they did.
+	early bool
+}
+
+// set is the one transition function. It moves to phase to, keeping the
+// invariants: a halt is in force exactly while halting or paused, and a
+// decision only exists for the halt in force.
+func (p *pause) set(to phase, ev *HaltEvent, policy OnHalt, now time.Time, d *Decision) {
+	from := p.phase
+	switch to {
+	case phaseHalting:
+		// Callers wait for the end of a halt in force before they can trip
+		// (admit), so a new halt always starts from running or escalated.
+		p.halt, p.policy, p.since = ev, policy, now
+		p.decision, p.extend = nil, detect.Extension{}
+	case phaseRunning, phaseEscalated:
+		if from == phaseHalting || from == phasePaused {
+			// The halt in force ends with decision d (nil: observed).
+			if d != nil {
+				p.last = d
+			}
+			p.resolved = p.halt.Seq
+			p.decision, p.extend = nil, detect.Extension{}
+		}
+	}
+	p.phase = to
+}
+
+// inForce reports whether a halt is in force: calls wait for its end.
+func (p *pause) inForce() bool {
+	return p.phase == phaseHalting || p.phase == phasePaused
+}
+
+// showsHalted reports whether status shows the workflow halted: a halt in
+// force that stops the workflow (not one that is only observed).
+func (p *pause) showsHalted() bool {
+	return p.inForce() && p.policy != OnHaltObserve
+}
+
+// awaiting reports whether a human decision can be taken now.
+func (p *pause) awaiting() bool {
+	switch {
+	case p.decision != nil || p.policy != OnHaltPause:
+		return false
+	case p.phase == phasePaused:
+		return true
+	}
+	return p.early && p.phase == phaseHalting
+}
+
+// checkDecision says why a resume or escalate named name cannot be taken
+// now, or returns nil when it can.
+func (p *pause) checkDecision(name string) error {
+	switch {
+	case p.awaiting():
+		return nil
+	case p.inForce() && p.decision != nil:
+		return &InputError{Name: name, Reason: fmt.Sprintf("halt %d was already answered: %s by %q", p.halt.Seq, p.decision.Action, p.decision.By)}
+	case p.showsHalted():
+		return &InputError{Name: name, Reason: fmt.Sprintf("halt %d is being raised", p.halt.Seq)}
+	case p.phase == phaseEscalated:
+		return &InputError{Name: name, Reason: "nothing is halted: the last halt was already escalated"}
+	}
+	return &InputError{Name: name, Reason: "nothing is halted"}
+}
+
+// decide records the decision d (with a resume's extension) for the halt
+// in force. The caller has checked awaiting.
+func (p *pause) decide(d Decision, ext detect.Extension) Decision {
+	d.HaltSeq = p.halt.Seq
+	p.decision, p.extend = &d, ext
+	return d
+}

@@ -1,0 +1,80 @@
+package interceptor
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/loopguard/loopguard/interceptor/detect"
+)
+
+// TestPauseTransitions walks the pause state machine through its
+// transitions and checks what status and the input checks read from it.
+func TestPauseTransitions(t *testing.T) {
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	type step struct {
+		name        string
+		do          func(p *pause)
+		wantPhase   phase
+		wantHalted  bool   // status shows halted
+		wantDecide  string // checkDecision's refusal, "" when a decision can be taken
+		wantResolve int
+	}
+	halt := func(seq int, policy OnHalt) func(p *pause) {
+		return func(p *pause) { p.set(phaseHalting, &HaltEvent{Seq: seq}, policy, at, nil) }
+	}
+	to := func(ph phase, d *Decision) func(p *pause) {
+		return func(p *pause) { p.set(ph, nil, "", time.Time{}, d) }
+	}
+	decide := func(a Action) func(p *pause) {
+		return func(p *pause) { p.decide(Decision{Action: a}, detect.Extension{}) }
+	}
+	tests := []struct {
+		name  string
+		early bool
+		steps []step
+	}{
+		{name: "version 4: pause, decided while raising, resumed", early: true, steps: []step{
+			{"start", func(*pause) {}, phaseRunning, false, "nothing is halted", 0},
+			{"trip", halt(1, OnHaltPause), phaseHalting, true, "", 0},
+			{"decide", decide(ActionResume), phaseHalting, true, "already answered", 0},
+			{"paused", to(phasePaused, nil), phasePaused, true, "already answered", 0},
+			{"resumed", to(phaseRunning, &Decision{Action: ActionResume, HaltSeq: 1}), phaseRunning, false, "nothing is halted", 1},
+		}},
+		{name: "version 3: no decision while raising", early: false, steps: []step{
+			{"trip", halt(1, OnHaltPause), phaseHalting, true, "being raised", 0},
+			{"paused", to(phasePaused, nil), phasePaused, true, "", 0},
+			{"escalated", to(phaseEscalated, &Decision{Action: ActionEscalate, HaltSeq: 1}), phaseEscalated, false, "already escalated", 1},
+			{"next halt", halt(2, OnHaltPause), phaseHalting, true, "being raised", 1},
+		}},
+		{name: "observe never shows halted nor takes decisions", early: true, steps: []step{
+			{"trip", halt(1, OnHaltObserve), phaseHalting, false, "nothing is halted", 0},
+			{"observed", to(phaseRunning, nil), phaseRunning, false, "nothing is halted", 1},
+		}},
+		{name: "fail takes no decision", early: true, steps: []step{
+			{"trip", halt(1, OnHaltFail), phaseHalting, true, "being raised", 0},
+			{"failed", to(phaseEscalated, &Decision{Action: ActionEscalate, HaltSeq: 1}), phaseEscalated, false, "already escalated", 1},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := &pause{early: tt.early}
+			for _, s := range tt.steps {
+				s.do(p)
+				assert.Equal(t, s.wantPhase, p.phase, s.name)
+				assert.Equal(t, s.wantHalted, p.showsHalted(), s.name)
+				assert.Equal(t, s.wantResolve, p.resolved, s.name)
+				err := p.checkDecision("resume")
+				if s.wantDecide == "" {
+					assert.NoError(t, err, s.name)
+				} else if assert.Error(t, err, s.name) {
+					assert.Contains(t, err.Error(), s.wantDecide, s.name)
+				}
+				if !p.inForce() {
+					assert.Nil(t, p.decision, "%s: no decision outside a halt", s.name)
+				}
+			}
+		})
+	}
+}

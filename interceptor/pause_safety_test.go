@@ -1,0 +1,220 @@
+package interceptor_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/loopguard/loopguard/interceptor"
+	"github.com/loopguard/loopguard/internal/scripted"
+)
+
+// Regression tests of issue 7 (production safety), guard version 4.
+
+// twoLoopingBranches are two branches whose calls meet one pending trip in
+// the same workflow task: the Code branch stalls (three identical outputs)
+// while the Verify branch keeps calling.
+func twoLoopingBranches() (a, b []turn) {
+	return repeat(5, "Code", "same"), distinct(5, "Verify")
+}
+
+func twoBranchResults(t *testing.T, env interface{ GetWorkflowResult(any) error }) []loopResult {
+	t.Helper()
+	var res []loopResult
+	require.NoError(t, env.GetWorkflowResult(&res))
+	require.Len(t, res, 2)
+	return res
+}
+
+func TestParallelBranchesOneTripOneHalt(t *testing.T) {
+	for _, decision := range []string{"resume", "escalate"} {
+		t.Run(decision, func(t *testing.T) {
+			env := newEnv(t, interceptor.Options{})
+			var halted interceptor.Status
+			env.RegisterDelayedCallback(func() {
+				halted = status(t, env)
+				env.SignalWorkflow(decision, nil)
+			}, decideAfter)
+			// A second look, long after: a branch left behind would still
+			// wait here, and a second halt would show.
+			var later interceptor.Status
+			env.RegisterDelayedCallback(func() { later = status(t, env) }, 3*decideAfter)
+			a, b := twoLoopingBranches()
+			env.ExecuteWorkflow(twoBranches, a, b)
+			require.True(t, env.IsWorkflowCompleted(), "one decision releases every waiting branch")
+			require.NoError(t, env.GetWorkflowError())
+			res := twoBranchResults(t, env)
+
+			assert.Equal(t, interceptor.StateHalted, halted.State)
+			assert.Equal(t, 1, halted.Halts, "one trip, one halt")
+			final := status(t, env)
+			assert.Equal(t, 1, final.Halts)
+			assert.Zero(t, later.Halts, "the workflow was done before the second look")
+			if decision == "resume" {
+				assert.Equal(t, 5, res[0].Calls)
+				assert.Equal(t, 5, res[1].Calls)
+				assert.Equal(t, interceptor.StateRunning, final.State)
+				return
+			}
+			assert.True(t, res[0].Escalated, "the halted branch is escalated")
+			assert.True(t, res[1].Escalated, "the waiting branch gets the same escalation")
+			assert.Equal(t, interceptor.StateEscalated, final.State)
+		})
+	}
+}
+
+func TestCancelWhilePausedReturnsCanceled(t *testing.T) {
+	metrics := newCountingHandler()
+	env := newEnvWithMetrics(t, interceptor.Options{}, metrics)
+	var halted interceptor.Status
+	env.RegisterDelayedCallback(func() {
+		halted = status(t, env)
+		env.CancelWorkflow()
+	}, decideAfter)
+	env.ExecuteWorkflow(scriptLoop, repeat(6, "Code", "same"))
+	require.True(t, env.IsWorkflowCompleted())
+	err := env.GetWorkflowError()
+	require.Error(t, err)
+	var canceled *temporal.CanceledError
+	assert.ErrorAs(t, err, &canceled, "the workflow ends canceled: %v", err)
+	assert.False(t, interceptor.IsEscalated(err))
+
+	assert.Equal(t, interceptor.StateHalted, halted.State)
+	final := status(t, env)
+	assert.Equal(t, interceptor.StateRunning, final.State, "no escalation in status")
+	require.NotNil(t, final.LastDecision)
+	assert.Equal(t, interceptor.ActionCancel, final.LastDecision.Action)
+	assert.Equal(t, int64(1), metrics.counts["loopguard_halts{on_halt=pause,reason=stalled}"], "%v", metrics.counts)
+	assert.Zero(t, metrics.counts["loopguard_escalations{}"], "no escalation metric: %v", metrics.counts)
+}
+
+func TestWorkflowsOwnSignalsAndUpdatesAreNotLost(t *testing.T) {
+	env := newEnv(t, interceptor.Options{})
+	var rejected interceptor.Status
+	var ownAnswer any
+	// Nothing is halted: the workflow's own resume starts its job.
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow("resume", nil) }, time.Minute)
+	env.RegisterDelayedCallback(func() {
+		rejected = status(t, env)
+		// The workflow registered its own "escalate" update: it wins.
+		env.UpdateWorkflow("escalate", "u1", &testUpdate{onComplete: func(v any, err error) {
+			require.NoError(t, err)
+			ownAnswer = v
+		}})
+	}, 2*time.Minute)
+	var halted interceptor.Status
+	env.RegisterDelayedCallback(func() {
+		halted = status(t, env)
+		env.SignalWorkflow("halt", nil)   // already halted: the workflow's
+		env.SignalWorkflow("resume", nil) // the guard's: it answers the halt
+	}, decideAfter)
+	env.ExecuteWorkflow(scripted.OwnSignals, repeat(5, "Code", "same"))
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+	var res scripted.OwnSignalsResult
+	require.NoError(t, env.GetWorkflowResult(&res))
+
+	require.NotNil(t, rejected.LastRejected)
+	assert.True(t, rejected.LastRejected.PassedOn, "the guard had nothing to do with it and passed it on")
+	assert.Equal(t, "own escalate", ownAnswer)
+	assert.Equal(t, interceptor.StateHalted, halted.State)
+	assert.Equal(t, 5, res.Loop.Calls)
+	assert.Equal(t, 1, res.Resumed, "the first resume reached the workflow, the second answered the halt")
+	assert.Equal(t, 1, res.Halted, "the halt the guard did not take reached the workflow")
+	assert.Equal(t, scripted.OwnDetails, res.Details, "the guard clears only the details it set")
+	final := status(t, env)
+	require.NotNil(t, final.LastDecision)
+	assert.Equal(t, interceptor.ActionResume, final.LastDecision.Action)
+}
+
+func TestHaltInFirstWorkflowTask(t *testing.T) {
+	env := newEnv(t, interceptor.Options{})
+	var halted interceptor.Status
+	env.RegisterDelayedCallback(func() {
+		env.SignalWorkflow("halt", map[string]string{"by": "ana", "reason": "before it starts"})
+	}, 0)
+	env.RegisterDelayedCallback(func() {
+		halted = status(t, env)
+		env.SignalWorkflow("escalate", nil)
+	}, decideAfter)
+	env.ExecuteWorkflow(scriptLoop, distinct(3, "Plan"))
+	res := result(t, env)
+	assert.True(t, res.Escalated)
+	assert.Equal(t, 1, res.Calls, "the first call is the one halted")
+	require.NotNil(t, halted.Halt)
+	assert.Equal(t, interceptor.ReasonUserStop, halted.Halt.HaltReason)
+	assert.Contains(t, halted.Halt.Message, "ana asked to stop: before it starts")
+}
+
+func TestSelectorOverEscalatedChild(t *testing.T) {
+	env := newEnv(t, interceptor.Options{})
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow("escalate", map[string]string{"reason": "enough children"}) }, decideAfter)
+	// The same script every time: the child node "ScriptLoop" returns the
+	// same output and stalls at the fourth child.
+	env.ExecuteWorkflow(scripted.ChildLoop, distinct(2, "Plan"), 6)
+	res := result(t, env)
+	assert.True(t, res.Escalated, "the Selector delivered the escalation")
+	assert.Equal(t, "enough children", res.Reason)
+	assert.Equal(t, 4, res.Calls)
+}
+
+func TestPausedTimeIsNotCycleRuntime(t *testing.T) {
+	env := newEnv(t, interceptor.Options{MaxCycleRuntime: 30 * time.Minute})
+	give := codeVerify([]string{"same", "same", "same", "p4", "p5"}, []int{5, 4, 3, 2, 1})
+	for i := range give {
+		give[i].Sleep = time.Minute
+	}
+	var halted, later interceptor.Status
+	env.RegisterDelayedCallback(func() { halted = status(t, env); env.SignalWorkflow("resume", nil) }, decideAfter)
+	env.RegisterDelayedCallback(func() {
+		later = status(t, env)
+		if later.State == interceptor.StateHalted {
+			env.SignalWorkflow("escalate", nil)
+		}
+	}, 3*decideAfter)
+	env.ExecuteWorkflow(scriptLoop, give)
+	res := result(t, env)
+	require.NotNil(t, halted.Halt)
+	assert.Equal(t, interceptor.ReasonStalled, halted.Halt.HaltReason, "the stall halts first")
+	assert.Zero(t, later.Halts, "done long before: no second halt to answer")
+	assert.False(t, res.Escalated)
+	assert.Equal(t, 10, res.Calls)
+	assert.Equal(t, 1, status(t, env).Halts, "an hour paused is not an hour of cycle runtime")
+}
+
+// haltedListener is a supervisor: it sleeps an hour, then counts the
+// loop.halted signals it received.
+func haltedListener(ctx workflow.Context) (int, error) {
+	if err := workflow.Sleep(ctx, time.Hour); err != nil {
+		return 0, err
+	}
+	ch := workflow.GetSignalChannel(ctx, interceptor.DefaultHaltedSignal)
+	n := 0
+	for ch.ReceiveAsync(nil) {
+		n++
+	}
+	return n, nil
+}
+
+func TestStaleHaltedSignalAfterResetIsTheGuards(t *testing.T) {
+	env := newEnv(t, interceptor.Options{})
+	env.RegisterWorkflow(haltedListener)
+	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: "wf-reset"})
+	env.RegisterDelayedCallback(func() {
+		// Re-applied by a reset: this workflow's own halt, from the old run.
+		env.SignalWorkflow(interceptor.DefaultHaltedSignal, interceptor.HaltEvent{WorkflowID: "wf-reset", RunID: "old-run", Seq: 1})
+		// Another workflow's halt, for this workflow as its supervisor.
+		env.SignalWorkflow(interceptor.DefaultHaltedSignal, interceptor.HaltEvent{WorkflowID: "agent-7", RunID: "run-7", Seq: 1})
+	}, time.Minute)
+	env.ExecuteWorkflow(haltedListener)
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+	var n int
+	require.NoError(t, env.GetWorkflowResult(&n))
+	assert.Equal(t, 1, n, "the supervisor gets the other workflow's halt, not its own stale echo")
+}
