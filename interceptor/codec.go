@@ -84,6 +84,18 @@ func (c *capturedBytes) capture(b []byte) error {
 
 var _ json.Unmarshaler = (*capturedBytes)(nil)
 
+// payload wraps the captured bytes as the JSON payload they are; none
+// captured (a null payload) is no payload.
+func (c capturedBytes) payload() *commonpb.Payload {
+	if c == nil {
+		return nil
+	}
+	return &commonpb.Payload{
+		Metadata: map[string][]byte{converter.MetadataEncoding: []byte(converter.MetadataEncodingJSON)},
+		Data:     c,
+	}
+}
+
 // plainPayload returns a human's payload as the workflow's data converter
 // decodes it: a codec's ciphertext (or a custom converter's encoding)
 // becomes the JSON its sender meant. Payloads in the SDK's own encodings
@@ -109,8 +121,5 @@ func (g *guard) plainPayload(ctx workflow.Context, p *commonpb.Payload) (*common
 		}
 		return nil, fmt.Errorf("payload in encoding %q: %w", enc, err)
 	}
-	return &commonpb.Payload{
-		Metadata: map[string][]byte{converter.MetadataEncoding: []byte(converter.MetadataEncodingJSON)},
-		Data:     b,
-	}, nil
+	return b.payload(), nil
 }

@@ -2,6 +2,7 @@ package interceptor
 
 import (
 	"errors"
+	"time"
 
 	"go.temporal.io/sdk/converter"
 	sdkinterceptor "go.temporal.io/sdk/interceptor"
@@ -45,13 +46,13 @@ type guard struct {
 	// must not count as a guarded call.
 	raising bool
 
-	// echoed is the Seq of the last loop.halted echo seen in history
+	// echoedSeq is the Seq of the last loop.halted echo seen in history
 	// (versions 2 and 3, which wait for it at the call).
-	echoed int
-	// raised and echoes count the loop.halted signals this run raised and
-	// the echoes of them it received (version 4, which waits for them when
-	// the workflow ends).
-	raised, echoes int
+	echoedSeq int
+	// unechoed are the halts whose loop.halted this run raised and whose
+	// echo it has not seen yet (version 4, which waits for them when the
+	// workflow ends).
+	unechoed []echoKey
 
 	// details is the current details text the guard last set, and
 	// ownDetails what the workflow had set before: the guard only clears
@@ -60,6 +61,15 @@ type guard struct {
 
 	halts        int
 	lastRejected *Rejection
+	metrics      guardMetrics // instruments, made on first use (metrics.go)
+}
+
+// echoKey identifies a halt's loop.halted echo: its Seq and its workflow
+// time. A stale echo re-applied by a reset carries the same Seq as a halt of
+// the new run but an earlier time.
+type echoKey struct {
+	seq int
+	at  time.Time
 }
 
 // pendingCall is a guarded call whose result the guard has yet to read.

@@ -56,8 +56,7 @@ func (g *guard) halt(ctx workflow.Context, node string, trip *detect.Trip) error
 	log := g.next.GetLogger(ctx)
 	log.Warn("loopguard: loop halted", "reason", ev.HaltReason, "detector", ev.Detector,
 		"node", ev.Node, "cycleId", ev.CycleID, "iteration", ev.Iteration, "message", ev.Message, "onHalt", policy)
-	g.next.GetMetricsHandler(ctx).WithTags(map[string]string{"reason": string(ev.HaltReason), "on_halt": string(policy)}).
-		Counter(MetricHalts).Inc(1)
+	g.countHalt(ctx, ev, policy)
 	g.raiseHalted(ctx, ev, policy)
 
 	switch policy {
@@ -81,6 +80,7 @@ func (g *guard) halt(ctx workflow.Context, node string, trip *detect.Trip) error
 		g.publish(dctx, StateRunning, nil)
 		return err
 	}
+	g.recordPauseWait(ctx, ev, d)
 	if d.Action == ActionResume {
 		if g.version >= versionSafety {
 			// Time spent paused is the human's, not the loop's.
@@ -89,7 +89,7 @@ func (g *guard) halt(ctx workflow.Context, node string, trip *detect.Trip) error
 		g.state.Resume(trip, ext)
 		p.set(phaseRunning, nil, "", time.Time{}, &d)
 		log.Info("loopguard: loop resumed", "by", d.By, "reason", d.Reason, "haltSeq", d.HaltSeq)
-		g.next.GetMetricsHandler(ctx).Counter(MetricResumes).Inc(1)
+		g.countDecision(ctx, MetricResumes, &ev)
 		g.publish(ctx, StateRunning, nil)
 		return nil
 	}
@@ -141,7 +141,7 @@ func (g *guard) escalate(ctx workflow.Context, trip *detect.Trip, d Decision) er
 	// carries on, the guard watches the new course from a clean slate.
 	g.state.Resume(trip, detect.Extension{})
 	g.next.GetLogger(ctx).Warn("loopguard: loop escalated", "by", d.By, "reason", d.Reason, "haltSeq", d.HaltSeq)
-	g.next.GetMetricsHandler(ctx).Counter(MetricEscalations).Inc(1)
+	g.countDecision(ctx, MetricEscalations, &ev)
 	g.publish(ctx, StateEscalated, &ev)
 	return newEscalatedError(Escalation{Reason: d.Reason, By: d.By, Halt: ev})
 }
@@ -259,7 +259,7 @@ func (g *guard) raiseHalted(ctx workflow.Context, ev HaltEvent, policy OnHalt) {
 	if g.version >= versionSafety {
 		// The echo is awaited once, when the workflow ends (awaitEchoes):
 		// the call goes on in this workflow task.
-		g.raised++
+		g.unechoed = append(g.unechoed, echoKey{seq: ev.Seq, at: ev.WorkflowTime})
 		return
 	}
 	if policy != OnHaltPause && g.version >= versionEchoWait {
@@ -268,7 +268,7 @@ func (g *guard) raiseHalted(ctx workflow.Context, ev HaltEvent, policy OnHalt) {
 		// arrive (the signal just sent), failing the task. Waiting for the
 		// echo puts the signal in history first. It is in the server's
 		// hands already, so it arrives: no timer needed.
-		_ = workflow.Await(ctx, func() bool { return g.echoed >= ev.Seq })
+		_ = workflow.Await(ctx, func() bool { return g.echoedSeq >= ev.Seq })
 	}
 }
 
@@ -278,11 +278,23 @@ func (g *guard) raiseHalted(ctx workflow.Context, ev HaltEvent, policy OnHalt) {
 // first. They are in the server's hands already; the timeout only guards
 // against an echo that can never come (a reset that drops signals).
 func (g *guard) awaitEchoes(ctx workflow.Context) {
-	if !g.active || g.version < versionSafety || g.echoes >= g.raised {
+	if !g.active || g.version < versionSafety || len(g.unechoed) == 0 {
 		return
 	}
 	ctx, _ = workflow.NewDisconnectedContext(ctx)
-	_, _ = workflow.AwaitWithTimeout(ctx, g.cfg.HaltSignalTimeout, func() bool { return g.echoes >= g.raised })
+	_, _ = workflow.AwaitWithTimeout(ctx, g.cfg.HaltSignalTimeout, func() bool { return len(g.unechoed) == 0 })
+}
+
+// echoed strikes the halt an echo names off the halts awaiting their echo.
+// An echo that names none of them (a stale one, re-applied by a reset) is
+// still the guard's, but settles nothing.
+func (g *guard) echoed(ev HaltEvent) {
+	for i, k := range g.unechoed {
+		if k.seq == ev.Seq && k.at.Equal(ev.WorkflowTime) {
+			g.unechoed = append(g.unechoed[:i], g.unechoed[i+1:]...)
+			return
+		}
+	}
 }
 
 // raiseHaltedSignal is the local activity that sends loop.halted. A failed

@@ -199,6 +199,7 @@ func (g *guard) reject(ctx workflow.Context, name string, err error, p *commonpb
 		r.Payload = shownPayload(p)
 	}
 	g.lastRejected = &r
+	g.countRejected(ctx, name, err)
 	g.next.GetLogger(ctx).Warn("loopguard: input rejected", "name", name, "reason", reason)
 }
 
@@ -240,7 +241,7 @@ func (g *guard) registerUpdates(ctx workflow.Context) error {
 			if err == nil {
 				err = g.pause.checkDecision(name)
 			}
-			return rejection(err)
+			return rejection(g.countRejected(ctx, name, err))
 		}
 		handle := func(ctx workflow.Context, raw converter.RawValue) (Decision, error) {
 			req, err := g.parse(name, raw.Payload())
@@ -248,7 +249,7 @@ func (g *guard) registerUpdates(ctx workflow.Context) error {
 				err = g.pause.checkDecision(name)
 			}
 			if err != nil {
-				return Decision{}, rejection(err)
+				return Decision{}, rejection(g.countRejected(ctx, name, err))
 			}
 			return g.decide(action, req), nil
 		}

@@ -5,27 +5,37 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/testsuite"
-	"go.temporal.io/sdk/worker"
-
-	sdkinterceptor "go.temporal.io/sdk/interceptor"
 
 	"github.com/loopguard/loopguard/interceptor"
 )
 
-// countingHandler records counter increments by name and tags.
+// countingHandler records counter increments and timer samples by name and
+// the guard's own labels (the SDK's namespace, task queue and workflow type
+// labels are left out of the key).
 type countingHandler struct {
-	mu     *sync.Mutex
+	*recording
+	tags map[string]string
+}
+
+type recording struct {
+	mu     sync.Mutex
 	counts map[string]int64
-	tags   map[string]string
+	timers map[string][]time.Duration
+	// labels is every label name seen on a loopguard_ metric.
+	labels map[string]bool
 }
 
 func newCountingHandler() *countingHandler {
-	return &countingHandler{mu: &sync.Mutex{}, counts: map[string]int64{}}
+	return &countingHandler{recording: &recording{counts: map[string]int64{}, timers: map[string][]time.Duration{}, labels: map[string]bool{}}}
 }
+
+// guardLabels are the label names the guard may set.
+var guardLabels = map[string]bool{"reason": true, "detector": true, "on_halt": true, "kind": true, "input": true, "decision": true}
 
 func (h *countingHandler) WithTags(tags map[string]string) client.MetricsHandler {
 	merged := map[string]string{}
@@ -35,13 +45,17 @@ func (h *countingHandler) WithTags(tags map[string]string) client.MetricsHandler
 	for k, v := range tags {
 		merged[k] = v
 	}
-	return &countingHandler{mu: h.mu, counts: h.counts, tags: merged}
+	return &countingHandler{recording: h.recording, tags: merged}
 }
 
+// key names a series, noting the label names of the guard's metrics.
 func (h *countingHandler) key(name string) string {
 	var parts []string
 	for k, v := range h.tags {
-		if strings.HasPrefix(k, "loop") || k == "reason" || k == "on_halt" {
+		if strings.HasPrefix(name, "loopguard_") {
+			h.labels[k] = true
+		}
+		if guardLabels[k] {
 			parts = append(parts, k+"="+v)
 		}
 	}
@@ -56,36 +70,97 @@ func (h *countingHandler) Counter(name string) client.MetricsCounter {
 		h.counts[h.key(name)] += d
 	})
 }
+
+func (h *countingHandler) Timer(name string) client.MetricsTimer {
+	return timerFunc(func(d time.Duration) {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		k := h.key(name)
+		h.timers[k] = append(h.timers[k], d)
+	})
+}
+
 func (h *countingHandler) Gauge(string) client.MetricsGauge {
 	return client.MetricsNopHandler.Gauge("")
-}
-func (h *countingHandler) Timer(string) client.MetricsTimer {
-	return client.MetricsNopHandler.Timer("")
 }
 
 type counterFunc func(int64)
 
 func (f counterFunc) Inc(d int64) { f(d) }
 
-func TestMetricsCountHaltsResumesEscalations(t *testing.T) {
+type timerFunc func(time.Duration)
+
+func (f timerFunc) Record(d time.Duration) { f(d) }
+
+func TestMetricsCountHaltsDecisionsCallsAndPauseWait(t *testing.T) {
 	h := newCountingHandler()
-	var s testsuite.WorkflowTestSuite
-	s.SetLogger(quietLogger())
-	s.SetMetricsHandler(h)
-	env := s.NewTestWorkflowEnvironment()
-	g, err := interceptor.New(interceptor.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	env.SetWorkerOptions(worker.Options{Interceptors: []sdkinterceptor.WorkerInterceptor{g}})
-	registerScript(env)
+	env := newEnvWithMetrics(t, interceptor.Options{}, h)
 	env.RegisterDelayedCallback(func() { env.SignalWorkflow("resume", nil) }, decideAfter)
 	env.RegisterDelayedCallback(func() { env.SignalWorkflow("escalate", nil) }, 2*decideAfter)
 	// Stalls after 3 identical outputs, resumed; stalls again 3 later, escalated.
 	env.ExecuteWorkflow(scriptLoop, repeat(9, "Code", "same"))
 	res := result(t, env)
-	assert.True(t, res.Escalated)
-	assert.Equal(t, int64(2), h.counts["loopguard_halts{on_halt=pause,reason=stalled}"], "%v", h.counts)
-	assert.Equal(t, int64(1), h.counts["loopguard_resumes{}"], "%v", h.counts)
-	assert.Equal(t, int64(1), h.counts["loopguard_escalations{}"], "%v", h.counts)
+	require.True(t, res.Escalated)
+
+	c := h.counts
+	assert.Equal(t, int64(2), c["loopguard_halts{detector=identical_output,on_halt=pause,reason=stalled}"], "%v", c)
+	assert.Equal(t, int64(1), c["loopguard_resumes{reason=stalled}"], "%v", c)
+	assert.Equal(t, int64(1), c["loopguard_escalations{reason=stalled}"], "%v", c)
+	// Every guarded call is counted, the escalated one included: the
+	// denominator of a halt rate.
+	assert.Equal(t, int64(res.Calls), c["loopguard_guarded_calls{kind=activity}"], "%v", c)
+	assert.Equal(t, 7, res.Calls)
+
+	// Both pauses began at workflow time 0 + activity time (none, mocked
+	// activities are instant) and were answered at 1h and 2h.
+	assert.Equal(t, []time.Duration{decideAfter}, h.timers["loopguard_pause_wait{decision=resume,reason=stalled}"], "%v", h.timers)
+	assert.Equal(t, []time.Duration{decideAfter}, h.timers["loopguard_pause_wait{decision=escalate,reason=stalled}"], "%v", h.timers)
+	assert.Zero(t, c["loopguard_rejected_inputs{input=resume}"])
+}
+
+func TestMetricsCountRejectedInputsByName(t *testing.T) {
+	h := newCountingHandler()
+	env := newEnvWithMetrics(t, interceptor.Options{}, h)
+	var rejected error
+	env.RegisterDelayedCallback(func() {
+		// Nothing is halted yet: both refused, the update by its validator.
+		env.SignalWorkflow("resume", map[string]string{"reason": "early"})
+		env.UpdateWorkflow("escalate", "u1", &testUpdate{onReject: func(err error) { rejected = err }}, nil)
+		env.SignalWorkflow("halt", map[string]any{"extend": map[string]int{"maxCallsPerNode": 3}})
+	}, time.Minute)
+	env.ExecuteWorkflow(scriptLoop, []turn{{Node: "Code", Output: "a"}, {Node: "Code", Output: "b", Sleep: 2 * time.Minute}})
+	res := result(t, env)
+	require.Error(t, rejected)
+	assert.False(t, res.Escalated)
+
+	c := h.counts
+	assert.Equal(t, int64(1), c["loopguard_rejected_inputs{input=resume}"], "%v", c)
+	assert.Equal(t, int64(1), c["loopguard_rejected_inputs{input=escalate}"], "%v", c)
+	assert.Equal(t, int64(1), c["loopguard_rejected_inputs{input=halt}"], "%v", c)
+	for k := range c {
+		assert.False(t, strings.HasPrefix(k, "loopguard_halts"), "a refused halt signal halted: %v", c)
+	}
+}
+
+// TestMetricsLabelsAreBounded: a guard metric never carries a workflow id,
+// a run id or a node name, whatever the workflow does.
+func TestMetricsLabelsAreBounded(t *testing.T) {
+	h := newCountingHandler()
+	env := newEnvWithMetrics(t, interceptor.Options{}, h)
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow("escalate", nil) }, decideAfter)
+	env.ExecuteWorkflow(scriptLoop, codeVerify([]string{"p1", "p2", "p1", "p2", "p1", "p2"}, []int{3, 3, 3, 3, 3, 3}))
+	result(t, env)
+
+	require.NotEmpty(t, h.labels)
+	allowed := map[string]bool{"namespace": true, "task_queue": true, "workflow_type": true}
+	for k := range guardLabels {
+		allowed[k] = true
+	}
+	for k := range h.labels {
+		assert.True(t, allowed[k], "unexpected label %q on a loopguard metric", k)
+	}
+	for k := range h.counts {
+		assert.NotContains(t, k, "Code", "node name in a series: %s", k)
+		assert.NotContains(t, k, "Verify", "node name in a series: %s", k)
+	}
 }

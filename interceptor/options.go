@@ -327,6 +327,7 @@ func buildConfig(o Options) (config, hooks, error) {
 	c.Policy.MaxCost = o.MaxCost
 	c.Policy.MaxCycleCost = o.MaxCycleCost
 	c.Policy.MaxNodes = def.MaxNodes
+	c.Policy.Detection = def.Detection
 
 	if c.Policy.OscillationPeriods < 2 {
 		return config{}, hooks{}, &OptionError{Field: "OscillationPeriods", Reason: "must be at least 2 (one period is no repetition)"}

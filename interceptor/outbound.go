@@ -19,6 +19,7 @@ func (o *outbound) ExecuteActivity(ctx workflow.Context, activityType string, ar
 		return o.Next.ExecuteActivity(ctx, activityType, args...)
 	}
 	node := o.g.nodeName(KindActivity, activityType, args)
+	o.g.countCall(ctx, KindActivity)
 	ref, err := o.g.admit(ctx, node)
 	if err != nil {
 		return failedFuture(ctx, err)
@@ -33,6 +34,7 @@ func (o *outbound) ExecuteLocalActivity(ctx workflow.Context, activityType strin
 		return o.Next.ExecuteLocalActivity(ctx, activityType, args...)
 	}
 	node := o.g.nodeName(KindLocalActivity, activityType, args)
+	o.g.countCall(ctx, KindLocalActivity)
 	ref, err := o.g.admit(ctx, node)
 	if err != nil {
 		return failedFuture(ctx, err)
@@ -47,6 +49,7 @@ func (o *outbound) ExecuteChildWorkflow(ctx workflow.Context, childWorkflowType 
 		return o.Next.ExecuteChildWorkflow(ctx, childWorkflowType, args...)
 	}
 	node := o.g.nodeName(KindChildWorkflow, childWorkflowType, args)
+	o.g.countCall(ctx, KindChildWorkflow)
 	ref, err := o.g.admit(ctx, node)
 	if err != nil {
 		return o.failedChildFuture(ctx, childWorkflowType, err, args...)
@@ -62,11 +65,17 @@ func (o *outbound) ExecuteChildWorkflow(ctx workflow.Context, childWorkflowType 
 
 func (o *outbound) Sleep(ctx workflow.Context, d time.Duration) error {
 	o.g.observeIdle(ctx)
+	if o.g.active {
+		o.g.state.Timer(workflow.Now(ctx)) // waiting vs looping: a durable timer between polls
+	}
 	return o.Next.Sleep(ctx, d)
 }
 
 func (o *outbound) NewTimer(ctx workflow.Context, d time.Duration) workflow.Future {
 	o.g.observeIdle(ctx)
+	if o.g.active {
+		o.g.state.Timer(workflow.Now(ctx)) // waiting vs looping: a durable timer between polls
+	}
 	return o.Next.NewTimer(ctx, d)
 }
 
@@ -77,6 +86,9 @@ func (o *outbound) Await(ctx workflow.Context, condition func() bool) error {
 
 func (o *outbound) AwaitWithTimeout(ctx workflow.Context, timeout time.Duration, condition func() bool) (bool, error) {
 	o.g.observeIdle(ctx)
+	if o.g.active {
+		o.g.state.Timer(workflow.Now(ctx)) // waiting vs looping: a durable timer between polls
+	}
 	return o.Next.AwaitWithTimeout(ctx, timeout, condition)
 }
 

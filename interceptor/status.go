@@ -43,8 +43,8 @@ func (g *guard) ownEcho(ctx workflow.Context, in *sdkinterceptor.HandleSignalInp
 	// workflow "ReplayId".
 	info := g.info.WorkflowExecution
 	if ev.RunID == info.RunID {
-		g.echoed = max(g.echoed, ev.Seq)
-		g.echoes++
+		g.echoedSeq = max(g.echoedSeq, ev.Seq)
+		g.echoed(ev)
 		return true
 	}
 	// After a reset, the server re-applies the signals the old run received
@@ -52,7 +52,7 @@ func (g *guard) ownEcho(ctx workflow.Context, in *sdkinterceptor.HandleSignalInp
 	// workflow's own, stale. (Version 4; older versions passed them on.)
 	if g.version >= versionSafety && ev.Seq > 0 &&
 		(ev.RunID == g.info.OriginalRunID || ev.WorkflowID == info.ID) {
-		g.echoes++
+		g.echoed(ev)
 		return true
 	}
 	return false

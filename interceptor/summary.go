@@ -78,7 +78,7 @@ func currentDetails(c config, s State, ev *HaltEvent) string {
 	if ev.CycleID != "" {
 		fmt.Fprintf(&b, "- Loop %d/%d (cycle `%s`)\n", ev.Iteration, ev.MaxIterations, ev.CycleID)
 	}
-	if trend := evidenceTrend(c, ev); trend != "" {
+	if trend := EvidenceTrend(*ev, c.Policy.Nodes[ev.Node].Rules.MetricField); trend != "" {
 		fmt.Fprintf(&b, "- trend: %s\n", trend)
 	}
 	if s != StateHalted {
@@ -89,8 +89,13 @@ func currentDetails(c config, s State, ev *HaltEvent) string {
 	return b.String()
 }
 
-// evidenceTrend renders the most telling evidence list as "a → b → c".
-func evidenceTrend(c config, ev *HaltEvent) string {
+// EvidenceTrend renders the most telling evidence list of a halt in one
+// line, oldest first: the declared metric with a sparkline ("failing 7 → 4
+// → 4 → 4  █▅▅▅"), else progress values, error signatures, output hashes
+// (shortened) or transitions. metricLabel names the metric, normally the
+// node's MetricField; "" says "metric". The current details and the
+// worker's demo table both show it.
+func EvidenceTrend(ev HaltEvent, metricLabel string) string {
 	e := ev.Evidence
 	switch {
 	case len(e.Metrics) > 0:
@@ -98,11 +103,10 @@ func evidenceTrend(c config, ev *HaltEvent) string {
 		for i, m := range e.Metrics {
 			vals[i] = strconv.FormatFloat(m, 'g', -1, 64)
 		}
-		label := c.Policy.Nodes[ev.Node].Rules.MetricField
-		if label == "" {
-			label = "metric"
+		if metricLabel == "" {
+			metricLabel = "metric"
 		}
-		return label + " " + strings.Join(vals, " → ")
+		return metricLabel + " " + strings.Join(vals, " → ") + "  " + Sparkline(e.Metrics)
 	case len(e.ProgressValues) > 0:
 		return "progress " + strings.Join(e.ProgressValues, " → ")
 	case len(e.ErrorSignatures) > 0:

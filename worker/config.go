@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"strings"
 	"time"
@@ -61,6 +62,9 @@ type config struct {
 	searchAttribute string // "" means the default for the mode; "none" disables
 	supervisorID    string // "" disables the supervisor
 
+	// metricsAddr is where /metrics is served; "" (the default) for nowhere.
+	metricsAddr string
+
 	// Logging.
 	logLevel    zapcore.Level
 	logLevelSet bool
@@ -111,6 +115,8 @@ func newFlagSet(cfg *config) *flag.FlagSet {
 	fs.DurationVar(&cfg.pauseTimeout, "pause-timeout", 0, "end a pause nobody answered after this long with the policy's onPauseTimeout (overrides the policy file; default: wait forever)")
 	fs.StringVar(&cfg.searchAttribute, "search-attribute", "", `Keyword search attribute the guard sets to "halted:<reason>" etc.; "none" to disable (default LoopGuardState with the embedded server, or on an external one if registered there)`)
 	fs.StringVar(&cfg.supervisorID, "supervisor-id", defaultSupervisorID, `workflow id of the Supervisor that collects every halt ("" to run without)`)
+
+	fs.StringVar(&cfg.metricsAddr, "metrics-addr", "", "serve Prometheus metrics (the SDK's and the guard's, prefixed loopguard_) at http://HOST:PORT/metrics, e.g. 127.0.0.1:9464 (default: off)")
 
 	fs.Func("log-level", "log level: debug, info, warn or error (default info; off while the demo waits unless given)", func(s string) error {
 		l, err := zapcore.ParseLevel(s)
@@ -209,6 +215,11 @@ func parseFlags(args []string, getenv func(string) string) (config, error) {
 	}
 	if strings.TrimSpace(cfg.supervisorID) != cfg.supervisorID {
 		return cfg, usagef("--supervisor-id must not have surrounding spaces")
+	}
+	if set["metrics-addr"] {
+		if _, port, err := net.SplitHostPort(cfg.metricsAddr); err != nil || port == "" {
+			return cfg, usagef("--metrics-addr: %q is not HOST:PORT (e.g. 127.0.0.1:9464)", cfg.metricsAddr)
+		}
 	}
 	switch cfg.logFormat {
 	case "console", "json":

@@ -41,15 +41,16 @@ func (b *backend) close() error {
 }
 
 // connect starts the embedded server or dials the external one.
-func connect(ctx context.Context, cfg config, logger *zap.Logger) (*backend, error) {
+// metrics, if not nil, is the client's metrics handler.
+func connect(ctx context.Context, cfg config, metrics client.MetricsHandler, logger *zap.Logger) (*backend, error) {
 	if cfg.remote {
-		return dialExternal(ctx, cfg, logger)
+		return dialExternal(ctx, cfg, metrics, logger)
 	}
 	srv, err := startEmbedded(ctx, cfg, logger)
 	if err != nil {
 		return nil, err
 	}
-	c, err := srv.NewClient(client.Options{Logger: newSDKLogger(logger.Named("sdk"))})
+	c, err := srv.NewClient(client.Options{Logger: newSDKLogger(logger.Named("sdk")), MetricsHandler: metrics})
 	if err != nil {
 		_ = srv.Stop()
 		return nil, err
@@ -128,7 +129,7 @@ func portFlag(pe *devserver.PortError) string {
 // (TEMPORAL_ADDRESS, TLS, API key, profile: the SDK's envconfig, as the
 // temporal CLI reads them) and checks that it answers and has the
 // namespace, within --connect-timeout.
-func dialExternal(ctx context.Context, cfg config, logger *zap.Logger) (*backend, error) {
+func dialExternal(ctx context.Context, cfg config, metrics client.MetricsHandler, logger *zap.Logger) (*backend, error) {
 	opts, err := envconfig.LoadClientOptions(envconfig.LoadClientOptionsRequest{})
 	if err != nil {
 		return nil, &usageError{err: fmt.Errorf("temporal client configuration: %v", err)}
@@ -146,6 +147,7 @@ func dialExternal(ctx context.Context, cfg config, logger *zap.Logger) (*backend
 		opts.Namespace = client.DefaultNamespace
 	}
 	opts.Logger = newSDKLogger(logger.Named("sdk"))
+	opts.MetricsHandler = metrics
 
 	dctx, cancel := context.WithTimeout(ctx, cfg.connectTimeout)
 	defer cancel()

@@ -43,6 +43,8 @@ type demo struct {
 	out       io.Writer
 	tty       bool // out is a terminal: the progress line is updated in place
 	timeout   time.Duration
+	// nodes are the guard's per-node options, for the names of metrics.
+	nodes map[string]interceptor.NodeOptions
 }
 
 // demoResult is what became of one scenario's workflow.
@@ -409,6 +411,9 @@ func (d *demo) printHalt(r *demoResult) {
 		why = fmt.Sprintf("at %s (%s): %s", h.Node, h.Detector, h.Message)
 	}
 	fmt.Fprintf(d.out, "%swhy       %s\n", indent, why)
+	if trend := interceptor.EvidenceTrend(*h, d.nodes[h.Node].MetricField); trend != "" {
+		fmt.Fprintf(d.out, "%strend     %s\n", indent, trend)
+	}
 	c := d.commands(r.WorkflowID)
 	fmt.Fprintf(d.out, "%sresume    %s\n", indent, c.Resume)
 	fmt.Fprintf(d.out, "%sescalate  %s\n", indent, c.Escalate)

@@ -106,6 +106,7 @@
 //	--pause-timeout d       end unanswered pauses after d (policy's onPauseTimeout, default escalate)
 //	--search-attribute name the guard's Keyword search attribute; "none" disables it
 //	--supervisor-id id      the Supervisor workflow's id (default "loopguard-supervisor"; "" for none)
+//	--metrics-addr host:port serve Prometheus metrics at /metrics (default: off)
 //	--log-level level       debug, info (default), warn or error
 //	--log-format format     console (default) or json
 //	--demo                  run the sample scenarios and print the table
@@ -113,6 +114,17 @@
 //	--demo-timeout 2m       with --demo: how long to wait for the workflows to settle
 //
 // The embedded-server flags cannot be combined with an external server.
+//
+// # Metrics
+//
+// With --metrics-addr the worker serves the Prometheus text exposition at
+// /metrics: the SDK's temporal_* metrics and the guard's loopguard_* ones
+// (interceptor/metrics.go), through go.temporal.io/sdk/contrib/tally and
+// tally's Prometheus reporter, named as OpenMetrics wants (counters end in
+// _total, timers are histograms in seconds). The worker also sets
+// loopguard_paused_workflows and loopguard_oldest_pause_seconds from
+// visibility (LoopGuardState STARTS_WITH "halted") every 15 s, when the
+// guard's search attribute is in use. deploy/ has the dashboard and alerts.
 //
 // # Environment
 //

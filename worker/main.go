@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 
+	"go.temporal.io/sdk/client"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
@@ -83,7 +84,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 // serve connects, runs the worker (and the demo) until ctx is done, and
 // stops the worker, then the server.
 func serve(ctx context.Context, cfg config, guardOpts interceptor.Options, level zap.AtomicLevel, logger *zap.Logger, stdout io.Writer) error {
-	b, err := connect(ctx, cfg, logger)
+	var metrics *metricsServer
+	var handler client.MetricsHandler
+	if cfg.metricsAddr != "" {
+		var err error
+		if metrics, err = startMetrics(cfg.metricsAddr, logger); err != nil {
+			return err
+		}
+		defer metrics.close()
+		handler = metrics.handler
+	}
+	b, err := connect(ctx, cfg, handler, logger)
 	if err != nil {
 		return err
 	}
@@ -109,7 +120,16 @@ func serve(ctx context.Context, cfg config, guardOpts interceptor.Options, level
 			return err
 		}
 	}
-	printBanner(stdout, cfg, b)
+	if metrics != nil && b.searchAttribute != "" {
+		wctx, stopWatch := context.WithCancel(ctx)
+		watched := make(chan struct{})
+		go func() {
+			defer close(watched)
+			newPausedWatcher(b.client, b.namespace, b.searchAttribute, handler, logger).run(wctx, pausedPollInterval)
+		}()
+		defer func() { stopWatch(); <-watched }() // before the client closes
+	}
+	printBanner(stdout, cfg, b, metrics)
 
 	if cfg.demo {
 		d := &demo{
@@ -122,6 +142,7 @@ func serve(ctx context.Context, cfg config, guardOpts interceptor.Options, level
 			out:       stdout,
 			tty:       isTerminal(stdout),
 			timeout:   cfg.demoTimeout,
+			nodes:     guardOpts.Nodes,
 		}
 		// While the demo waits, logging is off (unless --log-level says
 		// otherwise): the scenarios' scripted agent failures would be
@@ -164,7 +185,7 @@ func serve(ctx context.Context, cfg config, guardOpts interceptor.Options, level
 }
 
 // printBanner says where everything is.
-func printBanner(w io.Writer, cfg config, b *backend) {
+func printBanner(w io.Writer, cfg config, b *backend, metrics *metricsServer) {
 	fmt.Fprintln(w, "loopguard worker started")
 	if b.server != nil {
 		storage := "in memory (--ephemeral)"
@@ -185,6 +206,9 @@ func printBanner(w io.Writer, cfg config, b *backend) {
 	}
 	if b.searchAttribute != "" {
 		fmt.Fprintf(w, "  search attribute %s (e.g. %s STARTS_WITH \"halted\")\n", b.searchAttribute, b.searchAttribute)
+	}
+	if metrics != nil {
+		fmt.Fprintf(w, "  metrics          http://%s/metrics\n", metrics.addr)
 	}
 	if cfg.policyPath != "" {
 		fmt.Fprintf(w, "  policy           %s\n", cfg.policyPath)

@@ -166,6 +166,7 @@ func TestParseFlags(t *testing.T) {
 		{[]string{"--search-attribute", ""}, nil, "is not a search attribute name"},
 		{[]string{"--ui-url", "localhost:8233"}, nil, "--ui-url must start with http://"},
 		{[]string{"--task-queue", " "}, nil, "--task-queue must not be empty"},
+		{[]string{"--metrics-addr", "9464"}, nil, `--metrics-addr: "9464" is not HOST:PORT`},
 	} {
 		_, err := parseFlags(tc.args, env(tc.env))
 		var ue *usageError

@@ -108,7 +108,7 @@ func testRunDemoExit(t *testing.T) {
 		}
 		assert.Contains(t, row, "  halted: "+string(sc.WantReason)+"  ", sc.Name)
 		// The halted workflow's details follow its row.
-		details := strings.Join(lines[i+1:min(i+7, len(lines))], "\n")
+		details := strings.Join(lines[i+1:min(i+8, len(lines))], "\n")
 		assert.Contains(t, details, "resume    temporal workflow signal --address 127.0.0.1:", sc.Name)
 		assert.Contains(t, details, "--name resume", sc.Name)
 		assert.Contains(t, details, "escalate  temporal workflow signal", sc.Name)

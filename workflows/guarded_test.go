@@ -110,8 +110,10 @@ func TestGuardOptionsMatter(t *testing.T) {
 		opts := GuardOptions()
 		delete(opts.Nodes, NodeCheckStatus)
 		res, halted := runGuarded(t, opts, WorkflowPolling, LoopInput{Scenario: "polling"})
-		require.NotNil(t, halted, "a repeating poller looks stalled")
-		assert.Equal(t, interceptor.ReasonStalled, halted.Halt.HaltReason)
+		// The poller sleeps between polls: it is waiting on the world, not
+		// stalled, so only its call budget bounds it.
+		require.NotNil(t, halted, "a poller that is not exempt is bounded by its budget")
+		assert.Equal(t, interceptor.ReasonBudgetExceeded, halted.Halt.HaltReason)
 		assert.Equal(t, NodeCheckStatus, halted.Halt.Node)
 		assert.Equal(t, OutcomeEscalated, res.Outcome)
 	})
@@ -120,10 +122,11 @@ func TestGuardOptionsMatter(t *testing.T) {
 		opts.IgnoreFields = nil
 		_, halted := runGuarded(t, opts, WorkflowCoderVerifier, LoopInput{Scenario: "identical-patch"})
 		require.NotNil(t, halted)
-		// Every output differs by its timestamp: only the verifier's
-		// metric catches the loop, one turn later.
-		assert.Equal(t, detect.DetectorNoImprovement, halted.Halt.Detector)
-		assert.Equal(t, NodeVerify, halted.Halt.Node)
+		// Every output differs by its timestamp, which the guard masks with
+		// zero options: the identical patches are caught at the coder as
+		// if the timestamp were ignored.
+		assert.Equal(t, detect.DetectorIdenticalOutput, halted.Halt.Detector)
+		assert.Equal(t, NodeCode, halted.Halt.Node)
 	})
 	t.Run("no metric", func(t *testing.T) {
 		opts := GuardOptions()

@@ -1,6 +1,9 @@
 package detect
 
 import (
+	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,7 +15,7 @@ import (
 // path: an agent loop over four nodes with fresh outputs, every detector
 // enabled, no trip. Run with -benchmem: it should not allocate.
 func BenchmarkBeginEnd(b *testing.B) {
-	p := DefaultPolicy()
+	p := legacyPolicy()
 	p.MaxTotalCalls, p.MaxCallsPerNode, p.MaxCycleIterations = 0, 0, 0
 	p.MaxCost, p.MaxCycleCost, p.MaxCycleRuntime = 1e18, 1e18, 1e6*time.Hour
 	s := NewState(p)
@@ -38,7 +41,7 @@ func BenchmarkTrace(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		simulate(DefaultPolicy(), ops, nil, false)
+		simulate(legacyPolicy(), ops, nil, false)
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/10000, "ns/call")
 }
@@ -47,7 +50,7 @@ func BenchmarkTrace(b *testing.B) {
 // delete the ignored fields, re-encode, hash) and without (hash only).
 func BenchmarkExtract(b *testing.B) {
 	data := []byte(`{"passed":false,"failing":["auth.test.ts::login","auth.test.ts::logout"],"durationMs":5120,"runId":"r-101","usage":{"cost":0.012,"tokens":1830}}`)
-	p := DefaultPolicy()
+	p := legacyPolicy()
 	p.Nodes = map[string]NodePolicy{"verifier": {Rules: Rules{IgnoreFields: []string{"durationMs", "runId"}, MetricField: "failing", CostField: "usage.cost"}}}
 	b.Run("rules", func(b *testing.B) {
 		b.ReportAllocs()
@@ -69,18 +72,25 @@ func BenchmarkExtract(b *testing.B) {
 func TestSizeBounded(t *testing.T) {
 	tests := []struct {
 		name      string
+		gen       Generation
 		names     int
 		wantDelta float64 // relative
 		wantMax   int
 	}{
 		{name: "few nodes", wantDelta: 0.05, wantMax: 8 << 10},
 		{name: "many node names", names: 500, wantDelta: 1, wantMax: 160 << 10},
+		// DetectionV2 keeps each node's last fields (up to 16, none after a
+		// failed step): its size moves with the last steps, bounded.
+		{name: "few nodes, DetectionV2", gen: DetectionV2, wantDelta: 0.5, wantMax: 16 << 10},
+		{name: "many node names, DetectionV2", gen: DetectionV2, names: 500, wantDelta: 1, wantMax: 320 << 10},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ops := genOps(3, 10000, tt.names)
-			_, s1 := runSim(simPolicy(), firstCalls(ops, 1000), nil)
-			_, s10 := runSim(simPolicy(), ops, nil)
+			p := simPolicy()
+			p.Detection = tt.gen
+			_, s1 := runSim(p, firstCalls(ops, 1000), nil)
+			_, s10 := runSim(p, ops, nil)
 			size1, size10 := s1.Size(), s10.Size()
 			t.Logf("state size after 1,000 calls: %d bytes; after 10,000 calls: %d bytes", size1, size10)
 			assert.InDelta(t, size1, size10, float64(size1)*tt.wantDelta, "state must not grow with the calls")
@@ -106,7 +116,7 @@ func firstCalls(ops []simOp, n int) []simOp {
 // TestBeginEndDoesNotAllocate guards the hot path: once a workflow's nodes
 // and edges are known, Begin and End without a trip allocate nothing.
 func TestBeginEndDoesNotAllocate(t *testing.T) {
-	p := DefaultPolicy()
+	p := legacyPolicy()
 	p.MaxTotalCalls, p.MaxCallsPerNode, p.MaxCycleIterations = 0, 0, 0
 	s := NewState(p)
 	nodes := []string{"plan", "code", "test", "review"}
@@ -123,4 +133,82 @@ func TestBeginEndDoesNotAllocate(t *testing.T) {
 		call()
 	}
 	assert.Zero(t, testing.AllocsPerRun(1000, call))
+}
+
+// realisticResult builds an agent tool result of about size bytes: ids,
+// timestamps, a duration, token usage, a list of failing tests and the
+// tool's output text, as a coding agent's run_tests tool returns them.
+func realisticResult(size, i int) []byte {
+	var out strings.Builder
+	for line := 0; out.Len() < size-600; line++ {
+		fmt.Fprintf(&out, "tests/test_mod_%03d.py::test_case_%d FAILED - AssertionError: expected %d, got %d (line %d)\n", line%97, line, line*3, line*3+1, 40+line%60)
+	}
+	v := map[string]any{
+		"id":         fmt.Sprintf("call_%08x-%04x-4%03x-a%03x-%012x", i*7919, i%65536, i%4096, i%4096, i*104729),
+		"created":    1700000000 + i,
+		"created_at": fmt.Sprintf("2026-11-23T12:%02d:%02d.%03dZ", i%60, i%60, i%1000),
+		"status":     "failed",
+		"summary":    fmt.Sprintf("3 failed, 41 passed in %d.%02ds", 2+i%5, i%100),
+		"failing":    []string{"tests/test_auth.py::test_login", "tests/test_auth.py::test_logout", "tests/test_api.py::test_orders"},
+		"usage":      map[string]any{"prompt_tokens": 1200 + i, "completion_tokens": 300 + i%50, "cost": 0.0123},
+		"arguments":  `{"path": "tests", "k": "auth or api", "verbose": true}`,
+		"stdout":     out.String(),
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// BenchmarkDetectV2 measures detection per call with DetectionV2 on
+// realistic results: Extract (canonical reading) plus Begin and End, in a
+// two-node agent loop. Targets: at most 10 µs for a 4 KB result, at most
+// 2 ms for a 1 MB one (run with -benchmem).
+//
+// The legacy sub-benchmarks run the same loop with the legacy rules (the
+// payload hashed as bytes), as a yardstick of the machine: the ratio
+// between the two is the cost of reading results as a person would.
+func BenchmarkDetectV2(b *testing.B) {
+	for _, size := range []int{4 << 10, 1 << 20} {
+		for _, gen := range []Generation{DetectionV2, DetectionLegacy} {
+			name := fmt.Sprintf("%dKB", size>>10)
+			if gen == DetectionLegacy {
+				name += "-legacy"
+			}
+			b.Run(name, func(b *testing.B) { benchDetect(b, size, gen) })
+		}
+	}
+}
+
+func benchDetect(b *testing.B, size int, gen Generation) {
+	p := DefaultPolicy()
+	p.Detection = gen
+	p.MaxTotalCalls, p.MaxCallsPerNode, p.MaxCycleIterations, p.MaxEdgeWithoutProgress = 0, 0, 0, 0
+	// Sixteen distinct results: more than a window, so no detector
+	// trips and every call takes the hot path.
+	var results [][]byte
+	for k := range 16 {
+		results = append(results, realisticResult(size, k))
+	}
+	b.SetBytes(int64(len(results[0])))
+	s := NewState(p)
+	nodes := []string{"agent", "run_tests"}
+	now := t0
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0, cpuOK := cpuTime()
+	for i := range b.N {
+		node := nodes[i%2]
+		ref, trip := s.Begin(node, now)
+		if trip != nil {
+			s.Resume(trip, Extension{})
+			continue
+		}
+		now = now.Add(time.Second)
+		s.End(ref, Extract(p, node, results[(i/2)%len(results)]), now)
+	}
+	if cpu1, ok := cpuTime(); ok && cpuOK {
+		b.ReportMetric(float64(cpu1-cpu0)/float64(b.N), "cpu-ns/op")
+	}
 }

@@ -9,59 +9,59 @@ import (
 // is the policy's (0: off) plus the extensions granted by Resume.
 
 func (s *State) totalLimit() int {
-	if s.lim.maxTotal == 0 {
+	if s.lim.budget.MaxTotalCalls == 0 {
 		return 0
 	}
-	return s.lim.maxTotal + s.ext.MaxTotalCalls
+	return s.lim.budget.MaxTotalCalls + s.ext.MaxTotalCalls
 }
 
 func (s *State) costLimit() float64 {
-	if s.lim.maxCost == 0 {
+	if s.lim.budget.MaxCost == 0 {
 		return 0
 	}
-	return s.lim.maxCost + s.ext.MaxCost
+	return s.lim.budget.MaxCost + s.ext.MaxCost
 }
 
 func (s *State) callLimit(n *node) int {
 	if n.maxCalls <= 0 {
 		return 0
 	}
-	return n.maxCalls + n.extCalls + s.ext.MaxCallsPerNode
+	return n.maxCalls + n.ext.MaxCallsPerNode + s.ext.MaxCallsPerNode
 }
 
 func (s *State) runLimit(n *node) time.Duration {
 	if n.maxRun <= 0 {
 		return 0
 	}
-	return n.maxRun + n.extRun + s.ext.MaxNodeRuntime
+	return n.maxRun + n.ext.MaxNodeRuntime + s.ext.MaxNodeRuntime
 }
 
 func (s *State) edgeLimit(n *node) int {
-	if s.lim.maxEdge == 0 {
+	if s.lim.budget.MaxEdgeWithoutProgress == 0 {
 		return 0
 	}
-	return s.lim.maxEdge + n.extEdge + s.ext.MaxEdgeWithoutProgress
+	return s.lim.budget.MaxEdgeWithoutProgress + n.ext.MaxEdgeWithoutProgress + s.ext.MaxEdgeWithoutProgress
 }
 
 func (s *State) iterLimit(c *cycle) int {
-	if s.lim.maxIter == 0 {
+	if s.lim.budget.MaxCycleIterations == 0 {
 		return 0
 	}
-	return s.lim.maxIter + c.extIter + s.ext.MaxCycleIterations
+	return s.lim.budget.MaxCycleIterations + c.ext.MaxCycleIterations + s.ext.MaxCycleIterations
 }
 
 func (s *State) cycleRunLimit(c *cycle) time.Duration {
-	if s.lim.maxCycleRuntime == 0 {
+	if s.lim.budget.MaxCycleRuntime == 0 {
 		return 0
 	}
-	return s.lim.maxCycleRuntime + c.extRun + s.ext.MaxCycleRuntime
+	return s.lim.budget.MaxCycleRuntime + c.ext.MaxCycleRuntime + s.ext.MaxCycleRuntime
 }
 
 func (s *State) cycleCostLimit(c *cycle) float64 {
-	if s.lim.maxCycleCost == 0 {
+	if s.lim.budget.MaxCycleCost == 0 {
 		return 0
 	}
-	return s.lim.maxCycleCost + c.extCost + s.ext.MaxCycleCost
+	return s.lim.budget.MaxCycleCost + c.ext.MaxCycleCost + s.ext.MaxCycleCost
 }
 
 // checkTotal: this call would exceed MaxTotalCalls.

@@ -86,7 +86,7 @@ func TestBudgets(t *testing.T) {
 }
 
 func TestTripMessages(t *testing.T) {
-	_, trip := run(DefaultPolicy(), rep(9, "coder", "verify")...)
+	_, trip := run(legacyPolicy(), rep(9, "coder", "verify")...)
 	require.NotNil(t, trip)
 	assert.Equal(t, "cycle coder→verify reached 8/8 iterations", trip.Message)
 	assert.Equal(t, 8, trip.Iteration)
@@ -98,7 +98,7 @@ func TestTripMessages(t *testing.T) {
 	assert.Len(t, trip.Evidence.Transitions, 8)
 	assert.Equal(t, t0.Add(16*time.Second), trip.At)
 
-	_, trip = run(DefaultPolicy(), "verify=same", "verify=same", "verify=same", "next")
+	_, trip = run(legacyPolicy(), "verify=same", "verify=same", "verify=same", "next")
 	require.NotNil(t, trip)
 	assert.Equal(t, "verify returned the same output 3 times in a row", trip.Message)
 

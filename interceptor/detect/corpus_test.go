@@ -15,15 +15,26 @@ import (
 
 // corpusTrace is one labelled trace of testdata/corpus (see its README.md).
 type corpusTrace struct {
-	Name         string          `json:"name"`
-	Source       string          `json:"source"`
-	Note         string          `json:"note,omitempty"`
-	Loop         bool            `json:"loop"`
-	Onset        int             `json:"onset"`
-	WantReason   Reason          `json:"wantReason,omitempty"`
-	WantDetector Detector        `json:"wantDetector,omitempty"`
-	Policy       json.RawMessage `json:"policy,omitempty"`
-	Calls        []corpusCall    `json:"calls"`
+	Name         string   `json:"name"`
+	Source       string   `json:"source"`
+	Note         string   `json:"note,omitempty"`
+	Loop         bool     `json:"loop"`
+	Onset        int      `json:"onset"`
+	WantReason   Reason   `json:"wantReason,omitempty"`
+	WantDetector Detector `json:"wantDetector,omitempty"`
+	// WantReasonV2 and WantDetectorV2 label the trace for DetectionV2 when
+	// it halts for another reason (say a stall caught before the budget the
+	// legacy rules needed); the note says why.
+	WantReasonV2   Reason   `json:"wantReasonV2,omitempty"`
+	WantDetectorV2 Detector `json:"wantDetectorV2,omitempty"`
+	// Generation 2: the label holds from DetectionV2 on (the peers' ported
+	// scenarios); the legacy rules are measured on it but not held to it.
+	Generation Generation `json:"generation,omitempty"`
+	// Peer says whose rule the label rests on alone, when it does (a
+	// threshold of the peer's own); such traces are reported, not failed.
+	Peer   string          `json:"peer,omitempty"`
+	Policy json.RawMessage `json:"policy,omitempty"`
+	Calls  []corpusCall    `json:"calls"`
 }
 
 type corpusCall struct {
@@ -32,15 +43,21 @@ type corpusCall struct {
 	Error    string          `json:"error,omitempty"`
 	DT       float64         `json:"dt,omitempty"`
 	Parallel bool            `json:"parallel,omitempty"`
+	// Timer: the workflow set a durable timer (Sleep, NewTimer,
+	// AwaitWithTimeout) after the previous call, before this one.
+	Timer bool `json:"timer,omitempty"`
 }
 
-var corpusSources = []string{"seed000", "seed001", "seed002", "seed003", "seed004", "openhands", "cline"}
+var corpusSources = []string{"seed000", "seed001", "seed002", "seed003", "seed004", "openhands", "cline", "swe-agent", "temporal", "loopguard"}
 
 // loadCorpus reads every trace of testdata/corpus.
 func loadCorpus(t *testing.T) []corpusTrace {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join("testdata", "corpus", "*.json"))
 	require.NoError(t, err)
+	ported, err := filepath.Glob(filepath.Join("testdata", "corpus", "peers", "*.json"))
+	require.NoError(t, err)
+	files = append(files, ported...)
 	require.NotEmpty(t, files)
 	var traces []corpusTrace
 	for _, f := range files {
@@ -62,15 +79,17 @@ func loadCorpus(t *testing.T) []corpusTrace {
 	return traces
 }
 
-// corpusPolicy is DefaultPolicy with the trace's overrides.
-func (tr *corpusTrace) policy() (Policy, error) {
+// policy is DefaultPolicy of generation gen with the trace's overrides.
+func (tr *corpusTrace) policy(gen Generation) (Policy, error) {
 	p := DefaultPolicy()
+	p.Detection = gen
 	if len(tr.Policy) > 0 {
 		dec := json.NewDecoder(strings.NewReader(string(tr.Policy)))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&p); err != nil {
 			return p, err
 		}
+		p.Detection = gen // a trace's policy never names the generation
 	}
 	return p, nil
 }
@@ -101,6 +120,9 @@ func replay(p Policy, calls []corpusCall) (int, *Trip) {
 			j++
 		}
 		refs := make([]StepRef, 0, j-i)
+		if calls[i].Timer {
+			s.Timer(now)
+		}
 		for k := i; k < j; k++ {
 			ref, trip := s.Begin(calls[k].Node, now)
 			if trip != nil {
@@ -144,22 +166,101 @@ func later(a, b time.Time) time.Time {
 	return a
 }
 
+// corpusResult is the outcome of one trace under one generation.
+type corpusResult struct {
+	at   int // detection index, -1: no halt
+	trip *Trip
+}
+
+// raiseBudgets turns every budget off (through the budget table), so that
+// only the stall, repeat, error and oscillation detectors can halt.
+func raiseBudgets(p *Policy) {
+	for _, b := range Budgets() {
+		b.Set(p, 0)
+	}
+}
+
+// want returns the reason and detector a trace is labelled with for gen.
+func (tr *corpusTrace) want(gen Generation) (Reason, Detector) {
+	if gen == DetectionV2 && tr.WantReasonV2 != "" {
+		return tr.WantReasonV2, tr.WantDetectorV2
+	}
+	if gen == DetectionV2 {
+		return tr.WantReason, tr.WantDetectorV2
+	}
+	return tr.WantReason, tr.WantDetector
+}
+
+// corpusStats are the numbers of one run over a set of traces.
+type corpusStats struct {
+	loops, caught, progressing, falseHalts int
+	latencies                              []int
+}
+
+func (c *corpusStats) add(tr *corpusTrace, at int, trip *Trip, onlyStuck bool) (ok bool) {
+	if !tr.Loop {
+		c.progressing++
+		if trip != nil {
+			c.falseHalts++
+			return false
+		}
+		return true
+	}
+	c.loops++
+	if trip == nil || at < tr.Onset || (onlyStuck && trip.Reason == ReasonBudgetExceeded) {
+		return false
+	}
+	c.caught++
+	c.latencies = append(c.latencies, at-tr.Onset)
+	return true
+}
+
+func (c *corpusStats) String() string {
+	return fmt.Sprintf("stuck caught %d/%d, not-stuck halted %d/%d, median latency %s",
+		c.caught, c.loops, c.falseHalts, c.progressing, median(c.latencies))
+}
+
+func median(v []int) string {
+	if len(v) == 0 {
+		return "-"
+	}
+	w := slices.Clone(v)
+	slices.Sort(w)
+	if len(w)%2 == 1 {
+		return fmt.Sprint(w[len(w)/2])
+	}
+	return fmt.Sprintf("%.1f", float64(w[len(w)/2-1]+w[len(w)/2])/2)
+}
+
 // TestCorpus runs every labelled trace with DefaultPolicy (plus the trace's
-// overrides). It fails on a missed loop, a halt before a loop's onset, a
-// false halt of a progressing trace, or a wrong reason, and reports recall,
-// false halts and detection latency (calls from onset to the halted call).
+// overrides) under both generations. It fails on a missed loop, a halt
+// before a loop's onset, a false halt of a progressing trace, or a wrong
+// reason, and reports recall, false halts and detection latency
+// (calls from onset to the halted call). The legacy generation is held to
+// the traces labelled before DetectionV2 (generation 0).
 func TestCorpus(t *testing.T) {
-	traces := loadCorpus(t)
+	for _, gen := range []Generation{DetectionLegacy, DetectionV2} {
+		t.Run(fmt.Sprintf("generation-%d", gen), func(t *testing.T) {
+			runCorpus(t, loadCorpus(t), gen)
+		})
+	}
+}
+
+func runCorpus(t *testing.T, traces []corpusTrace, gen Generation) {
 	var loops, detected, falseHalts int
 	var progressing int
 	var latencies, behavioural []int
 	byReason := map[Reason]int{}
 	var report strings.Builder
 	for _, tr := range traces {
-		p, err := tr.policy()
+		if gen < tr.Generation {
+			continue
+		}
+		p, err := tr.policy(gen)
 		require.NoError(t, err, tr.Name)
 		at, trip := replay(p, tr.Calls)
 		line := fmt.Sprintf("%-48s %-9s ", tr.Name, tr.Source)
+		wantReason, wantDetector := tr.want(gen)
 		if !tr.Loop {
 			progressing++
 			if trip != nil {
@@ -180,8 +281,8 @@ func TestCorpus(t *testing.T) {
 		case at < tr.Onset:
 			t.Errorf("%s: halted at call %d, before the loop's onset %d: %s", tr.Name, at, tr.Onset, trip.Message)
 			line += fmt.Sprintf("EARLY at %d: %s", at, trip.Detector)
-		case trip.Reason != tr.WantReason || (tr.WantDetector != "" && trip.Detector != tr.WantDetector):
-			t.Errorf("%s: halted with %s/%s, want %s/%s: %s", tr.Name, trip.Reason, trip.Detector, tr.WantReason, tr.WantDetector, trip.Message)
+		case trip.Reason != wantReason || (wantDetector != "" && trip.Detector != wantDetector):
+			t.Errorf("%s: halted with %s/%s, want %s/%s: %s", tr.Name, trip.Reason, trip.Detector, wantReason, wantDetector, trip.Message)
 			line += fmt.Sprintf("WRONG %s/%s", trip.Reason, trip.Detector)
 		default:
 			detected++
@@ -196,10 +297,10 @@ func TestCorpus(t *testing.T) {
 	}
 	mean, most := meanMax(latencies)
 	bmean, bmost := meanMax(behavioural)
-	summary := fmt.Sprintf("corpus: %d looping, %d progressing traces; recall %d/%d (%.0f%%); false halts %d/%d; "+
-		"detection latency (calls from onset to the halted call) mean %.2f, max %d; stall/oscillation/error detectors only: mean %.2f, max %d; halts by reason %v",
-		loops, progressing, detected, loops, 100*float64(detected)/float64(max(loops, 1)), falseHalts, progressing,
-		mean, most, bmean, bmost, byReason)
+	summary := fmt.Sprintf("corpus (generation %d): %d looping, %d progressing traces; recall %d/%d (%.0f%%); false halts %d/%d; "+
+		"detection latency (calls from onset to the halted call) median %s, mean %.2f, max %d; stall/oscillation/error detectors only: mean %.2f, max %d; halts by reason %v",
+		gen, loops, progressing, detected, loops, 100*float64(detected)/float64(max(loops, 1)), falseHalts, progressing,
+		median(latencies), mean, most, bmean, bmost, byReason)
 	t.Log("\n" + report.String())
 	t.Log(summary)
 	if testing.Verbose() {

@@ -18,9 +18,7 @@ type cycle struct {
 	hasStart bool
 	restart  bool // runtime reset by Resume: start again at the next member step
 	cost     float64
-	extIter  int
-	extRun   time.Duration
-	extCost  float64
+	ext      Extension // cycle-scoped extensions granted by Resume
 }
 
 // recomputeCycles recomputes the strongly connected components (Tarjan) of
@@ -80,9 +78,9 @@ func (s *State) absorb(c *cycle) {
 		}
 		c.iter = max(c.iter, old.iter)
 		c.cost += old.cost
-		c.extIter = max(c.extIter, old.extIter)
-		c.extRun = max(c.extRun, old.extRun)
-		c.extCost = max(c.extCost, old.extCost)
+		c.ext.MaxCycleIterations = max(c.ext.MaxCycleIterations, old.ext.MaxCycleIterations)
+		c.ext.MaxCycleRuntime = max(c.ext.MaxCycleRuntime, old.ext.MaxCycleRuntime)
+		c.ext.MaxCycleCost = max(c.ext.MaxCycleCost, old.ext.MaxCycleCost)
 		if old.anchor == c.anchor {
 			c.start, c.hasStart, c.restart = old.start, old.hasStart, old.restart
 		}

@@ -2,13 +2,26 @@ package detect
 
 import (
 	"fmt"
-	"strings"
 	"time"
 )
 
 // detect runs the stall and oscillation detectors on node i's step r, just
 // finalised, in priority order, and returns the first trip.
 func (s *State) detect(i int, r *rec, now time.Time) *Trip {
+	var t *Trip
+	if s.pol.v2() {
+		t = s.detectRepeatsV2(i, r, now)
+	} else {
+		t = s.detectRepeats(i, r, now)
+	}
+	if t != nil {
+		return t
+	}
+	return s.detectDeclared(i, r, now)
+}
+
+// detectRepeats runs the legacy per-node repetition detectors.
+func (s *State) detectRepeats(i int, r *rec, now time.Time) *Trip {
 	n := &s.nodes[i]
 	if k := s.repeatedError(n, r); k > 0 {
 		return s.trip(DetectorRepeatedError, i, now,
@@ -22,6 +35,13 @@ func (s *State) detect(i int, r *rec, now time.Time) *Trip {
 		return s.trip(DetectorOutputOscillation, i, now,
 			fmt.Sprintf("%s output oscillates with period %d over its last %d results", n.name, p, p*s.lim.oscPeriods))
 	}
+	return nil
+}
+
+// detectDeclared runs the detectors of declared progress and metrics and
+// the transition oscillation detector, the same in every generation.
+func (s *State) detectDeclared(i int, r *rec, now time.Time) *Trip {
+	n := &s.nodes[i]
 	if k := s.unchangedProgress(n, r); k > 0 {
 		v := r.progRaw
 		if v == "" {
@@ -35,13 +55,7 @@ func (s *State) detect(i int, r *rec, now time.Time) *Trip {
 			fmt.Sprintf("%s metric has not improved on its best (%.6g) for %d steps", n.name, n.best, k))
 	}
 	if p := s.transitionOscillation(); p > 0 {
-		parts := make([]string, 0, p)
-		for k := p - 1; k >= 0; k-- {
-			t := s.trans.at(k)
-			parts = append(parts, s.nodes[t.from].name+"->"+s.nodes[t.to].name)
-		}
-		return s.trip(DetectorTransitionOscillation, i, now,
-			fmt.Sprintf("transitions repeat with period %d without progress: %s", p, strings.Join(parts, ", ")))
+		return s.transitionTrip(i, p, now)
 	}
 	return nil
 }

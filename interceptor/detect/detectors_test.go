@@ -23,7 +23,7 @@ func runCases(t *testing.T, cases []detectorCase) {
 	t.Helper()
 	for _, tt := range cases {
 		t.Run(tt.name, func(t *testing.T) {
-			p := DefaultPolicy()
+			p := legacyPolicy()
 			if tt.policy != nil {
 				p = *tt.policy
 			}

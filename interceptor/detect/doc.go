@@ -25,7 +25,30 @@
 // are never progress; empty results carry no signal. Progress at B resets
 // the counters of the edges into B.
 //
+// # Generations
+//
+// [Policy.Detection] selects the rules. The zero value, [DetectionLegacy],
+// is the rule set of guard versions 1 to 3, described below, kept bit for
+// bit for the histories they recorded. [DefaultPolicy] selects
+// [DetectionV2], which changes three things (docs/detection.md):
+//
+//   - "the same" as a person means it: results are read canonically (key
+//     order, whitespace, JSON inside strings, string arrays as sets,
+//     timestamps, ids, long digit runs and durations masked in strings);
+//   - a node's repetition (identical_output, repeated_error,
+//     output_oscillation) trips only when the rest of its loop repeated too:
+//     every other node that stepped since the repetition began brought
+//     nothing new. Under that rule only, commentary fields, measurements,
+//     learnt volatile numeric fields and attempt counters are left out,
+//     and near-duplicate long text (SimHash) is no news;
+//   - waiting is not looping: a node polled alone with a durable timer
+//     ([State.Timer]) before each poll does not trip; budgets still bound it.
+//
 // # Budgets (reason budget_exceeded), checked by Begin before a call
+//
+// Every budget is a row of the budget table ([Budgets]): the limits, what
+// an [Extension] raises, what [State.Resume] resets and the halt reason all
+// come from it.
 //
 //	node_calls       a node's steps (MaxCallsPerNode, or NodePolicy.MaxCalls)
 //	node_runtime     workflow time spent in a node's steps (MaxNodeRuntime, NodePolicy.MaxRuntime)
@@ -63,6 +86,7 @@
 //
 // # Defaults ([DefaultPolicy])
 //
+//	Detection               DetectionV2
 //	MaxCallsPerNode         10
 //	MaxNodeRuntime          0 (off)
 //	MaxTotalCalls           1000

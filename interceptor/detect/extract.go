@@ -37,6 +37,9 @@ func Extract(p Policy, node string, data []byte) Observation {
 	if len(body) == 0 || string(body) == "null" {
 		return obs
 	}
+	if p.v2() {
+		return extractV2(p, node, body)
+	}
 	if body[0] == '"' {
 		if h, ok := hashJSONString(body); ok {
 			obs.Output = nonZero(h)
@@ -54,25 +57,7 @@ func Extract(p Policy, node string, data []byte) Observation {
 		obs.Output = nonZero(fnvBytes(fnvOffset, data))
 		return obs
 	}
-	readProgress(&obs, v, r.ProgressFields)
-	if r.MetricField != "" {
-		if m, ok := metricAt(v, r.MetricField); ok {
-			obs.HasMetric, obs.Metric = true, m
-		}
-	}
-	if r.CostField != "" {
-		if c, ok := numberAt(v, r.CostField); ok && c > 0 {
-			obs.Cost = c
-		}
-	}
-	if ignore {
-		for _, f := range p.IgnoreFields {
-			v = deletePath(v, splitPath(f))
-		}
-		for _, f := range r.IgnoreFields {
-			v = deletePath(v, splitPath(f))
-		}
-	}
+	v = applyRules(&obs, v, p.IgnoreFields, r)
 	canon, err := json.Marshal(v)
 	if err != nil {
 		canon = data
@@ -297,4 +282,56 @@ func metricAt(v any, path string) (float64, bool) {
 		}
 	}
 	return numberAt(v, path)
+}
+
+// extractV2 is Extract for DetectionV2: the result is read canonically
+// (see canonical) after the rules' ignored fields are removed.
+func extractV2(p Policy, node string, body []byte) Observation {
+	var obs Observation
+	r := p.Nodes[node].Rules
+	ignore := len(p.IgnoreFields) > 0 || len(r.IgnoreFields) > 0
+	if ignore || len(r.ProgressFields) > 0 || r.MetricField != "" || r.CostField != "" {
+		if v, ok := decodeJSON(body); ok {
+			v = applyRules(&obs, v, p.IgnoreFields, r)
+			if ignore {
+				if canon, err := json.Marshal(v); err == nil {
+					body = canon
+				}
+			}
+		}
+	}
+	var c canonical
+	readCanonical(body, &c)
+	obs.Output, obs.Sim = nonZero(c.sum), c.sim
+	obs.Count, obs.Action = c.nums, c.action
+	if c.shape != 0 {
+		obs.Shape = nonZero(c.shape)
+	}
+	if c.nf > 0 {
+		obs.Fields = append([]Field(nil), c.fields[:c.nf]...)
+	}
+	return obs
+}
+
+// applyRules reads the progress fields, the metric and the cost of v into
+// obs, then removes the ignored fields (global ones, then the node's).
+func applyRules(obs *Observation, v any, global []string, r Rules) any {
+	readProgress(obs, v, r.ProgressFields)
+	if r.MetricField != "" {
+		if m, ok := metricAt(v, r.MetricField); ok {
+			obs.HasMetric, obs.Metric = true, m
+		}
+	}
+	if r.CostField != "" {
+		if c, ok := numberAt(v, r.CostField); ok && c > 0 {
+			obs.Cost = c
+		}
+	}
+	for _, f := range global {
+		v = deletePath(v, splitPath(f))
+	}
+	for _, f := range r.IgnoreFields {
+		v = deletePath(v, splitPath(f))
+	}
+	return v
 }

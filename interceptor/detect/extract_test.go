@@ -10,11 +10,11 @@ import (
 
 func TestExtract(t *testing.T) {
 	rules := func(r Rules) Policy {
-		p := DefaultPolicy()
+		p := legacyPolicy()
 		p.Nodes = map[string]NodePolicy{"n": {Rules: r}}
 		return p
 	}
-	def := DefaultPolicy()
+	def := legacyPolicy()
 	ignoreTS := rules(Rules{IgnoreFields: []string{"ts", "items.*.at", "meta.run"}})
 	tests := []struct {
 		name     string
@@ -38,7 +38,7 @@ func TestExtract(t *testing.T) {
 		{name: "ignore fields: others still count", policy: ignoreTS, give: `{"ts":"10:01","v":"x"}`, differs: `{"ts":"10:01","v":"y"}`},
 		{name: "ignore with wildcard in arrays", policy: ignoreTS, give: `{"items":[{"id":1,"at":5},{"id":2,"at":6}]}`, sameAs: `{"items":[{"id":1,"at":7},{"id":2}]}`},
 		{name: "ignore an array element", policy: rules(Rules{IgnoreFields: []string{"log.0"}}), give: `{"log":["t=1","x"]}`, sameAs: `{"log":["t=2","x"]}`},
-		{name: "global ignore fields", policy: func() Policy { p := DefaultPolicy(); p.IgnoreFields = []string{"id"}; return p }(), give: `{"id":"a1","v":1}`, sameAs: `{"v":1,"id":"b2"}`},
+		{name: "global ignore fields", policy: func() Policy { p := legacyPolicy(); p.IgnoreFields = []string{"id"}; return p }(), give: `{"id":"a1","v":1}`, sameAs: `{"v":1,"id":"b2"}`},
 		{
 			name: "progress fields", policy: rules(Rules{ProgressFields: []string{"diff", "tests.failing"}}),
 			give: `{"diff":"+x","tests":{"failing":["t1","t2"]},"msg":"hi"}`,
@@ -90,7 +90,7 @@ func TestExtract(t *testing.T) {
 }
 
 func TestExtractProgressIgnoresOtherFields(t *testing.T) {
-	p := DefaultPolicy()
+	p := legacyPolicy()
 	p.Nodes = map[string]NodePolicy{"coder": {Rules: Rules{ProgressFields: []string{"patch"}}}}
 	a := Extract(p, "coder", []byte(`{"patch":"+null check","explanation":"first try"}`))
 	b := Extract(p, "coder", []byte(`{"patch":"+null check","explanation":"second try"}`))

@@ -21,74 +21,89 @@ func FuzzState(f *testing.F) {
 	f.Add([]byte{2, 2, 2, 10, 10, 10, 2, 2, 2, 10, 10, 10, 0xff, 0xfe, 0x80})
 	f.Add(make([]byte, 300))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		p := DefaultPolicy()
-		p.MaxNodes = 4
-		p.MaxCost = 3
-		p.MaxCycleCost = 2
-		p.MaxCycleRuntime = time.Hour
-		p.Nodes = map[string]NodePolicy{"n5": {Exempt: true}, "n1": {MaxCalls: 4, HigherIsBetter: true}}
-		p.Graph = []Edge{{"n2", "n3"}, {"n3", "n2"}}
-		s := NewState(p)
-		now := t0
-		var open []StepRef
-		var last *Trip
-		for i := 0; i+1 < len(data); i += 2 {
-			op, arg := data[i]%8, data[i+1]
-			now = now.Add(time.Duration(arg) * time.Second)
-			switch op {
-			case 0, 1, 2:
-				name := fmt.Sprintf("n%d", arg%6)
-				if op == 2 {
-					name = fmt.Sprintf("tool-%d", arg)
-				}
-				ref, trip := s.Begin(name, now)
-				if trip != nil {
-					last = trip
-				} else {
-					open = append(open, ref)
-				}
-			case 3, 4:
-				if len(open) == 0 {
-					continue
-				}
-				k := int(arg) % len(open)
-				obs := Observation{Output: uint64(arg % 3)}
-				switch arg % 5 {
-				case 0:
-					obs = Observation{Failed: true, ErrorSig: "e"}
-				case 1:
-					obs.HasMetric, obs.Metric = true, float64(arg%4)
-				case 2:
-					obs.HasProgress, obs.Progress = true, uint64(arg%2)
-				}
-				obs.Cost = float64(arg%4) / 4
-				s.End(open[k], obs, now)
-				if op == 3 {
-					open = append(open[:k], open[k+1:]...)
-				} // op 4 leaves a duplicate End possible
-			case 5:
-				s.Stop("stop", now)
-			case 6:
-				t := last
-				if arg%2 == 0 {
-					t = s.Pending()
-				}
-				s.Resume(t, Extension{MaxCycleIterations: int(arg % 3), MaxCallsPerNode: int(arg % 2), MaxCost: float64(arg % 2)})
-			case 7:
-				b, err := s.MarshalJSON()
-				if err != nil {
-					t.Fatal(err)
-				}
-				if s, err = Restore(p, b); err != nil {
-					t.Fatal(err)
-				}
-			}
-			_ = s.View()
-		}
-		if size := s.Size(); size > maxFuzzSize {
-			t.Fatalf("state grew to %d bytes", size)
+		for _, gen := range []Generation{DetectionLegacy, DetectionV2} {
+			fuzzState(t, gen, data)
 		}
 	})
+}
+
+func fuzzState(t *testing.T, gen Generation, data []byte) {
+	p := legacyPolicy()
+	p.Detection = gen
+	p.MaxNodes = 4
+	p.MaxCost = 3
+	p.MaxCycleCost = 2
+	p.MaxCycleRuntime = time.Hour
+	p.Nodes = map[string]NodePolicy{"n5": {Exempt: true}, "n1": {MaxCalls: 4, HigherIsBetter: true}}
+	p.Graph = []Edge{{"n2", "n3"}, {"n3", "n2"}}
+	s := NewState(p)
+	now := t0
+	var open []StepRef
+	var last *Trip
+	for i := 0; i+1 < len(data); i += 2 {
+		op, arg := data[i]%8, data[i+1]
+		now = now.Add(time.Duration(arg) * time.Second)
+		switch op {
+		case 0, 1, 2:
+			name := fmt.Sprintf("n%d", arg%6)
+			if op == 2 {
+				name = fmt.Sprintf("tool-%d", arg)
+			}
+			ref, trip := s.Begin(name, now)
+			if trip != nil {
+				last = trip
+			} else {
+				open = append(open, ref)
+			}
+		case 3, 4:
+			if len(open) == 0 {
+				continue
+			}
+			k := int(arg) % len(open)
+			obs := Observation{Output: uint64(arg % 3)}
+			switch arg % 5 {
+			case 0:
+				obs = Observation{Failed: true, ErrorSig: "e"}
+			case 1:
+				obs.HasMetric, obs.Metric = true, float64(arg%4)
+			case 2:
+				obs.HasProgress, obs.Progress = true, uint64(arg%2)
+			}
+			obs.Cost = float64(arg%4) / 4
+			withV2(&obs)
+			if arg%7 == 0 {
+				obs.Fields = obs.Fields[:arg%5]
+			}
+			s.End(open[k], obs, now)
+			if op == 3 {
+				open = append(open[:k], open[k+1:]...)
+			} // op 4 leaves a duplicate End possible
+		case 5:
+			if arg%2 == 0 {
+				s.Timer(now)
+			} else {
+				s.Stop("stop", now)
+			}
+		case 6:
+			t := last
+			if arg%2 == 0 {
+				t = s.Pending()
+			}
+			s.Resume(t, Extension{MaxCycleIterations: int(arg % 3), MaxCallsPerNode: int(arg % 2), MaxCost: float64(arg % 2)})
+		case 7:
+			b, err := s.MarshalJSON()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s, err = Restore(p, b); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_ = s.View()
+	}
+	if size := s.Size(); size > maxFuzzSize {
+		t.Fatalf("state grew to %d bytes", size)
+	}
 }
 
 // FuzzExtract: Extract and ErrorSignature never panic, whatever the payload.
@@ -99,7 +114,7 @@ func FuzzExtract(f *testing.F) {
 	f.Add([]byte(`{"a":`))
 	f.Add([]byte("\"\\u00e9\\n\""))
 	f.Add([]byte{0xff, 0xfe, '"'})
-	p := DefaultPolicy()
+	p := legacyPolicy()
 	p.IgnoreFields = []string{"ts", "a.b.*.c", "0"}
 	p.Nodes = map[string]NodePolicy{"n": {Rules: Rules{
 		IgnoreFields:   []string{"a.b.1", "*"},
@@ -107,11 +122,23 @@ func FuzzExtract(f *testing.F) {
 		MetricField:    "a.b",
 		CostField:      "cost",
 	}}}
+	f.Add([]byte(`{"args":"{\"q\": [\"a\", \"b\"], \"n\": 1.5}","thought":"x","id":12345}`))
+	f.Add([]byte(`"2026-11-23T12:48:26Z chatcmpl-9f8e7d6c5b 2.31s line 10 287:295 \ud83d\ude00"`))
+	v2 := p
+	v2.Detection = DetectionV2
 	f.Fuzz(func(t *testing.T, data []byte) {
-		for _, node := range []string{"n", "other"} {
-			obs := Extract(p, node, data)
-			if len(obs.ProgressRaw) > maxRawLen {
-				t.Fatalf("ProgressRaw of %d bytes", len(obs.ProgressRaw))
+		for _, pol := range []Policy{p, v2} {
+			for _, node := range []string{"n", "other"} {
+				obs := Extract(pol, node, data)
+				if len(obs.ProgressRaw) > maxRawLen {
+					t.Fatalf("ProgressRaw of %d bytes", len(obs.ProgressRaw))
+				}
+				if len(obs.Fields) > maxFields {
+					t.Fatalf("%d fields", len(obs.Fields))
+				}
+				if again := Extract(pol, node, data); again.Output != obs.Output || again.Sim != obs.Sim || again.Action != obs.Action {
+					t.Fatalf("Extract is not deterministic")
+				}
 			}
 		}
 		if sig := ErrorSignature(string(data), string(data)); len(sig) > maxSigLen {

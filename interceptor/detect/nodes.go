@@ -36,13 +36,25 @@ type node struct {
 	best        float64
 	noImprove   int
 
-	extCalls int
-	extRun   time.Duration
-	extEdge  int
+	ext Extension // node-scoped extensions granted by Resume
+
+	// DetectionV2 only.
+	novelSeq   int  // seq of the node's last step that brought something new
+	varied     bool // its output has changed at least once (a constant node is an acknowledgement)
+	openWaited bool // the open step follows a durable timer and a step of this node, nothing between
+	learn      learning
 
 	cyc int     // index into State.cycles, -1: in no cycle
 	in  []int32 // edges into the node
 	out []int32 // edges out of the node
+}
+
+// resetHistory forgets the node's output, error, progress and metric
+// history (Resume after a stall, repeated error or oscillation).
+func (n *node) resetHistory() {
+	n.hist.clear()
+	n.hasLastProg, n.lastProg = false, 0
+	n.hasBest, n.best, n.noImprove = false, 0, 0
 }
 
 // agg combines the observations of a step's calls (more than one on fan-out).
@@ -57,6 +69,11 @@ type agg struct {
 	hasMetric bool
 	metric    float64
 	cost      float64
+	sim       uint64 // DetectionV2: a single call's Observation.Sim, Shape and Count
+	shape     uint64
+	count     int64
+	action    uint64
+	fanout    bool // more than one call: no SimHash, no fields
 }
 
 // lookup returns the index of a node, registering it when it is new. Names
@@ -105,8 +122,8 @@ func (s *State) register(name string, declared bool) int {
 		name:     name,
 		exempt:   np.Exempt,
 		higher:   np.HigherIsBetter,
-		maxCalls: s.lim.maxCalls,
-		maxRun:   s.lim.maxNodeRuntime,
+		maxCalls: s.lim.budget.MaxCallsPerNode,
+		maxRun:   s.lim.budget.MaxNodeRuntime,
 		declared: declared,
 		cyc:      -1,
 		hist:     newRing[rec](s.lim.window),

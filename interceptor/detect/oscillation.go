@@ -13,7 +13,11 @@ func (s *State) outputOscillation(n *node, r *rec) int {
 	outs := s.scratch[:0]
 	for j := 0; j < n.hist.n && len(outs) < most; j++ {
 		if h := n.hist.at(j); h.output() {
-			outs = append(outs, h.out)
+			v := h.out
+			if s.pol.v2() {
+				v = h.key // commentary and measurements left out
+			}
+			outs = append(outs, v)
 		}
 	}
 	s.scratch = outs[:0]

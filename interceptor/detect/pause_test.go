@@ -67,3 +67,36 @@ func TestPausedTimeIsNotCycleRuntime(t *testing.T) {
 		})
 	}
 }
+
+// TestResumeClearsTheIteration: a stall of the second generation is about
+// the whole iteration, so a human's resume clears what every member of the
+// cycle repeated; the legacy rules clear only the node that tripped, and
+// its partner halts at once.
+func TestResumeClearsTheIteration(t *testing.T) {
+	stuck := rep(3, "Code=same", "Verify=verdict")
+	tests := []struct {
+		name string
+		give Policy
+		// want is the detector of the first trip after the resume ("" for
+		// none within two more identical iterations).
+		want Detector
+	}{
+		{"v2: the resume clears the loop", DefaultPolicy(), ""},
+		{"legacy: the partner trips at once", legacyPolicy(), DetectorIdenticalOutput},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := newDriver(tt.give)
+			_, trip := d.run(stuck...)
+			require.NotNil(t, trip, "three identical iterations stall")
+			d.s.Resume(trip, Extension{})
+			_, again := d.run(rep(2, "Code=same", "Verify=verdict")...)
+			if tt.want == "" {
+				assert.Nil(t, again, "two more iterations are not yet a new stall")
+				return
+			}
+			require.NotNil(t, again)
+			assert.Equal(t, tt.want, again.Detector)
+		})
+	}
+}

@@ -1,11 +1,10 @@
 package detect
 
-import "time"
-
 // DefaultPolicy returns the documented default thresholds (see the package
 // doc's table). Cost, runtime and cycle-runtime budgets are off by default.
 func DefaultPolicy() Policy {
 	return Policy{
+		Detection:              DetectionV2,
 		MaxCallsPerNode:        10,
 		MaxNodeRuntime:         0,
 		MaxTotalCalls:          1000,
@@ -36,14 +35,9 @@ const (
 // limits is the sanitised form of a Policy: every disabled rule is 0, every
 // threshold is usable, the window holds what the detectors need.
 type limits struct {
-	maxCalls        int
-	maxNodeRuntime  time.Duration
-	maxTotal        int
-	maxCost         float64
-	maxIter         int
-	maxCycleRuntime time.Duration
-	maxCycleCost    float64
-	maxEdge         int
+	// budget holds the policy's budgets, one field per row of the budget
+	// table, negative values 0 (off).
+	budget Extension
 
 	repeat     int // 0: identical_output off
 	errRepeat  int // 0: repeated_error off
@@ -61,22 +55,15 @@ type limits struct {
 // to what the enabled detectors need and capped at maxWindow.
 func newLimits(p Policy) limits {
 	l := limits{
-		maxCalls:        posInt(p.MaxCallsPerNode),
-		maxNodeRuntime:  posDur(p.MaxNodeRuntime),
-		maxTotal:        posInt(p.MaxTotalCalls),
-		maxCost:         posFloat(p.MaxCost),
-		maxIter:         posInt(p.MaxCycleIterations),
-		maxCycleRuntime: posDur(p.MaxCycleRuntime),
-		maxCycleCost:    posFloat(p.MaxCycleCost),
-		maxEdge:         posInt(p.MaxEdgeWithoutProgress),
-		repeat:          atLeast2(p.RepeatThreshold),
-		errRepeat:       atLeast2(p.ErrorRepeatThreshold),
-		stall:           atLeast2(p.StallIterations),
-		noImprove:       posInt(p.NoImproveIterations),
-		oscPeriods:      atLeast2(p.OscillationPeriods),
-		maxOscP:         atLeast2(p.MaxOscillationPeriod),
-		window:          posInt(p.Window),
-		maxNodes:        p.MaxNodes,
+		budget:     budgetsOf(&p),
+		repeat:     atLeast2(p.RepeatThreshold),
+		errRepeat:  atLeast2(p.ErrorRepeatThreshold),
+		stall:      atLeast2(p.StallIterations),
+		noImprove:  posInt(p.NoImproveIterations),
+		oscPeriods: atLeast2(p.OscillationPeriods),
+		maxOscP:    atLeast2(p.MaxOscillationPeriod),
+		window:     posInt(p.Window),
+		maxNodes:   p.MaxNodes,
 	}
 	if l.oscPeriods == 0 || l.maxOscP == 0 {
 		l.oscPeriods, l.maxOscP = 0, 0
@@ -109,23 +96,24 @@ func newLimits(p Policy) limits {
 	return l
 }
 
+// budgetsOf copies p's budgets into an Extension-shaped value, negative
+// ones 0.
+func budgetsOf(p *Policy) Extension {
+	var e Extension
+	for _, b := range budgetTable {
+		dst := b.ExtensionField(&e)
+		setAt(dst, b.Value(p))
+		clampAt(dst)
+	}
+	return e
+}
+
 func posInt(v int) int {
 	return max(v, 0)
 }
 
 func atLeast2(v int) int {
 	if v < 2 {
-		return 0
-	}
-	return v
-}
-
-func posDur(v time.Duration) time.Duration {
-	return max(v, 0)
-}
-
-func posFloat(v float64) float64 {
-	if !(v > 0) { // also NaN
 		return 0
 	}
 	return v

@@ -48,25 +48,8 @@ func (s *State) Resume(t *Trip, ext Extension) {
 
 // raises reports whether ext raises the limit detector d enforces.
 func raises(d Detector, ext Extension) bool {
-	switch d {
-	case DetectorNodeCalls:
-		return ext.MaxCallsPerNode > 0
-	case DetectorNodeRuntime:
-		return ext.MaxNodeRuntime > 0
-	case DetectorTotalCalls:
-		return ext.MaxTotalCalls > 0
-	case DetectorTotalCost:
-		return ext.MaxCost > 0
-	case DetectorCycleIterations:
-		return ext.MaxCycleIterations > 0
-	case DetectorCycleRuntime:
-		return ext.MaxCycleRuntime > 0
-	case DetectorCycleCost:
-		return ext.MaxCycleCost > 0
-	case DetectorEdgeWithoutProgress:
-		return ext.MaxEdgeWithoutProgress > 0
-	}
-	return false
+	b := budgetOf(d)
+	return b != nil && b.Positive(&ext)
 }
 
 // reset clears what detector d counts, at node ni and cycle ci (-1: none).
@@ -79,85 +62,54 @@ func (s *State) reset(d Detector, ni, ci int) {
 	if ci >= 0 {
 		c = &s.cycles[ci]
 	}
+	if b := budgetOf(d); b != nil {
+		b.reset(s, n, c)
+		return
+	}
 	switch d {
-	case DetectorNodeCalls:
-		if n != nil {
-			n.steps = 0
-		}
-	case DetectorNodeRuntime:
-		if n != nil {
-			n.run = 0
-		}
-	case DetectorTotalCalls:
-		s.totalCalls = 0
-	case DetectorTotalCost:
-		s.totalCost = 0
-	case DetectorCycleIterations:
-		if c != nil {
-			c.iter = 1
-		}
-	case DetectorCycleRuntime:
-		if c != nil {
-			c.hasStart, c.restart = false, true
-		}
-	case DetectorCycleCost:
-		if c != nil {
-			c.cost = 0
-		}
-	case DetectorEdgeWithoutProgress:
-		if n != nil {
-			for _, e := range n.in {
-				s.edges[e].count = 0
-			}
-		}
 	case DetectorIdenticalOutput, DetectorOutputOscillation, DetectorUnchangedProgress,
 		DetectorNoImprovement, DetectorRepeatedError:
 		if n != nil {
-			n.hist.clear()
-			n.hasLastProg, n.lastProg = false, 0
-			n.hasBest, n.best, n.noImprove = false, 0, 0
+			n.resetHistory()
+		}
+		if c != nil && s.pol.v2() {
+			// The second generation judges the loop, not the node: the
+			// halt was about the whole iteration, so a resume clears what
+			// every member repeated. Otherwise the next member of the same
+			// stuck iteration would halt again at once.
+			for _, m := range c.members {
+				s.nodes[m].resetHistory()
+			}
 		}
 	case DetectorTransitionOscillation:
 		s.trans.clear()
 	}
 }
 
-// extend adds ext to its scopes.
+// extend adds ext to its scopes: node-scoped rows to node ni, cycle-scoped
+// ones to cycle ci, the others (and those whose scope is unknown) to the
+// whole execution.
 func (s *State) extend(ext Extension, ni, ci int) {
-	if ni >= 0 {
-		n := &s.nodes[ni]
-		n.extCalls += ext.MaxCallsPerNode
-		n.extRun += ext.MaxNodeRuntime
-		n.extEdge += ext.MaxEdgeWithoutProgress
-	} else {
-		s.ext.MaxCallsPerNode += ext.MaxCallsPerNode
-		s.ext.MaxNodeRuntime += ext.MaxNodeRuntime
-		s.ext.MaxEdgeWithoutProgress += ext.MaxEdgeWithoutProgress
+	for _, b := range budgetTable {
+		src := b.ExtensionField(&ext)
+		if !positiveAt(src) {
+			continue
+		}
+		dst := b.ExtensionField(&s.ext)
+		switch {
+		case b.Scope == ScopeNode && ni >= 0:
+			dst = b.ExtensionField(&s.nodes[ni].ext)
+		case b.Scope == ScopeCycle && ci >= 0:
+			dst = b.ExtensionField(&s.cycles[ci].ext)
+		}
+		addAt(dst, src)
 	}
-	if ci >= 0 {
-		c := &s.cycles[ci]
-		c.extIter += ext.MaxCycleIterations
-		c.extRun += ext.MaxCycleRuntime
-		c.extCost += ext.MaxCycleCost
-	} else {
-		s.ext.MaxCycleIterations += ext.MaxCycleIterations
-		s.ext.MaxCycleRuntime += ext.MaxCycleRuntime
-		s.ext.MaxCycleCost += ext.MaxCycleCost
-	}
-	s.ext.MaxTotalCalls += ext.MaxTotalCalls
-	s.ext.MaxCost += ext.MaxCost
 }
 
 // positive drops negative (and NaN) extension fields.
 func positive(e Extension) Extension {
-	return Extension{
-		MaxCallsPerNode:        posInt(e.MaxCallsPerNode),
-		MaxNodeRuntime:         posDur(e.MaxNodeRuntime),
-		MaxTotalCalls:          posInt(e.MaxTotalCalls),
-		MaxCost:                posFloat(e.MaxCost),
-		MaxCycleIterations:     posInt(e.MaxCycleIterations),
-		MaxCycleRuntime:        posDur(e.MaxCycleRuntime),
-		MaxCycleCost:           posFloat(e.MaxCycleCost),
-		MaxEdgeWithoutProgress: posInt(e.MaxEdgeWithoutProgress),
+	for _, b := range budgetTable {
+		clampAt(b.ExtensionField(&e))
 	}
+	return e
 }

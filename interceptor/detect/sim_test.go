@@ -42,6 +42,7 @@ func genOps(seed uint64, n, names int) []simOp {
 		if rng.IntN(3) == 0 {
 			o.Cost = float64(rng.IntN(100)) / 1000
 		}
+		withV2(&o)
 		return o
 	}
 	for calls := 0; calls < n; {
@@ -68,7 +69,7 @@ func genOps(seed uint64, n, names int) []simOp {
 
 // simPolicy exercises every rule.
 func simPolicy() Policy {
-	p := DefaultPolicy()
+	p := legacyPolicy()
 	p.MaxCost = 2
 	p.MaxCycleCost = 1
 	p.MaxCycleRuntime = 20 * time.Minute
@@ -132,4 +133,20 @@ func simulate(p Policy, ops []simOp, snapAt map[int]bool, record bool) ([]string
 		}
 	}
 	return events, s
+}
+
+// withV2 adds what Extract fills in for DetectionV2, derived from the
+// output (no random draw, so the legacy traces stay the same): the worst
+// case of sixteen numeric fields, one of them volatile, a SimHash, a
+// shape and an action.
+func withV2(o *Observation) {
+	if o.Failed {
+		return
+	}
+	o.Sim, o.Shape, o.Action, o.Count = o.Output*3|1, o.Output>>3|1, o.Output>>1|1, int64(o.Output%7)
+	o.Fields = make([]Field, maxFields)
+	for k := range o.Fields {
+		o.Fields[k] = Field{Path: uint32(k + 1), Sum: uint64(k) * 0x9e3779b97f4a7c15}
+	}
+	o.Fields[0].Sum = o.Output
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -25,31 +26,47 @@ type snapshot struct {
 	TotalCost  float64     `json:"t$,omitempty"`
 	Last       int         `json:"l"`
 	Trans      [][4]int    `json:"tr,omitempty"` // from, to, seq, progress
+	TimerSeq   int         `json:"tm,omitempty"`
+	Cand       *[2]int     `json:"cd,omitempty"` // DetectionV2: candidate node, its step
 	Pending    *Trip       `json:"p,omitempty"`
 	Ext        *Extension  `json:"x,omitempty"`
 }
 
 type snapNode struct {
-	Name     string    `json:"n"`
-	Declared bool      `json:"d,omitempty"`
-	Seen     int       `json:"sn,omitempty"`
-	Calls    int       `json:"c,omitempty"`
-	Steps    int       `json:"s,omitempty"`
-	Run      int64     `json:"r,omitempty"`
-	Cost     float64   `json:"$,omitempty"`
-	FirstSeq int       `json:"fs,omitempty"`
-	FirstAt  int64     `json:"fa,omitempty"`
-	OpenSeq  int       `json:"os,omitempty"`
-	OpenAt   int64     `json:"oa,omitempty"`
-	InFlight int       `json:"if,omitempty"`
-	Agg      *snapAgg  `json:"ag,omitempty"`
-	Hist     []snapRec `json:"h,omitempty"`
-	LastProg string    `json:"lp,omitempty"`
-	Best     *float64  `json:"b,omitempty"`
-	NoImp    int       `json:"ni,omitempty"`
-	ExtCalls int       `json:"xc,omitempty"`
-	ExtRun   int64     `json:"xr,omitempty"`
-	ExtEdge  int       `json:"xe,omitempty"`
+	Name     string     `json:"n"`
+	Declared bool       `json:"d,omitempty"`
+	Seen     int        `json:"sn,omitempty"`
+	Calls    int        `json:"c,omitempty"`
+	Steps    int        `json:"s,omitempty"`
+	Run      int64      `json:"r,omitempty"`
+	Cost     float64    `json:"$,omitempty"`
+	FirstSeq int        `json:"fs,omitempty"`
+	FirstAt  int64      `json:"fa,omitempty"`
+	OpenSeq  int        `json:"os,omitempty"`
+	OpenAt   int64      `json:"oa,omitempty"`
+	InFlight int        `json:"if,omitempty"`
+	Agg      *snapAgg   `json:"ag,omitempty"`
+	Hist     []snapRec  `json:"h,omitempty"`
+	LastProg string     `json:"lp,omitempty"`
+	Best     *float64   `json:"b,omitempty"`
+	NoImp    int        `json:"ni,omitempty"`
+	ExtCalls int        `json:"xc,omitempty"`
+	ExtRun   int64      `json:"xr,omitempty"`
+	ExtEdge  int        `json:"xe,omitempty"`
+	NovelSeq int        `json:"nv,omitempty"`
+	Varied   bool       `json:"va,omitempty"`
+	Waited   bool       `json:"ow,omitempty"`
+	Learn    *snapLearn `json:"lr,omitempty"`
+}
+
+// snapLearn is a node's learning state (DetectionV2): fields as
+// "path:sum" hex pairs.
+type snapLearn struct {
+	Prev  []string `json:"p,omitempty"`
+	Chg   []uint8  `json:"c,omitempty"`
+	Vol   []uint32 `json:"v,omitempty"`
+	Pend  []string `json:"pd,omitempty"` // the open step's fields
+	Basis [3]uint8 `json:"b"`            // basis, SimHash distance, fields ignored
 }
 
 type snapAgg struct {
@@ -63,6 +80,11 @@ type snapAgg struct {
 	HasMetric bool    `json:"hm,omitempty"`
 	Metric    float64 `json:"m,omitempty"`
 	Cost      float64 `json:"$,omitempty"`
+	Sim       string  `json:"si,omitempty"`
+	Shape     string  `json:"sh,omitempty"`
+	Count     int64   `json:"ct,omitempty"`
+	Action    string  `json:"ac,omitempty"`
+	Fanout    bool    `json:"fo,omitempty"`
 }
 
 type snapRec struct {
@@ -72,6 +94,12 @@ type snapRec struct {
 	ErrSig  string  `json:"e,omitempty"`
 	ProgRaw string  `json:"r,omitempty"`
 	Flags   uint8   `json:"f,omitempty"`
+	Seq     int     `json:"q,omitempty"`
+	Sim     string  `json:"si,omitempty"`
+	Shape   string  `json:"sh,omitempty"`
+	Count   int64   `json:"ct,omitempty"`
+	Action  string  `json:"ac,omitempty"`
+	Key     string  `json:"k,omitempty"`
 }
 
 type snapCycle struct {
@@ -113,14 +141,18 @@ func (s *State) snapshot() snapshot {
 		TotalSteps: s.totalSteps,
 		TotalCost:  s.totalCost,
 		Last:       s.last,
+		TimerSeq:   seqAgo(s.seq, s.timerSeq),
 		Pending:    s.pending,
+	}
+	if s.cand >= 0 {
+		sn.Cand = &[2]int{s.cand, seqAgo(s.seq, s.candSeq)}
 	}
 	if s.ext != (Extension{}) {
 		x := s.ext
 		sn.Ext = &x
 	}
 	for i := range s.nodes {
-		sn.Nodes = append(sn.Nodes, snapNodeOf(&s.nodes[i]))
+		sn.Nodes = append(sn.Nodes, snapNodeOf(&s.nodes[i], s.seq))
 	}
 	for _, e := range s.edges {
 		d := 0
@@ -133,7 +165,7 @@ func (s *State) snapshot() snapshot {
 		sn.Cycles = append(sn.Cycles, snapCycle{
 			ID: c.id, Members: c.members, Anchor: c.anchor, Iter: c.iter,
 			Start: unixNano(c.start), HasStart: c.hasStart, Restart: c.restart, Cost: c.cost,
-			ExtIter: c.extIter, ExtRun: int64(c.extRun), ExtCost: c.extCost,
+			ExtIter: c.ext.MaxCycleIterations, ExtRun: int64(c.ext.MaxCycleRuntime), ExtCost: c.ext.MaxCycleCost,
 		})
 	}
 	for k := s.trans.n - 1; k >= 0; k-- {
@@ -143,12 +175,13 @@ func (s *State) snapshot() snapshot {
 	return sn
 }
 
-func snapNodeOf(n *node) snapNode {
+func snapNodeOf(n *node, seq int) snapNode {
 	sn := snapNode{
 		Name: n.name, Declared: n.declared, Seen: n.seen, Calls: n.calls, Steps: n.steps,
 		Run: int64(n.run), Cost: n.cost, FirstSeq: n.firstSeq, FirstAt: unixNano(n.firstAt),
 		OpenSeq: n.openSeq, OpenAt: unixNano(n.openAt), InFlight: n.inflight,
-		NoImp: n.noImprove, ExtCalls: n.extCalls, ExtRun: int64(n.extRun), ExtEdge: n.extEdge,
+		NovelSeq: seqAgo(seq, n.novelSeq), Varied: n.varied, Waited: n.openWaited,
+		NoImp: n.noImprove, ExtCalls: n.ext.MaxCallsPerNode, ExtRun: int64(n.ext.MaxNodeRuntime), ExtEdge: n.ext.MaxEdgeWithoutProgress,
 	}
 	if n.agg != (agg{}) {
 		a := n.agg
@@ -156,13 +189,23 @@ func snapNodeOf(n *node) snapNode {
 			Ended: a.ended, OK: a.ok, Out: hexOrEmpty(a.out), ErrSig: a.errSig,
 			HasProg: a.hasProg, Prog: hexOrEmpty(a.prog), ProgRaw: a.progRaw,
 			HasMetric: a.hasMetric, Metric: a.metric, Cost: a.cost,
+			Sim: hexOrEmpty(a.sim), Shape: hexOrEmpty(a.shape), Count: a.count, Action: hexOrEmpty(a.action), Fanout: a.fanout,
 		}
+	}
+	if l := &n.learn; l.nprev > 0 || l.nvol > 0 || l.npend > 0 || l.basis != basisNone {
+		sl := &snapLearn{
+			Chg: append([]uint8(nil), l.chg[:l.nprev]...), Vol: append([]uint32(nil), l.vol[:l.nvol]...),
+			Prev: fieldStrings(l.prev[:l.nprev]), Pend: fieldStrings(l.pend[:l.npend]),
+			Basis: [3]uint8{uint8(l.basis), l.dist, l.nign},
+		}
+		sn.Learn = sl
 	}
 	for j := n.hist.n - 1; j >= 0; j-- {
 		h := n.hist.at(j)
 		sn.Hist = append(sn.Hist, snapRec{
 			Out: hexOrEmpty(h.out), Prog: hexOrEmpty(h.prog), Metric: h.metric,
 			ErrSig: h.errSig, ProgRaw: h.progRaw, Flags: h.flags,
+			Seq: seqAgo(seq, h.seq), Sim: hexOrEmpty(h.sim), Shape: hexOrEmpty(h.shape), Count: h.count, Action: hexOrEmpty(h.action), Key: hexOrEmpty(h.key),
 		})
 	}
 	if n.hasLastProg {
@@ -215,12 +258,20 @@ func (s *State) restore(sn *snapshot) error {
 				ended: a.Ended, ok: a.OK, out: parseHex(a.Out), errSig: truncate(a.ErrSig, maxNameLen),
 				hasProg: a.HasProg, prog: parseHex(a.Prog), progRaw: truncate(a.ProgRaw, maxRawLen),
 				hasMetric: a.HasMetric, metric: a.Metric, cost: a.Cost,
+				sim: parseHex(a.Sim), shape: parseHex(a.Shape), count: a.Count, action: parseHex(a.Action), fanout: a.Fanout,
+			}
+		}
+		n.novelSeq, n.varied, n.openWaited = seqAt(sn.Seq, x.NovelSeq), x.Varied, x.Waited
+		if x.Learn != nil {
+			if err := n.learn.restore(x.Learn); err != nil {
+				return fmt.Errorf("node %q: %w", name, err)
 			}
 		}
 		for _, h := range x.Hist {
 			n.hist.push(rec{
 				out: parseHex(h.Out), prog: parseHex(h.Prog), metric: h.Metric,
 				errSig: truncate(h.ErrSig, maxNameLen), progRaw: truncate(h.ProgRaw, maxRawLen), flags: h.Flags,
+				seq: seqAt(sn.Seq, h.Seq), sim: parseHex(h.Sim), shape: parseHex(h.Shape), count: h.Count, action: parseHex(h.Action), key: parseHex(h.Key),
 			})
 		}
 		if x.LastProg != "" {
@@ -230,7 +281,7 @@ func (s *State) restore(sn *snapshot) error {
 			n.hasBest, n.best = true, *x.Best
 		}
 		n.noImprove = x.NoImp
-		n.extCalls, n.extRun, n.extEdge = x.ExtCalls, time.Duration(x.ExtRun), x.ExtEdge
+		n.ext.MaxCallsPerNode, n.ext.MaxNodeRuntime, n.ext.MaxEdgeWithoutProgress = x.ExtCalls, time.Duration(x.ExtRun), x.ExtEdge
 		s.seenCount = max(s.seenCount, n.seen)
 	}
 	nn := len(s.nodes)
@@ -262,13 +313,17 @@ func (s *State) restore(sn *snapshot) error {
 		s.cycles = append(s.cycles, cycle{
 			id: x.ID, members: x.Members, anchor: x.Anchor, iter: max(x.Iter, 1),
 			start: fromUnixNano(x.Start), hasStart: x.HasStart, restart: x.Restart, cost: x.Cost,
-			extIter: x.ExtIter, extRun: time.Duration(x.ExtRun), extCost: x.ExtCost,
+			ext: Extension{MaxCycleIterations: x.ExtIter, MaxCycleRuntime: time.Duration(x.ExtRun), MaxCycleCost: x.ExtCost},
 		})
 	}
 	s.recomputeCycles()
 
 	s.seq, s.totalCalls, s.totalSteps, s.totalCost = sn.Seq, sn.TotalCalls, sn.TotalSteps, sn.TotalCost
 	s.last = sn.Last
+	s.timerSeq = seqAt(sn.Seq, sn.TimerSeq)
+	if c := sn.Cand; c != nil && valid(c[0]) {
+		s.cand, s.candSeq = c[0], seqAt(sn.Seq, c[1])
+	}
 	if !valid(s.last) || s.nodes[s.last].exempt {
 		s.last = -1
 	}
@@ -309,4 +364,61 @@ func hexOrEmpty(h uint64) string {
 func parseHex(s string) uint64 {
 	v, _ := strconv.ParseUint(s, 16, 64)
 	return v
+}
+
+func fieldStrings(fs []Field) []string {
+	var out []string
+	for _, f := range fs {
+		out = append(out, fmt.Sprintf("%08x:%s", f.Path, hex16(f.Sum)))
+	}
+	return out
+}
+
+func parseFields(dst []Field, src []string) (int, error) {
+	if len(src) > len(dst) {
+		return 0, errors.New("too many fields")
+	}
+	for k, f := range src {
+		path, sum, ok := strings.Cut(f, ":")
+		p, err := strconv.ParseUint(path, 16, 32)
+		if !ok || err != nil {
+			return 0, fmt.Errorf("bad field %q", f)
+		}
+		dst[k] = Field{Path: uint32(p), Sum: parseHex(sum)}
+	}
+	return len(src), nil
+}
+
+func (l *learning) restore(sl *snapLearn) error {
+	if len(sl.Chg) > len(sl.Prev) || len(sl.Vol) > maxVolatile {
+		return errors.New("learning state too large")
+	}
+	var err error
+	if l.nprev, err = parseFields(l.prev[:], sl.Prev); err != nil {
+		return err
+	}
+	if l.npend, err = parseFields(l.pend[:], sl.Pend); err != nil {
+		return err
+	}
+	copy(l.chg[:], sl.Chg)
+	l.nvol = copy(l.vol[:], sl.Vol)
+	l.basis, l.dist, l.nign = sameBasis(sl.Basis[0]), sl.Basis[1], sl.Basis[2]
+	return nil
+}
+
+// seqAgo encodes a step sequence number relative to the latest one (1: the
+// latest, 0: none), so that the snapshot does not grow with the number of
+// calls; seqAt decodes it.
+func seqAgo(latest, seq int) int {
+	if seq <= 0 {
+		return 0
+	}
+	return latest - seq + 1
+}
+
+func seqAt(latest, ago int) int {
+	if ago <= 0 {
+		return 0
+	}
+	return latest - ago + 1
 }

@@ -28,9 +28,12 @@ type State struct {
 	totalCost  float64
 	last       int // node of the most recently started step, -1: none
 
-	trans   ring[trans]
-	pending *Trip
-	ext     Extension // extensions granted without a narrower scope
+	trans    ring[trans]
+	timerSeq int // DetectionV2: s.seq when the workflow last set a durable timer
+	cand     int // DetectionV2: node whose repetition waits for the rest of its loop, -1: none
+	candSeq  int // the step of cand that repeated
+	pending  *Trip
+	ext      Extension // extensions granted without a narrower scope
 
 	scratch []uint64
 }
@@ -63,6 +66,7 @@ func newState(p Policy) *State {
 		overflow: -1,
 		edgeIdx:  make(map[uint64]int32),
 		last:     -1,
+		cand:     -1,
 		trans:    newRing[trans](lim.window),
 		scratch:  make([]uint64, 0, lim.window),
 	}
@@ -187,6 +191,9 @@ func (s *State) Begin(name string, now time.Time) (StepRef, *Trip) {
 		n.firstSeq, n.firstAt = s.seq, now
 	}
 	n.openSeq, n.openAt, n.inflight, n.agg = s.seq, now, 1, agg{}
+	if s.pol.v2() {
+		s.beginV2(i, prev)
+	}
 	if ei >= 0 {
 		s.edges[ei].count++
 		s.trans.push(trans{from: int32(prev), to: int32(i), seq: s.seq})

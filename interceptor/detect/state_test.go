@@ -11,7 +11,7 @@ import (
 
 func TestFanOut(t *testing.T) {
 	t.Run("parallel calls are one step and never trip", func(t *testing.T) {
-		d := newDriver(DefaultPolicy())
+		d := newDriver(legacyPolicy())
 		for turn := range 4 {
 			out := fmt.Sprintf("search=turn%d", turn)
 			require.Nil(t, d.do("plan"))
@@ -26,7 +26,7 @@ func TestFanOut(t *testing.T) {
 		assert.Equal(t, 9, v.TotalSteps)
 	})
 	t.Run("identical fan-out results are not a stall", func(t *testing.T) {
-		d := newDriver(DefaultPolicy())
+		d := newDriver(legacyPolicy())
 		require.Nil(t, d.par("fetch=same", "fetch=same", "fetch=same", "fetch=same"))
 		require.Nil(t, d.do("next"))
 	})
@@ -37,7 +37,7 @@ func TestFanOut(t *testing.T) {
 		assert.Equal(t, DetectorTotalCalls, detectorOf(d.do("again")))
 	})
 	t.Run("a fan-out step fails only if every call failed", func(t *testing.T) {
-		d := newDriver(DefaultPolicy())
+		d := newDriver(legacyPolicy())
 		for range 3 {
 			require.Nil(t, d.par("fetch!e", "fetch=ok"))
 		}
@@ -45,13 +45,13 @@ func TestFanOut(t *testing.T) {
 		assert.Equal(t, DetectorIdenticalOutput, detectorOf(d.s.Pending()))
 	})
 	t.Run("outputs combine order-independently", func(t *testing.T) {
-		a, b := newDriver(DefaultPolicy()), newDriver(DefaultPolicy())
+		a, b := newDriver(legacyPolicy()), newDriver(legacyPolicy())
 		require.Nil(t, a.par("f=1", "f=2"))
 		require.Nil(t, b.par("f=2", "f=1"))
 		assert.Equal(t, a.s.nodes[0].hist.at(0).out, b.s.nodes[0].hist.at(0).out)
 	})
 	t.Run("joined calls end in any order", func(t *testing.T) {
-		s := NewState(DefaultPolicy())
+		s := NewState(legacyPolicy())
 		r1, _ := s.Begin("f", t0)
 		r2, _ := s.Begin("f", t0)
 		assert.Equal(t, r1, r2)
@@ -66,7 +66,7 @@ func TestFanOut(t *testing.T) {
 }
 
 func TestEndIgnoresBadRefs(t *testing.T) {
-	s := NewState(DefaultPolicy())
+	s := NewState(legacyPolicy())
 	ref, trip := s.Begin("A", t0)
 	require.Nil(t, trip)
 	s.End(StepRef{Node: -1}, Observation{}, t0)
@@ -106,7 +106,7 @@ func TestResume(t *testing.T) {
 		assert.Equal(t, "cycle coder→verify reached 10/10 iterations", trip.Message)
 	})
 	t.Run("stall: pending cleared, history cleared", func(t *testing.T) {
-		d := newDriver(DefaultPolicy())
+		d := newDriver(legacyPolicy())
 		at, trip := d.run("A=x", "A=x", "A=x", "B")
 		require.Equal(t, 3, at)
 		assert.Same(t, trip, d.s.Pending())
@@ -118,7 +118,7 @@ func TestResume(t *testing.T) {
 		assert.Equal(t, DetectorIdenticalOutput, detectorOf(trip))
 	})
 	t.Run("a JSON copy of the pending trip clears it", func(t *testing.T) {
-		d := newDriver(DefaultPolicy())
+		d := newDriver(legacyPolicy())
 		_, trip := d.run("A!e", "A!e", "A!e")
 		cp := *trip
 		cp.At = cp.At.In(time.FixedZone("x", 3600))
@@ -177,7 +177,7 @@ func TestResume(t *testing.T) {
 		}
 	})
 	t.Run("transition oscillation: window cleared", func(t *testing.T) {
-		d := newDriver(DefaultPolicy())
+		d := newDriver(legacyPolicy())
 		_, trip := d.run("A=a", "B=x", "A=b", "B=y", "A=b", "B=y", "A=a", "B=x")
 		require.Equal(t, DetectorTransitionOscillation, detectorOf(trip))
 		d.s.Resume(trip, Extension{})
@@ -185,7 +185,7 @@ func TestResume(t *testing.T) {
 		require.Nil(t, d.do("A=b"))
 	})
 	t.Run("nil and foreign trips are harmless", func(t *testing.T) {
-		d := newDriver(DefaultPolicy())
+		d := newDriver(legacyPolicy())
 		_, trip := d.run("A=x", "A=x", "A=x")
 		require.NotNil(t, trip)
 		d.s.Resume(nil, Extension{MaxTotalCalls: 5, MaxCycleIterations: 1})
@@ -264,7 +264,7 @@ func TestOverflowNodes(t *testing.T) {
 }
 
 func TestViewEmpty(t *testing.T) {
-	v := NewState(DefaultPolicy()).View()
+	v := NewState(legacyPolicy()).View()
 	assert.NotNil(t, v.Nodes)
 	assert.NotNil(t, v.Cycles)
 	assert.Zero(t, v.TotalCalls)

@@ -50,6 +50,9 @@ func (s *State) End(ref StepRef, obs Observation, now time.Time) {
 	if obs.Cost > 0 { // also false for NaN
 		a.cost += obs.Cost
 	}
+	if s.pol.v2() {
+		n.endV2(&obs)
+	}
 	n.inflight--
 	if n.inflight == 0 {
 		s.finalise(ref.Node, now.Round(0))
@@ -87,7 +90,13 @@ func (s *State) finalise(i int, now time.Time) {
 			r.flags |= recSilent
 		}
 	}
+	if s.pol.v2() {
+		s.judge(n, &r, &a)
+	}
 	prog := s.progress(n, &r)
+	if s.pol.v2() {
+		s.noveltyV2(n, &r, prog)
+	}
 	n.hist.push(r)
 
 	if prog {

@@ -4,10 +4,10 @@ import "time"
 
 // reasonOf maps a detector to its halt reason.
 func reasonOf(d Detector) Reason {
+	if b := budgetOf(d); b != nil {
+		return b.Reason
+	}
 	switch d {
-	case DetectorNodeCalls, DetectorNodeRuntime, DetectorTotalCalls, DetectorTotalCost,
-		DetectorCycleIterations, DetectorCycleRuntime, DetectorCycleCost:
-		return ReasonBudgetExceeded
 	case DetectorOutputOscillation, DetectorTransitionOscillation:
 		return ReasonOscillating
 	case DetectorRepeatedError:

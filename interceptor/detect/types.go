@@ -1,6 +1,9 @@
 package detect
 
-import "time"
+import (
+	"encoding/json"
+	"time"
+)
 
 // Reason is why a loop was halted. The values are the seed's (loop safety
 // document 000) and appear verbatim in the loop.halted payload.
@@ -43,6 +46,11 @@ const (
 // defaults before it builds a State). Policy is JSON-serialisable because the
 // interceptor pins it in each execution's history.
 type Policy struct {
+	// Detection selects the rule set (see Generation). The zero value is
+	// the legacy rule set of guard versions 1 to 3; DefaultPolicy returns
+	// DetectionV2.
+	Detection Generation `json:"detection,omitempty"`
+
 	MaxCallsPerNode        int           `json:"maxCallsPerNode,omitempty"`
 	MaxNodeRuntime         time.Duration `json:"maxNodeRuntime,omitempty"`
 	MaxTotalCalls          int           `json:"maxTotalCalls,omitempty"`
@@ -69,6 +77,29 @@ type Policy struct {
 	// Graph is the optional declared transition graph: its edges count for
 	// cycle detection from the first call, before they are observed.
 	Graph []Edge `json:"graph,omitempty"`
+}
+
+// UnmarshalJSON decodes a Policy over p. A policy without "detection" is
+// DetectionLegacy even when p held another generation: the policies guard
+// versions 1 to 3 pinned in their histories have no such field, and must
+// replay with the legacy rules however the pinned config is decoded.
+// Loaders that lay a partial policy over DefaultPolicy must set Detection
+// themselves when the partial policy omits it.
+func (p *Policy) UnmarshalJSON(b []byte) error {
+	type plain Policy // without this method
+	var probe struct {
+		Detection *Generation `json:"detection"`
+	}
+	if err := json.Unmarshal(b, &probe); err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, (*plain)(p)); err != nil {
+		return err
+	}
+	if probe.Detection == nil {
+		p.Detection = DetectionLegacy
+	}
+	return nil
 }
 
 // NodePolicy overrides the policy for one node. Zero fields inherit.
@@ -119,6 +150,32 @@ type Observation struct {
 	HasMetric   bool    `json:"hasMetric,omitempty"`
 	Metric      float64 `json:"metric,omitempty"`
 	Cost        float64 `json:"cost,omitempty"`
+
+	// Sim is the SimHash of the result's text (DetectionV2, 0: too little
+	// text): two results whose Sims differ in at most a few bits are
+	// near-duplicates.
+	Sim uint64 `json:"sim,omitempty"`
+	// Shape is Output with every number masked and Count the sum of the
+	// numbers Output kept (DetectionV2): a result whose Shape repeats and
+	// whose Count moved by one is a counter ("attempt 2", "attempt 3").
+	Shape uint64 `json:"shape,omitempty"`
+	Count int64  `json:"count,omitempty"`
+	// Action is Output without the commentary fields ("thought", "why",
+	// "reason", ...) and with non-integer numbers (measurements: timings,
+	// costs, scores) masked, 0 when the result has neither (DetectionV2).
+	Action uint64 `json:"action,omitempty"`
+	// Fields are the result's numeric leaves outside arrays (DetectionV2):
+	// the candidates for volatile fields (ids, epochs, counters) the State
+	// learns per node.
+	Fields []Field `json:"fields,omitempty"`
+}
+
+// Field is one numeric leaf of a result: a hash of its path and its
+// contribution to Observation.Output (the Output is the sum of its leaves'
+// contributions, so a learnt volatile field can be taken out).
+type Field struct {
+	Path uint32 `json:"p"`
+	Sum  uint64 `json:"s"`
 }
 
 // Extension raises limits when a human resumes a halted loop. Node-scoped
@@ -155,6 +212,11 @@ type Evidence struct {
 	ProgressValues  []string  `json:"progressValues,omitempty"`
 	Metrics         []float64 `json:"metrics,omitempty"`
 	Transitions     []string  `json:"transitions,omitempty"`
+
+	// DetectionV2: why the repeated results counted as the same, and what
+	// the comparison ignored.
+	Same    string   `json:"same,omitempty"`
+	Ignored []string `json:"ignored,omitempty"`
 }
 
 // StepRef identifies a step returned by State.Begin, to be passed to End.

@@ -15,8 +15,8 @@ import (
 	"github.com/loopguard/loopguard/worker/devserver/devtest"
 )
 
-// driftScript stalls once on Code under the default thresholds (three
-// identical Code outputs: identical_output halts the next call), then makes
+// driftScript stalls once under the default thresholds (three identical
+// Code/Verify iterations: identical_output halts the next call), then makes
 // progress to the end. Under fixtures.DriftedOptions (RepeatThreshold 2,
 // MaxCycleIterations 2, MaxTotalCalls 3, OnHalt fail) it would have been
 // escalated long before its end.
@@ -24,9 +24,9 @@ func driftScript() []fixtures.Turn {
 	return []fixtures.Turn{
 		{Node: "Code", Output: "patch a"}, {Node: "Verify", Output: "4 failing"},
 		{Node: "Code", Output: "patch b"}, {Node: "Verify", Output: "3 failing"},
-		{Node: "Code", Output: "patch b"}, {Node: "Verify", Output: "3 failing, again"},
-		{Node: "Code", Output: "patch b"}, // third identical: the next call halts
-		{Node: "Verify", Output: "3 failing, still"},
+		{Node: "Code", Output: "patch b"}, {Node: "Verify", Output: "3 failing"},
+		{Node: "Code", Output: "patch b"}, // third identical iteration: the next call halts
+		{Node: "Verify", Output: "3 failing"},
 		{Node: "Code", Output: "patch c"}, {Node: "Verify", Output: "0 failing"},
 	}
 }

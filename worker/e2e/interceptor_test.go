@@ -215,6 +215,7 @@ func TestRealServerNormalPathAddsNoEvents(t *testing.T) {
 	for _, calls := range []int{3, 9} {
 		guarded := count(rs.queue, fmt.Sprintf("guarded-%d", calls), calls)
 		unguarded := count("plain-"+t.Name(), fmt.Sprintf("plain-%d", calls), calls)
+		t.Logf("%d calls: %d events guarded, %d unguarded", calls, guarded, unguarded)
 		assert.LessOrEqual(t, guarded-unguarded, 3, "%d calls: %d events guarded, %d unguarded", calls, guarded, unguarded)
 		assert.GreaterOrEqual(t, guarded-unguarded, 1, "the guard records its pinned config")
 	}

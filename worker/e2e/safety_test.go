@@ -9,8 +9,10 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
@@ -78,16 +80,20 @@ func TestRealServerParallelBranchesShareOneHalt(t *testing.T) {
 			}
 			require.NoError(t, c.SignalWorkflow(ctx, id, "", decision, map[string]string{"by": "e2e"}))
 			var res []loopResult
-			require.NoError(t, run.Get(ctx, &res), "one decision releases every branch")
+			require.NoError(t, answerLaterHalts(ctx, c, run, 1, decision, &res), "one decision releases every branch")
 			require.Len(t, res, 2)
 			if decision == "resume" {
 				assert.Equal(t, []int{5, 5}, []int{res[0].Calls, res[1].Calls})
 			} else {
 				assert.True(t, res[0].Escalated)
-				assert.True(t, res[1].Escalated, "the waiting branch gets the same escalation")
+				// The Verify branch is escalated if it was waiting; it may
+				// have finished first (the deterministic case is in the
+				// unit tests and the v4-parallel-escalate-both fixture).
+				assert.True(t, res[1].Escalated || res[1].Calls == 5, "%+v", res[1])
 			}
 			h := healthyScripted(t, ctx, c, id)
-			assert.Equal(t, 1, signalsNamed(h, interceptor.DefaultHaltedSignal), "one loop.halted")
+			final := waitStatus(t, ctx, c, id, func(interceptor.Status) bool { return true })
+			assert.Equal(t, final.Halts, signalsNamed(h, interceptor.DefaultHaltedSignal), "one loop.halted per halt")
 		})
 	}
 }
@@ -178,8 +184,109 @@ func TestRealServerObserveAndFailEndCleanly(t *testing.T) {
 			s := waitStatus(t, ctx, c, id, func(interceptor.Status) bool { return true })
 			assert.Equal(t, s.Halts, signalsNamed(h, interceptor.DefaultHaltedSignal), "every loop.halted is in history before the workflow ends")
 			assert.Positive(t, s.Halts)
+			if policy == interceptor.OnHaltObserve {
+				// The observed call goes on in the task that raised the
+				// halt: it does not wait a workflow task for the echo.
+				assert.Equal(t, s.Halts, callsRightAfterHalt(h), "calls scheduled in the same task as the halt's marker")
+			}
 		})
 	}
+}
+
+// answerLaterHalts waits for run's result, answering with decision any halt
+// after the first answered ones: the order in which two branches' calls
+// reach the guard can lead the detectors to a later trip of their own.
+func answerLaterHalts(ctx context.Context, c client.Client, run client.WorkflowRun, answered int, decision string, into any) error {
+	done := make(chan error, 1)
+	go func() { done <- run.Get(ctx, into) }()
+	for {
+		select {
+		case err := <-done:
+			return err
+		case <-time.After(100 * time.Millisecond):
+		}
+		v, err := c.QueryWorkflow(ctx, run.GetID(), "", interceptor.DefaultStatusQuery)
+		if err != nil {
+			continue
+		}
+		var s interceptor.Status
+		if v.Get(&s) == nil && s.State == interceptor.StateHalted && s.Halts > answered {
+			if err := c.SignalWorkflow(ctx, run.GetID(), "", decision, nil); err != nil {
+				return err
+			}
+			answered = s.Halts
+		}
+	}
+}
+
+// TestRealServerResetReappliesOldEcho resets a workflow that halted (and
+// ended, OnHalt: fail) to its first workflow task. The server re-applies
+// the old run's loop.halted echo to the new run, which halts again and
+// waits for its echoes before it ends: the stale echo must neither reach
+// the workflow nor wedge it, and the new run's history must replay.
+func TestRealServerResetReappliesOldEcho(t *testing.T) {
+	ctx, c, queue := safetyServer(t, interceptor.Options{OnHalt: interceptor.OnHaltFail})
+	id := queue + "-wf"
+	run := startScripted(t, ctx, c, queue, id, scriptLoop, repeat(6, "Code", "same"))
+	var res loopResult
+	require.NoError(t, run.Get(ctx, &res))
+	require.True(t, res.Escalated)
+
+	var firstTask int64
+	for _, e := range exportHistory(t, ctx, c, id, run.GetRunID()).GetEvents() {
+		if e.GetEventType() == enumspb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED {
+			firstTask = e.GetEventId()
+			break
+		}
+	}
+	reset, err := c.ResetWorkflowExecution(ctx, &workflowservice.ResetWorkflowExecutionRequest{
+		Namespace:                 sharedServer(t).Namespace(),
+		WorkflowExecution:         &commonpb.WorkflowExecution{WorkflowId: id, RunId: run.GetRunID()},
+		Reason:                    "e2e: replay the loop from the start",
+		WorkflowTaskFinishEventId: firstTask,
+		RequestId:                 id + "-reset",
+	})
+	require.NoError(t, err)
+	newRun := c.GetWorkflow(ctx, id, reset.GetRunId())
+	var again loopResult
+	require.NoError(t, newRun.Get(ctx, &again), "the reset run ends")
+	assert.True(t, again.Escalated)
+
+	h := exportHistory(t, ctx, c, id, reset.GetRunId())
+	for _, e := range h.GetEvents() {
+		if a := e.GetWorkflowTaskFailedEventAttributes(); a != nil && a.GetCause() != enumspb.WORKFLOW_TASK_FAILED_CAUSE_RESET_WORKFLOW {
+			t.Errorf("event %d: workflow task failed: %s: the stale echo let the run end before its own echo", e.GetEventId(), a.GetCause())
+		}
+	}
+	assert.Equal(t, 2, signalsNamed(h, interceptor.DefaultHaltedSignal), "the old run's echo, re-applied, and the new run's")
+	for _, g := range []interceptor.Options{{}, {OnHalt: interceptor.OnHaltFail}} {
+		require.NoError(t, testsuite.ReplayHistory(h, testsuite.ReplayOptions{Guard: g, Register: scripted.RegisterWorkflows}))
+	}
+}
+
+// callsRightAfterHalt counts the loop.halted local activity markers that
+// the next call follows in the same workflow task completion.
+func callsRightAfterHalt(h *historypb.History) int {
+	n := 0
+	events := h.GetEvents()
+	for i, e := range events {
+		if e.GetMarkerRecordedEventAttributes().GetMarkerName() != "LocalActivity" {
+			continue
+		}
+	next:
+		for _, f := range events[i+1:] {
+			switch f.GetEventType() {
+			case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+				n++
+				break next
+			case enumspb.EVENT_TYPE_MARKER_RECORDED, enumspb.EVENT_TYPE_WORKFLOW_PROPERTIES_MODIFIED,
+				enumspb.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES:
+			default:
+				break next
+			}
+		}
+	}
+	return n
 }
 
 // distinctTurns returns n calls of node with different outputs.

@@ -162,6 +162,10 @@ func specs() []spec {
 		fixtures.Paced(fixtures.Distinct("Research", 4), time.Second),
 	}}
 	return []spec{
+		{name: "v4-parallel-escalate-both", desc: "[guard version 4] two branches (workflow.Go): Code repeats itself and halts with identical_output; the Research branch's next call comes while Code is paused and waits for the same decision; the decision is escalate, and it reaches both branches (before version 4 the waiting call went ahead after an escalation)",
+			registry: "fixtures", guard: "defaults", workflow: fixtures.WorkflowParallel, input: parallel,
+			answers:      []answer{signal("escalate", by("one decision for both branches"))},
+			beforeAnswer: waitBranchHeld},
 		{name: "v3-observe-user-stop", desc: "[guard version 3] OnHalt: observe, a human sends halt while the loop sleeps between turns: the next call pauses with user_stop (not observed: a human's halt pauses even in shadow mode) and is resumed by signal; the loop completes",
 			registry: "fixtures", guard: "defaults-observe", workflow: fixtures.WorkflowScripted, input: observeStop,
 			answers: []answer{signal("resume", by("false alarm, carry on"))},
@@ -402,6 +406,7 @@ func writeReadme(out string, m fixtures.Manifest) error {
 	b.WriteString("JSON histories (protojson of `history.v1.History`, the format of `temporal workflow show --output json`) recorded from the embedded Temporal server (package `worker/devserver`) with guarded and unguarded workers, and replayed by `go test ./testsuite/` (`TestFixturesReplay`, `TestFixturesReplayWithoutGuard`, `BenchmarkReplay1000`).\n\n")
 	fmt.Fprintf(&b, "Recorded with go.temporal.io/sdk %s and go.temporal.io/server %s. Re-record them all (about 2.5 minutes) from the repository root with\n\n    %s\n\nor some of them with `-only <regexp>`. `manifest.json` is the machine-readable form of this table; the guard options are named in `internal/fixtures/options.go` (`samples` is `workflows.GuardOptions()`).\n\n", m.Versions.SDK, m.Versions.Server, m.Command)
 	fmt.Fprintf(&b, "Files starting with `%s` were recorded by the first guard release (version marker 1) and are never re-recorded: they stand for executions started before an upgrade of the guard, which must replay for ever.\n\n", fixtures.LegacyPrefix)
+	b.WriteString("Files starting with `v4-` exercise what guard version 4 changed: parallel branches share one halt from the trip on, and its decision, an escalation too, reaches every waiting branch.\n\n")
 	b.WriteString("Files starting with `v3-` exercise what guard version 3 changed: a human's `halt` pauses even with OnHalt observe, and calls from parallel branches wait for the pause in force instead of raising halts of their own. Like every `v<N>-` file they are pinned to their version: a run without `-only` keeps them, and recording them again (`-only '^v3-'`) fails unless the guard still writes version 3.\n\n")
 	b.WriteString("| file | workflow | guard options (version) | human answers | expected halts (reason/detector@node) | outcome | events |\n|---|---|---|---|---|---|---|\n")
 	for _, f := range m.Fixtures {

@@ -1,0 +1,148 @@
+package deploy_test
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/loopguard/loopguard/interceptor"
+)
+
+const (
+	dashboardFile  = "grafana/dashboards/loopguard.json"
+	datasourceFile = "grafana/provisioning/datasources/prometheus.yml"
+	rulesFile      = "prometheus/loopguard-rules.yml"
+	rulesTestFile  = "prometheus/loopguard-rules-test.yml"
+	promConfigFile = "prometheus/prometheus.yml"
+)
+
+// exported is every series name a scrape of the worker can hold for the
+// guard's metrics, as the tally Prometheus naming scope writes them:
+// counters get _total, timers are histograms in seconds, gauges stay.
+func exported() []string {
+	var names []string
+	for _, c := range []string{interceptor.MetricHalts, interceptor.MetricResumes, interceptor.MetricEscalations,
+		interceptor.MetricGuardedCalls, interceptor.MetricRejectedInputs} {
+		names = append(names, c+"_total")
+	}
+	for _, suffix := range []string{"_bucket", "_sum", "_count"} {
+		names = append(names, interceptor.MetricPauseWait+"_seconds"+suffix)
+	}
+	return append(names, interceptor.MetricPausedWorkflows, interceptor.MetricOldestPause)
+}
+
+var (
+	metricRef    = regexp.MustCompile(`\bloopguard_[a-z_]+`)
+	recordingRef = regexp.MustCompile(`\bloopguard:[a-z0-9_:]+`)
+)
+
+type dashboard struct {
+	UID    string `json:"uid"`
+	Title  string `json:"title"`
+	Panels []struct {
+		ID         int    `json:"id"`
+		Title      string `json:"title"`
+		Type       string `json:"type"`
+		Datasource struct {
+			UID string `json:"uid"`
+		} `json:"datasource"`
+		GridPos struct{ X, Y, W, H int } `json:"gridPos"`
+		Targets []struct {
+			RefID      string `json:"refId"`
+			Expr       string `json:"expr"`
+			Datasource struct {
+				UID string `json:"uid"`
+			} `json:"datasource"`
+		} `json:"targets"`
+	} `json:"panels"`
+}
+
+func read(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(name)
+	require.NoError(t, err)
+	return string(b)
+}
+
+func TestDashboardIsValidAndQueriesExportedMetrics(t *testing.T) {
+	raw := read(t, dashboardFile)
+	var d dashboard
+	dec := json.NewDecoder(strings.NewReader(raw))
+	require.NoError(t, dec.Decode(&d), "dashboard JSON")
+	assert.False(t, dec.More(), "trailing data after the dashboard")
+	assert.Equal(t, "loopguard", d.UID)
+	assert.NotEmpty(t, d.Title)
+
+	dsUID := regexp.MustCompile(`(?m)^\s*uid:\s*(\S+)`).FindStringSubmatch(read(t, datasourceFile))
+	require.NotNil(t, dsUID, "the provisioned datasource has a uid")
+
+	rules := read(t, rulesFile)
+	seenIDs := map[int]bool{}
+	var titles []string
+	for _, p := range d.Panels {
+		titles = append(titles, p.Title)
+		assert.False(t, seenIDs[p.ID], "panel id %d used twice", p.ID)
+		seenIDs[p.ID] = true
+		assert.Equal(t, dsUID[1], p.Datasource.UID, "panel %q datasource", p.Title)
+		assert.True(t, p.GridPos.W > 0 && p.GridPos.H > 0 && p.GridPos.X+p.GridPos.W <= 24, "panel %q grid position %+v", p.Title, p.GridPos)
+		require.NotEmpty(t, p.Targets, "panel %q has no query", p.Title)
+		for _, q := range p.Targets {
+			assert.Equal(t, dsUID[1], q.Datasource.UID, "panel %q query %s datasource", p.Title, q.RefID)
+			assert.Equal(t, strings.Count(q.Expr, "("), strings.Count(q.Expr, ")"), "panel %q: unbalanced parentheses in %s", p.Title, q.Expr)
+			refs := metricRef.FindAllString(q.Expr, -1)
+			recs := recordingRef.FindAllString(q.Expr, -1)
+			assert.NotEmpty(t, append(refs, recs...), "panel %q query %s names no loopguard series", p.Title, q.RefID)
+			for _, m := range refs {
+				assert.Contains(t, exported(), m, "panel %q queries a series nothing exports", p.Title)
+			}
+			for _, r := range recs {
+				assert.Contains(t, rules, "record: "+r, "panel %q uses a recording rule the rules file lacks", p.Title)
+			}
+		}
+	}
+	// The issue's panels: halts by reason, paused now, pause wait p50/p95,
+	// rejected inputs, guarded calls.
+	for _, want := range []string{"Halts by reason", "Paused now", "Pause wait p50 / p95", "Rejected human inputs", "Guarded calls"} {
+		assert.Contains(t, titles, want)
+	}
+}
+
+func TestRulesQueryExportedMetrics(t *testing.T) {
+	rules := read(t, rulesFile)
+	refs := metricRef.FindAllString(rules, -1)
+	require.NotEmpty(t, refs)
+	for _, m := range refs {
+		assert.Contains(t, exported(), m, "the rules query a series nothing exports")
+	}
+	for _, alert := range []string{"LoopGuardWorkflowPausedTooLong", "LoopGuardHaltRateSpike"} {
+		assert.Contains(t, rules, "alert: "+alert)
+	}
+	cfg := read(t, promConfigFile)
+	assert.Contains(t, cfg, filepath.Base(rulesFile), "prometheus.yml loads the rules")
+}
+
+// TestPromtool runs promtool over the configuration and the rules, and the
+// rules' unit tests, where promtool is installed (Debian: apt-get install
+// prometheus).
+func TestPromtool(t *testing.T) {
+	promtool, err := exec.LookPath("promtool")
+	if err != nil {
+		t.Skip("promtool is not installed (Debian package prometheus): the rules were not loaded")
+	}
+	for _, args := range [][]string{
+		{"check", "rules", rulesFile},
+		{"check", "config", promConfigFile},
+		{"test", "rules", rulesTestFile},
+	} {
+		out, err := exec.Command(promtool, args...).CombinedOutput()
+		assert.NoError(t, err, "promtool %s:\n%s", strings.Join(args, " "), out)
+		assert.Contains(t, string(out), "SUCCESS", "promtool %s:\n%s", strings.Join(args, " "), out)
+	}
+}

@@ -1,0 +1,456 @@
+package detect
+
+import (
+	"fmt"
+	"math/bits"
+	"strings"
+	"time"
+)
+
+// The second generation's rules (DetectionV2): a node's repetition halts
+// the loop only when the whole iteration repeats.
+//
+// A step is novel when it succeeded and brought something new: an output
+// not among its node's recent outputs (or, with declared progress, new
+// progress), and not the same as the node's previous output but for
+// learnt volatile fields or near-duplicate text. A node's repeated output
+// or oscillating outputs trip only when every other node that stepped
+// since the repetition began was not novel: the action and
+// what came back both repeat (OpenHands' rule), for every node of the
+// loop. A constant acknowledgement inside a progressing loop never trips,
+// nor does the same action answered by a new observation.
+//
+// The fuzzy sameness (learnt volatile fields, near-duplicate text) counts
+// only under that iteration rule, and only when another node stepped
+// during the repetition: a node alone (a self-loop, a poller, a monologue)
+// must repeat exactly, after canonical reading.
+//
+// Waiting is not looping: a node whose repeated steps each followed a
+// durable timer the workflow set (State.Timer) and a step of the same node,
+// with no other guarded call between, is waiting on the world; its
+// repetition does not trip (budgets still bound it). A loop of several
+// nodes is never waiting, timers or not.
+
+// Bounds of the learning state of one node.
+const maxVolatile = 8 // learnt volatile fields per node
+
+// learning is what a node knows about its results' fields.
+type learning struct {
+	prev  [maxFields]Field // the fields of the node's previous output
+	chg   [maxFields]uint8 // consecutive changes of each prev field
+	nprev int
+	vol   [maxVolatile]uint32 // learnt volatile field paths
+	nvol  int
+	pend  [maxFields]Field // the fields of the open step's result
+	npend int
+	basis sameBasis // why the latest step counted as the previous one's repeat
+	dist  uint8     // SimHash distance, for basisNearDup
+	nign  uint8     // fields ignored, for basisVolatile
+}
+
+// sameBasis says why a step counted as the same as the previous one.
+type sameBasis uint8
+
+const (
+	basisNone sameBasis = iota
+	basisExact
+	basisVolatile
+	basisNearDup
+	basisCounter
+	basisCommentary
+)
+
+// Timer records that the workflow set a durable timer (Sleep, NewTimer,
+// AwaitWithTimeout) at now, on the workflow clock. With DetectionV2, the
+// next step of the node that stepped last counts as waited (see the
+// waiting rule); with the legacy rules Timer does nothing. It changes no
+// counter and never trips.
+func (s *State) Timer(now time.Time) {
+	_ = now // the rule needs only the order of events
+	if s.pol.v2() {
+		s.timerSeq = s.seq
+	}
+}
+
+// beginV2 marks the open step of node i as waited when a timer was set
+// after the previous step, and that step was node i's.
+func (s *State) beginV2(i, prev int) {
+	n := &s.nodes[i]
+	n.openWaited = prev == i && s.timerSeq > 0 && s.timerSeq == s.seq-1
+	n.learn.npend = 0
+}
+
+// endV2 keeps what DetectionV2 needs of one call's observation.
+func (n *node) endV2(obs *Observation) {
+	a := &n.agg
+	if a.ended > 1 {
+		a.fanout = true
+		return
+	}
+	if obs.Failed {
+		return
+	}
+	a.sim, a.shape, a.count, a.action = obs.Sim, obs.Shape, obs.Count, obs.Action
+	l := &n.learn
+	l.npend = copy(l.pend[:], obs.Fields)
+}
+
+// judge decides, for node n's step r just finalised, whether it repeats
+// the node's previous output (exactly or fuzzily) and learns the node's
+// volatile fields.
+func (s *State) judge(n *node, r *rec, a *agg) {
+	r.seq = n.openSeq
+	if n.openWaited {
+		r.flags |= recWaited
+	}
+	l := &n.learn
+	l.basis = basisNone
+	r.key = r.out
+	if !r.output() || a.fanout {
+		l.nprev, l.npend = 0, 0
+		return
+	}
+	r.sim, r.shape, r.count, r.action = a.sim, a.shape, a.count, a.action
+	if r.action != 0 {
+		r.key = r.action
+	}
+	var prev *rec
+	for j := 0; j < n.hist.n; j++ {
+		if h := n.hist.at(j); !h.silent() {
+			prev = h
+			break
+		}
+	}
+	cur := l.pend[:l.npend]
+	same := sameFields(l, cur)
+	if prev != nil && prev.output() {
+		if prev.out != r.out {
+			n.varied = true
+		}
+		switch {
+		case prev.out == r.out:
+			l.basis = basisExact
+		case prev.action != 0 && prev.action == r.action:
+			l.basis = basisCommentary
+		case prev.shape != 0 && prev.shape == r.shape && (r.count-prev.count == 1 || prev.count-r.count == 1):
+			l.basis = basisCounter
+		case same && l.volatileRepeat(cur, prev.out, r.out):
+			l.basis = basisVolatile
+		}
+		if l.basis != basisNone {
+			r.flags |= recFuzzy
+		} else if prev.count == r.count && nearDup(prev.sim, r.sim) {
+			// Near-duplicate text with the same numbers: no new
+			// information for the iteration rule, but never a repeat of
+			// its own (an edit that moved one bracket is a new edit).
+			l.basis, l.dist = basisNearDup, uint8(bits.OnesCount64(prev.sim^r.sim))
+			r.flags |= recNear
+		}
+	}
+	if same {
+		for k, f := range cur {
+			if f.Sum != l.prev[k].Sum {
+				l.chg[k] = min(l.chg[k]+1, 255)
+				if l.chg[k] >= 2 {
+					l.addVolatile(f.Path)
+				}
+			} else {
+				l.chg[k] = 0
+			}
+		}
+	} else {
+		clear(l.chg[:])
+	}
+	l.nprev = copy(l.prev[:], cur)
+	l.npend = 0
+}
+
+// sameFields: the previous output had the same field paths, in order.
+func sameFields(l *learning, cur []Field) bool {
+	if l.nprev != len(cur) || len(cur) == 0 {
+		return false
+	}
+	for k, f := range cur {
+		if l.prev[k].Path != f.Path {
+			return false
+		}
+	}
+	return true
+}
+
+// volatileRepeat: the output differs from the previous one only in
+// numeric fields (learnt volatile ones, and at most two others), and the
+// rest of it, which repeats, holds more than those fields.
+func (l *learning) volatileRepeat(cur []Field, prevOut, out uint64) bool {
+	var curSum, prevSum, all uint64
+	changed, fresh := 0, 0
+	for k, f := range cur {
+		all += f.Sum
+		if f.Sum == l.prev[k].Sum {
+			continue
+		}
+		changed++
+		if !l.isVolatile(f.Path) {
+			fresh++
+		}
+		curSum += f.Sum
+		prevSum += l.prev[k].Sum
+	}
+	if changed == 0 || fresh > 2 || (len(cur) == changed && out-all == leaf(fnvOffset, kindObject)) {
+		return false
+	}
+	l.nign = uint8(changed)
+	return out-curSum == prevOut-prevSum
+}
+
+func (l *learning) isVolatile(p uint32) bool {
+	for _, v := range l.vol[:l.nvol] {
+		if v == p {
+			return true
+		}
+	}
+	return false
+}
+
+func (l *learning) addVolatile(p uint32) {
+	if l.nvol < maxVolatile && !l.isVolatile(p) {
+		l.vol[l.nvol] = p
+		l.nvol++
+	}
+}
+
+// noveltyV2 records whether step r of node n brought something new; prog
+// is the legacy progress judgement. In a cycle, a novel step also resets
+// the counters of the edges into the members whose output never changed:
+// the loop progressed, and a constant acknowledgement node in it is not
+// stalled.
+func (s *State) noveltyV2(n *node, r *rec, prog bool) {
+	if !r.output() {
+		return
+	}
+	if !r.hasProg() && !r.hasMetric() {
+		prog = r.flags&(recFuzzy|recNear) == 0
+		for k := 0; k < n.hist.n && prog; k++ {
+			if h := n.hist.at(k); h.output() && h.key == r.key {
+				prog = false
+			}
+		}
+	}
+	if !prog {
+		return
+	}
+	r.flags |= recNovel
+	n.novelSeq = r.seq
+	if n.cyc < 0 {
+		return
+	}
+	for _, m := range s.cycles[n.cyc].members {
+		if s.nodes[m].varied {
+			continue
+		}
+		for _, e := range s.nodes[m].in {
+			s.edges[e].count = 0
+		}
+	}
+}
+
+// quiet reports whether every node other than i that stepped after seq
+// since (the first step of a repetition) brought nothing new at its latest
+// step, and whether any did step: the rest of the loop repeated too.
+func (s *State) quiet(i, since int) (quiet, others bool) {
+	for j := range s.nodes {
+		m := &s.nodes[j]
+		if j == i || m.exempt || m.openSeq <= since {
+			continue
+		}
+		others = true
+		if m.hist.n > 0 && m.novelSeq == m.hist.at(0).seq && m.novelSeq > 0 {
+			return false, true
+		}
+		if m.inflight > 0 && m.novelSeq > since {
+			return false, true
+		}
+	}
+	return true, others
+}
+
+// othersFailed returns the error signature of the latest failed step of
+// another node when every other node that stepped after seq since failed,
+// else "".
+func (s *State) othersFailed(i, since int) string {
+	sig, latest := "", 0
+	for j := range s.nodes {
+		m := &s.nodes[j]
+		if j == i || m.exempt || m.openSeq <= since || m.hist.n == 0 {
+			continue
+		}
+		h := m.hist.at(0)
+		if !h.failed() {
+			return ""
+		}
+		if h.seq > latest {
+			sig, latest = h.errSig, h.seq
+		}
+	}
+	return sig
+}
+
+// window fills w with the node's latest k entries (newest first) that
+// keep(h) accepts, stopping at the first that stop(h) rejects; it returns
+// how many it found.
+func window(n *node, w []*rec, skip, stop func(*rec) bool) int {
+	c := 0
+	for j := 0; j < n.hist.n && c < len(w); j++ {
+		h := n.hist.at(j)
+		if skip(h) {
+			continue
+		}
+		if stop(h) {
+			break
+		}
+		w[c] = h
+		c++
+	}
+	return c
+}
+
+func allWaited(w []*rec) bool {
+	for _, h := range w {
+		if !h.waited() {
+			return false
+		}
+	}
+	return len(w) > 0
+}
+
+// detectRepeatsV2 runs the second generation's repetition detectors on
+// node i's step r. A repetition the rest of the loop has not repeated yet
+// is remembered (one candidate): each later step of another node checks
+// it again, so that the halt comes when the iteration completes.
+func (s *State) detectRepeatsV2(i int, r *rec, now time.Time) *Trip {
+	if c := s.cand; c >= 0 && c != i {
+		if cn := &s.nodes[c]; cn.hist.n > 0 && cn.hist.at(0).seq == s.candSeq {
+			s.cand = -1
+			if t := s.repeatsV2(c, cn.hist.at(0), now); t != nil {
+				return t
+			}
+		}
+	}
+	if s.cand == i {
+		s.cand = -1
+	}
+	return s.repeatsV2(i, r, now)
+}
+
+// block remembers node i's step r as the candidate repetition.
+func (s *State) block(i int, r *rec) {
+	s.cand, s.candSeq = i, r.seq
+}
+
+func (s *State) repeatsV2(i int, r *rec, now time.Time) *Trip {
+	n := &s.nodes[i]
+	var buf [maxWindow]*rec
+	if k := s.lim.errRepeat; k > 0 && r.failed() {
+		w := buf[:k]
+		c := window(n, w, func(*rec) bool { return false }, func(h *rec) bool { return !h.failed() || h.errSig != r.errSig })
+		// The same error whatever the rest of the loop tried (a sandbox
+		// that is down) halts on its own; only waiting excuses it.
+		if c == k && !allWaited(w[:k-1]) {
+			t := s.trip(DetectorRepeatedError, i, now,
+				fmt.Sprintf("%s failed with the same error %d times in a row: %s", n.name, k, r.errSig))
+			t.Evidence.Same = "identical error signatures (digits, hex ids and UUIDs masked)"
+			return t
+		}
+	}
+	if k := s.lim.repeat; k > 0 && r.output() {
+		w := buf[:k]
+		c := window(n, w, (*rec).silent, (*rec).failed)
+		if c == k && !allWaited(w[:k-1]) {
+			exact, fuzzy := true, true
+			for j, h := range w {
+				exact = exact && h.out == r.out
+				fuzzy = fuzzy && (j == k-1 || h.fuzzy())
+			}
+			if exact || fuzzy {
+				q, others := s.quiet(i, w[k-1].seq)
+				if !q {
+					s.block(i, r)
+				}
+				if q && (exact || others) {
+					var t *Trip
+					if sig := s.othersFailed(i, w[k-1].seq); sig != "" {
+						t = s.trip(DetectorRepeatedError, i, now,
+							fmt.Sprintf("%s repeated its action %d times and every call it led to failed: %s", n.name, k, sig))
+					} else {
+						t = s.trip(DetectorIdenticalOutput, i, now,
+							fmt.Sprintf("%s returned the same output %d times in a row, and the rest of its loop repeated", n.name, k))
+					}
+					s.sameEvidence(t, n, exact)
+					return t
+				}
+			}
+		}
+	}
+	if p := s.outputOscillation(n, r); p > 0 {
+		need := s.lim.oscPeriods * p
+		w := buf[:need]
+		c := window(n, w, func(h *rec) bool { return !h.output() }, func(*rec) bool { return false })
+		if c == need && !allWaited(w[:need-1]) {
+			q, _ := s.quiet(i, w[need-1].seq)
+			if !q {
+				s.block(i, r)
+			} else {
+				t := s.trip(DetectorOutputOscillation, i, now,
+					fmt.Sprintf("%s output oscillates with period %d over its last %d results, and the rest of its loop repeated", n.name, p, need))
+				s.sameEvidence(t, n, true)
+				return t
+			}
+		}
+	}
+	return nil
+}
+
+// sameEvidence says why the repeated results counted as the same and what
+// was ignored.
+func (s *State) sameEvidence(t *Trip, n *node, exact bool) {
+	l := &n.learn
+	switch {
+	case exact:
+		t.Evidence.Same = "equal after canonical reading"
+	case l.basis == basisNearDup:
+		t.Evidence.Same = fmt.Sprintf("near-duplicate text (SimHash distance %d of 64 bits, at most %d) while every other node of the loop repeated", l.dist, nearDupBits)
+	case l.basis == basisCommentary:
+		t.Evidence.Same = "equal but for commentary fields (thought, why, reason, ...) and measurements (non-integer numbers) while every other node of the loop repeated"
+	case l.basis == basisCounter:
+		t.Evidence.Same = "equal but for one number that counts up or down by one (an attempt counter) while every other node of the loop repeated"
+	case l.basis == basisVolatile:
+		t.Evidence.Same = fmt.Sprintf("equal but for %d volatile field(s) while every other node of the loop repeated", l.nign)
+	default:
+		t.Evidence.Same = "each result equal to the one before it (canonical, volatile fields or near-duplicate text) while every other node of the loop repeated"
+	}
+	ign := []string{
+		"JSON key order and whitespace runs in strings",
+		"JSON inside string fields read as JSON; arrays of strings compared as sets",
+		"in strings: timestamps, clock times, UUIDs, hex ids (8+ hex digits), digit runs of 7+, durations (2.31s, 150ms)",
+	}
+	if l.nvol > 0 {
+		paths := make([]string, 0, l.nvol)
+		for _, p := range l.vol[:l.nvol] {
+			paths = append(paths, fmt.Sprintf("%08x", p))
+		}
+		ign = append(ign, fmt.Sprintf("%d field(s) learnt volatile at %s (changed on every call while the rest repeated; path hashes %s)",
+			l.nvol, n.name, strings.Join(paths, ",")))
+	}
+	t.Evidence.Ignored = ign
+}
+
+// transitionTrip is the transition_oscillation trip of period p.
+func (s *State) transitionTrip(i, p int, now time.Time) *Trip {
+	parts := make([]string, 0, p)
+	for k := p - 1; k >= 0; k-- {
+		t := s.trans.at(k)
+		parts = append(parts, s.nodes[t.from].name+"->"+s.nodes[t.to].name)
+	}
+	return s.trip(DetectorTransitionOscillation, i, now,
+		fmt.Sprintf("transitions repeat with period %d without progress: %s", p, strings.Join(parts, ", ")))
+}

@@ -1,0 +1,214 @@
+package detect
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestWaiting: one node polled alone with a durable timer between polls is
+// waiting, not looping; without the timer, or with other nodes in the
+// iteration, the repetition halts. Budgets still bound the poller.
+func TestWaiting(t *testing.T) {
+	pending := corpusCall{Node: "poll", Output: json.RawMessage(`{"status":"pending"}`)}
+	down := corpusCall{Node: "poll", Error: "Error: service is down"}
+	timed := func(c corpusCall) corpusCall { c.Timer = true; return c }
+	tests := []struct {
+		name     string
+		give     []corpusCall
+		maxCalls int
+		want     Detector // "" : no halt
+	}{
+		{"poller with timers waits", []corpusCall{pending, timed(pending), timed(pending), timed(pending), timed(pending)}, 0, ""},
+		{"poller without timers loops", []corpusCall{pending, pending, pending, pending}, 0, DetectorIdenticalOutput},
+		{"timer before only some polls", []corpusCall{pending, pending, timed(pending), pending}, 0, DetectorIdenticalOutput},
+		{"same error with timers waits", []corpusCall{down, timed(down), timed(down), timed(down)}, 0, ""},
+		{"same error without timers", []corpusCall{down, down, down}, 0, DetectorRepeatedError},
+		{"budgets still bound a waiting poller", []corpusCall{pending, timed(pending), timed(pending), timed(pending), timed(pending)}, 3, DetectorNodeCalls},
+		{"a loop of two nodes with timers is stuck", []corpusCall{
+			{Node: "llm", Output: json.RawMessage(`"search docs"`)}, {Node: "search", Output: json.RawMessage(`["a"]`)},
+			{Node: "llm", Output: json.RawMessage(`"search docs"`), Timer: true}, {Node: "search", Output: json.RawMessage(`["a"]`)},
+			{Node: "llm", Output: json.RawMessage(`"search docs"`), Timer: true}, {Node: "search", Output: json.RawMessage(`["a"]`)},
+		}, 0, DetectorIdenticalOutput},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := DefaultPolicy()
+			p.MaxCallsPerNode = tt.maxCalls
+			p.MaxCycleIterations = 0
+			_, trip := replay(p, tt.give)
+			if tt.want == "" {
+				assert.Nil(t, trip)
+				return
+			}
+			require.NotNil(t, trip)
+			assert.Equal(t, tt.want, trip.Detector, trip.Message)
+		})
+	}
+}
+
+// TestLegacyUnchangedByV2: with the legacy generation, Timer and the new
+// observation fields change nothing: the same trips and the same snapshot.
+func TestLegacyUnchangedByV2(t *testing.T) {
+	p := legacyPolicy()
+	run := func(timers bool) (string, []byte) {
+		s := NewState(p)
+		now := t0
+		var trips []string
+		for i := range 12 {
+			if timers {
+				s.Timer(now)
+			}
+			ref, trip := s.Begin([]string{"code", "test"}[i%2], now)
+			if trip != nil {
+				trips = append(trips, string(trip.Detector))
+				s.Resume(trip, Extension{})
+				continue
+			}
+			now = now.Add(time.Second)
+			obs := Observation{Output: uint64(i%3 + 1)}
+			if timers {
+				obs.Sim, obs.Shape, obs.Count, obs.Action = 7, 8, 9, 10
+				obs.Fields = []Field{{Path: 1, Sum: 2}}
+			}
+			s.End(ref, obs, now)
+		}
+		b, err := s.MarshalJSON()
+		require.NoError(t, err)
+		return strings.Join(trips, ","), b
+	}
+	trips1, snap1 := run(false)
+	trips2, snap2 := run(true)
+	assert.NotEmpty(t, trips1)
+	assert.Equal(t, trips1, trips2)
+	assert.Equal(t, string(snap1), string(snap2))
+	for _, key := range []string{`"tm"`, `"nv"`, `"lr"`, `"k"`, `"cd"`, `"si"`, `"ac"`} {
+		assert.False(t, bytes.Contains(snap1, []byte(key)), "legacy snapshot must not carry %s", key)
+	}
+}
+
+// TestV2SnapshotContinues: a DetectionV2 state restored mid-run trips
+// exactly like the uninterrupted one.
+func TestV2SnapshotContinues(t *testing.T) {
+	p := DefaultPolicy()
+	calls := []corpusCall{
+		{Node: "agent", Output: json.RawMessage(`{"id":1,"action":"run","args":{"command":"ls"}}`)},
+		{Node: "run", Output: json.RawMessage(`{"content":"a.txt","took":0.5}`)},
+		{Node: "agent", Output: json.RawMessage(`{"id":2,"action":"run","args":{"command":"ls"}}`)},
+		{Node: "run", Output: json.RawMessage(`{"content":"a.txt","took":0.7}`)},
+		{Node: "agent", Output: json.RawMessage(`{"id":3,"action":"run","args":{"command":"ls"}}`)},
+		{Node: "run", Output: json.RawMessage(`{"content":"a.txt","took":0.9}`)},
+		{Node: "agent", Output: json.RawMessage(`{"id":4,"action":"run","args":{"command":"ls"}}`)},
+	}
+	want, wantTrip := replay(p, calls)
+	require.NotNil(t, wantTrip)
+	for cut := 1; cut < want; cut++ {
+		s := NewState(p)
+		now := t0
+		var got int = -1
+		for i, c := range calls {
+			if i == cut {
+				b, err := s.MarshalJSON()
+				require.NoError(t, err)
+				s, err = Restore(p, b)
+				require.NoError(t, err)
+			}
+			ref, trip := s.Begin(c.Node, now)
+			if trip != nil {
+				got = i
+				assert.Equal(t, wantTrip.Message, trip.Message)
+				break
+			}
+			now = now.Add(time.Second)
+			s.End(ref, observe(p, c), now)
+		}
+		if got < 0 && s.Pending() != nil {
+			got = len(calls)
+		}
+		assert.Equal(t, want, got, "snapshot at call %d", cut)
+	}
+}
+
+// TestBudgetTable: one row per budget, consistent with Policy and
+// Extension (JSON keys, Go types) and with the detectors' reasons.
+func TestBudgetTable(t *testing.T) {
+	rows := Budgets()
+	require.Len(t, rows, 8)
+	pt, et := reflect.TypeOf(Policy{}), reflect.TypeOf(Extension{})
+	kinds := map[BudgetKind]reflect.Type{BudgetCount: reflect.TypeOf(0), BudgetDuration: reflect.TypeOf(time.Duration(0)), BudgetCost: reflect.TypeOf(0.0)}
+	seen := map[string]bool{}
+	for _, b := range rows {
+		assert.False(t, seen[b.JSON], "duplicate %s", b.JSON)
+		seen[b.JSON] = true
+		pf, ok := pt.FieldByName(b.Option)
+		require.True(t, ok, "Policy has no field %s", b.Option)
+		ef, ok := et.FieldByName(b.Option)
+		require.True(t, ok, "Extension has no field %s", b.Option)
+		assert.Equal(t, b.JSON+",omitempty", pf.Tag.Get("json"))
+		assert.Equal(t, b.JSON+",omitempty", ef.Tag.Get("json"))
+		assert.Equal(t, kinds[b.Kind], pf.Type, b.Option)
+		assert.Equal(t, b.Reason, reasonOf(b.Detector))
+		var p Policy
+		var e Extension
+		b.Set(&p, 7)
+		b.SetExtension(&e, 7)
+		assert.Equal(t, 7.0, b.Value(&p))
+		assert.Equal(t, 7.0, b.ExtensionValue(&e))
+		assert.True(t, b.Positive(&e))
+		assert.True(t, raises(b.Detector, e))
+		got, ok := BudgetByJSON(b.JSON)
+		require.True(t, ok)
+		assert.Equal(t, b.Detector, got.Detector)
+		assert.NotEmpty(t, b.Doc)
+		assert.NotEmpty(t, b.Reset)
+		assert.NotEmpty(t, b.Default)
+	}
+	// Every budget field of Extension has a row.
+	assert.Equal(t, et.NumField(), len(rows))
+	_, ok := BudgetByJSON("repeatThreshold")
+	assert.False(t, ok)
+}
+
+// TestGeneration: the zero value is legacy; DefaultPolicy selects V2; a
+// pinned policy without the field decodes as legacy.
+func TestGeneration(t *testing.T) {
+	assert.Equal(t, DetectionV2, DefaultPolicy().Detection)
+	var p Policy
+	require.NoError(t, json.Unmarshal([]byte(`{"maxCallsPerNode":10}`), &p))
+	assert.Equal(t, DetectionLegacy, p.Detection)
+	b, err := json.Marshal(DefaultPolicy())
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `"detection":2`)
+	// Decoded over a value that had another generation (the interceptor
+	// reads its pinned config into the worker's current one): still legacy.
+	over := DefaultPolicy()
+	require.NoError(t, json.Unmarshal([]byte(`{"maxCallsPerNode":4}`), &over))
+	assert.Equal(t, DetectionLegacy, over.Detection)
+	assert.Equal(t, 4, over.MaxCallsPerNode)
+	assert.Equal(t, DefaultPolicy().MaxTotalCalls, over.MaxTotalCalls, "other fields keep overlay semantics")
+	require.NoError(t, json.Unmarshal(b, &over))
+	assert.Equal(t, DetectionV2, over.Detection)
+	assert.True(t, DetectionV2.Valid())
+	assert.False(t, Generation(1).Valid())
+}
+
+// TestBudgetDocs: the budget table of docs/detection.md lists every row of
+// Budgets, with its Options field, detector, scope and kind.
+func TestBudgetDocs(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "detection.md"))
+	require.NoError(t, err)
+	doc := string(b)
+	for _, r := range Budgets() {
+		row := fmt.Sprintf("| `%s` | `%s` | `%s` | %s | %s |", r.JSON, r.Option, r.Detector, r.Scope, r.Kind)
+		assert.Contains(t, doc, row, "docs/detection.md must list the budget %s", r.JSON)
+	}
+}

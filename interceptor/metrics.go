@@ -1,0 +1,115 @@
+package interceptor
+
+import (
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/workflow"
+)
+
+// The guard's metrics beyond halts, resumes and escalations (whose names
+// are declared with the halt logic). All are recorded through the workflow
+// metrics handler, which drops them during replay, so a replayed halt is
+// never counted twice. Labels are bounded: halt reasons, detectors and
+// policies are enums, call kinds are three, input names are the guard's own
+// protocol names. No workflow ids and no node names: a fleet has too many.
+const (
+	// MetricGuardedCalls counts guarded calls by kind (activity,
+	// local_activity, child_workflow): the denominator of a halt rate.
+	MetricGuardedCalls = "loopguard_guarded_calls"
+	// MetricRejectedInputs counts human inputs the guard refused (bad
+	// payload, nothing halted, already answered), by signal or update name.
+	MetricRejectedInputs = "loopguard_rejected_inputs"
+	// MetricPauseWait is the workflow time a paused call waited for its
+	// decision, by halt reason and decision (resume or escalate).
+	MetricPauseWait = "loopguard_pause_wait"
+	// MetricPausedWorkflows is the number of workflows paused now. Workflow
+	// code cannot know it; a worker computes it from visibility (see
+	// PausedQuery) and sets this gauge.
+	MetricPausedWorkflows = "loopguard_paused_workflows"
+	// MetricOldestPause is how long, in seconds, the longest-paused
+	// workflow a worker can see has been paused, as far as that worker has
+	// watched it (a worker that restarts starts counting again). Also set by
+	// a worker from visibility.
+	MetricOldestPause = "loopguard_oldest_pause_seconds"
+)
+
+// Metric label names.
+const (
+	labelReason   = "reason"
+	labelDetector = "detector"
+	labelOnHalt   = "on_halt"
+	labelKind     = "kind"
+	labelInput    = "input"
+	labelDecision = "decision"
+)
+
+// PausedQuery is the visibility query that lists the workflows a guard
+// holds paused, for a guard configured with the search attribute attr.
+func PausedQuery(attr string) string {
+	return attr + ` STARTS_WITH "` + string(StateHalted) + `"`
+}
+
+// guardMetrics caches the one instrument recorded on the hot path, the
+// guarded-call counter, so a call costs no tag maps or handler wrappers.
+// The workflow's handler checks for replay when a counter is incremented,
+// not when it is made, so caching keeps replay silent.
+type guardMetrics struct {
+	calls map[CallKind]client.MetricsCounter
+}
+
+// countCall counts one guarded call of the given kind.
+func (g *guard) countCall(ctx workflow.Context, kind CallKind) {
+	c, ok := g.metrics.calls[kind]
+	if !ok {
+		if g.metrics.calls == nil {
+			g.metrics.calls = make(map[CallKind]client.MetricsCounter, 3)
+		}
+		c = g.next.GetMetricsHandler(ctx).WithTags(map[string]string{labelKind: string(kind)}).Counter(MetricGuardedCalls)
+		g.metrics.calls[kind] = c
+	}
+	c.Inc(1)
+}
+
+// countHalt counts a halt by reason, detector and the policy applied.
+func (g *guard) countHalt(ctx workflow.Context, ev HaltEvent, policy OnHalt) {
+	g.next.GetMetricsHandler(ctx).WithTags(map[string]string{
+		labelReason:   string(ev.HaltReason),
+		labelDetector: string(ev.Detector),
+		labelOnHalt:   string(policy),
+	}).Counter(MetricHalts).Inc(1)
+}
+
+// countDecision counts a resume or an escalation, by the reason of the halt
+// it answered.
+func (g *guard) countDecision(ctx workflow.Context, name string, ev *HaltEvent) {
+	g.next.GetMetricsHandler(ctx).WithTags(map[string]string{labelReason: haltReasonOf(ev)}).Counter(name).Inc(1)
+}
+
+// recordPauseWait records how long a paused call waited for decision d, in
+// workflow time (workflow.Now), which is what the history shows.
+func (g *guard) recordPauseWait(ctx workflow.Context, ev HaltEvent, d Decision) {
+	wait := workflow.Now(ctx).Sub(ev.WorkflowTime)
+	if wait < 0 {
+		wait = 0
+	}
+	g.next.GetMetricsHandler(ctx).WithTags(map[string]string{
+		labelReason:   string(ev.HaltReason),
+		labelDecision: string(d.Action),
+	}).Timer(MetricPauseWait).Record(wait)
+}
+
+// countRejected counts refused human input named name when err is not nil,
+// and returns err, so a validator can count and return in one line.
+func (g *guard) countRejected(ctx workflow.Context, name string, err error) error {
+	if err != nil {
+		g.next.GetMetricsHandler(ctx).WithTags(map[string]string{labelInput: name}).Counter(MetricRejectedInputs).Inc(1)
+	}
+	return err
+}
+
+// haltReasonOf is ev's reason, or "unknown" without a halt.
+func haltReasonOf(ev *HaltEvent) string {
+	if ev == nil {
+		return "unknown"
+	}
+	return string(ev.HaltReason)
+}

@@ -1,0 +1,48 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/loopguard/loopguard/interceptor"
+	"github.com/loopguard/loopguard/workflows"
+)
+
+// TestDemoTrendLine: a halted row shows the evidence trend under "why",
+// with a sparkline for a metric named by the node's MetricField.
+func TestDemoTrendLine(t *testing.T) {
+	sc := workflows.Scenarios()[2]
+	nodes := map[string]interceptor.NodeOptions{"Verify": {MetricField: "failing"}}
+	for _, tc := range []struct {
+		name string
+		give interceptor.HaltEvent
+		want string // "" for no trend line
+	}{
+		{"metric", interceptor.HaltEvent{Node: "Verify", Evidence: interceptor.Evidence{Metrics: []float64{7, 4, 4, 4}}},
+			"    trend     failing 7 → 4 → 4 → 4  █▅▅▅\n"},
+		{"metric of a node without a field name", interceptor.HaltEvent{Node: "Code", Evidence: interceptor.Evidence{Metrics: []float64{2, 2}}},
+			"    trend     metric 2 → 2  ██\n"},
+		{"errors", interceptor.HaltEvent{Node: "Verify", Evidence: interceptor.Evidence{ErrorSignatures: []string{"sandbox:#", "sandbox:#"}}},
+			"    trend     errors sandbox:# → sandbox:#\n"},
+		{"no evidence", interceptor.HaltEvent{Node: "Verify"}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out bytes.Buffer
+			d := &demo{namespace: "default", address: "127.0.0.1:7233", embedded: true, out: &out, nodes: nodes}
+			h := tc.give
+			h.HaltReason, h.Message = interceptor.ReasonStalled, "stuck"
+			d.printTable([]*demoResult{{Scenario: sc, WorkflowID: "wf", Outcome: outcomeHalted, Halt: &h}})
+			text := out.String()
+			if tc.want == "" {
+				assert.NotContains(t, text, "trend", text)
+				return
+			}
+			assert.Contains(t, text, tc.want)
+			why := strings.Index(text, "    why ")
+			assert.True(t, why >= 0 && why < strings.Index(text, tc.want), "the trend follows why:\n%s", text)
+		})
+	}
+}
