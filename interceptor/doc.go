@@ -1,9 +1,9 @@
 // Package interceptor is loopguard: a Temporal worker interceptor that halts
 // runaway agent loops and pauses them for a human.
 //
-// Register it once per worker:
+// Register it once per worker, scoped to the agent workflows:
 //
-//	guard, err := interceptor.New(interceptor.Options{})
+//	guard, err := interceptor.New(interceptor.Options{Workflows: []string{"AgentLoop"}})
 //	if err != nil {
 //		return err
 //	}
@@ -12,8 +12,9 @@
 //	})
 //
 // (or as a plugin: interceptor.NewPlugin). Every activity, local activity
-// and child workflow call of every workflow on that worker is then a guarded
-// call. A node is the activity or child workflow type (Options.NodeName can
+// and child workflow call of the named workflow types is then a guarded
+// call; with Workflows empty, of every workflow on that worker. Options can
+// also come from a policy file: see ParsePolicy. A node is the activity or child workflow type (Options.NodeName can
 // refine it). The guard keeps, in workflow memory, per-node step counts and
 // histories, the transition graph with its strongly connected components
 // (cycles, each with a stable cycleId and an iteration count taken at the

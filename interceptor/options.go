@@ -178,6 +178,12 @@ type Options struct {
 	// GuardWorkflow chooses which new executions are guarded. Default: all.
 	// Executions already guarded stay guarded whatever it returns.
 	GuardWorkflow func(info *workflow.Info) bool
+	// Workflows names the workflow types whose new executions are guarded,
+	// e.g. []string{"AgentLoop"}. Default none: every workflow type. With
+	// GuardWorkflow too, an execution is guarded when both agree.
+	// Executions already guarded stay guarded whatever it says. Not pinned:
+	// it only decides about new executions.
+	Workflows []string
 
 	// Retire is the first step of removing or rolling back the guard (see
 	// docs/rollback.md). Executions already guarded keep their guard, with
@@ -263,6 +269,11 @@ func buildConfig(o Options) (config, hooks, error) {
 		HaltSignalTimeout: pick(o.HaltSignalTimeout, defaultHaltTimeout),
 	}
 	h := hooks{nodeName: o.NodeName, resultHook: o.ResultHook, guardWorkflow: o.GuardWorkflow, retire: o.Retire}
+	sel, err := selectWorkflows(o.Workflows, o.GuardWorkflow)
+	if err != nil {
+		return config{}, hooks{}, err
+	}
+	h.guardWorkflow = sel
 
 	ints := []struct {
 		field string

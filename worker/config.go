@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"strings"
 	"time"
 
@@ -31,11 +32,12 @@ const (
 
 // config is the parsed command line and environment.
 type config struct {
-	// Connection. remote is true when an external server is dialled
-	// (--address, TEMPORAL_ADDRESS or TEMPORAL_PROFILE); address and
-	// namespace are the flags' values ("" when not given: the environment
-	// and the client config file decide).
+	// Connection. remote is true when an external server is dialled, and
+	// remoteBy names the setting that says so (see externalServer); address
+	// and namespace are the flags' values ("" when not given: the
+	// environment and the client config file decide).
 	remote         bool
+	remoteBy       string
 	address        string
 	namespace      string
 	connectTimeout time.Duration
@@ -94,7 +96,7 @@ func newFlagSet(cfg *config) *flag.FlagSet {
 	fs.SetOutput(io.Discard) // errors are reported once, by main
 	fs.Usage = func() {}
 
-	fs.StringVar(&cfg.address, "address", "", "host:port of an external Temporal frontend (default $TEMPORAL_ADDRESS; when neither is set, an embedded server is started)")
+	fs.StringVar(&cfg.address, "address", "", "host:port of an external Temporal frontend (default $TEMPORAL_ADDRESS, else the temporal CLI profile's address; when nothing names a server, an embedded one is started: see \"Which server\" above)")
 	fs.StringVar(&cfg.namespace, "namespace", "", `Temporal namespace (default $TEMPORAL_NAMESPACE, else "default")`)
 	fs.DurationVar(&cfg.connectTimeout, "connect-timeout", 10*time.Second, "how long to wait for an external server to answer at startup")
 
@@ -108,7 +110,7 @@ func newFlagSet(cfg *config) *flag.FlagSet {
 	fs.StringVar(&cfg.uiURL, "ui-url", "", "base URL of the Temporal Web UI for the links the demo prints (default: the embedded server's UI)")
 
 	fs.StringVar(&cfg.taskQueue, "task-queue", workflows.TaskQueue, "task queue the worker polls")
-	fs.StringVar(&cfg.policyPath, "policy", "", "JSON file of guard options (thresholds, durations such as \"10m\", onHalt, per-node options) overlaid on the samples' options")
+	fs.StringVar(&cfg.policyPath, "policy", "", "JSON policy file (interceptor.ParsePolicy's format: thresholds, durations such as \"10m\", onHalt, workflows, per-node options) overlaid on the samples' options")
 	fs.StringVar(&cfg.onHalt, "on-halt", "", "what a halt does: pause, fail or observe (overrides the policy file; default pause)")
 	fs.DurationVar(&cfg.pauseTimeout, "pause-timeout", 0, "end a pause nobody answered after this long with the policy's onPauseTimeout (overrides the policy file; default: wait forever)")
 	fs.StringVar(&cfg.searchAttribute, "search-attribute", "", `Keyword search attribute the guard sets to "halted:<reason>" etc.; "none" to disable (default LoopGuardState with the embedded server, or on an external one if registered there)`)
@@ -149,14 +151,18 @@ func parseFlags(args []string, getenv func(string) string) (config, error) {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 
-	cfg.remote = cfg.address != "" || getenv("TEMPORAL_ADDRESS") != "" || getenv("TEMPORAL_PROFILE") != ""
 	if set["address"] && strings.TrimSpace(cfg.address) == "" {
 		return cfg, usagef("--address must not be empty")
 	}
+	by, err := externalServer(cfg.address, getenv)
+	if err != nil {
+		return cfg, &usageError{err: err}
+	}
+	cfg.remote, cfg.remoteBy = by != "", by
 	if cfg.remote {
 		for _, name := range embeddedOnlyFlags {
 			if set[name] {
-				return cfg, usagef("--%s applies to the embedded server only, but an external server is configured (--address, TEMPORAL_ADDRESS or TEMPORAL_PROFILE)", name)
+				return cfg, usagef("--%s applies to the embedded server only, but an external server is configured (by %s)", name, by)
 			}
 		}
 	} else {
@@ -240,14 +246,25 @@ func printUsage(w io.Writer) {
 	fs.SetOutput(w)
 	fmt.Fprintf(w, `%s runs a Temporal worker with the loopguard interceptor and the sample agent loops.
 
-Without TEMPORAL_ADDRESS (or --address) it starts an embedded Temporal server
-and Web UI on 127.0.0.1, keeping its state in ./%s.
+It dials an external Temporal server when one is configured the way the
+temporal CLI reads it; otherwise it starts an embedded Temporal server and
+Web UI on 127.0.0.1, keeping its state in ./%s.
 
 Usage:
   %s [flags]
   %s --demo            # run every sample scenario and show what the guard did
 
-Environment (external server; the same variables as the temporal CLI):
+Which server (the first that is set decides; an external server when any is):
+  1. --address
+  2. TEMPORAL_ADDRESS
+  3. TEMPORAL_PROFILE: that profile of the temporal CLI's config file
+  4. TEMPORAL_CONFIG_FILE: that file's "default" profile
+  5. a "default" profile in the CLI's default config file
+     (%s)
+  none of these: the embedded server.
+
+Connection settings (external server; the temporal CLI's rules): a flag wins
+over a TEMPORAL_* variable, which wins over the profile in the config file.
   TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS,
   TEMPORAL_TLS_CLIENT_CERT_PATH, TEMPORAL_TLS_CLIENT_KEY_PATH (or *_DATA),
   TEMPORAL_TLS_SERVER_CA_CERT_PATH, TEMPORAL_TLS_SERVER_NAME,
@@ -255,6 +272,14 @@ Environment (external server; the same variables as the temporal CLI):
   TEMPORAL_PROFILE, TEMPORAL_CONFIG_FILE
 
 Flags:
-`, progName, devserver.DefaultDataDir, progName, progName)
+`, progName, devserver.DefaultDataDir, progName, progName, defaultConfigFileHelp())
 	fs.PrintDefaults()
+}
+
+// defaultConfigFileHelp names the CLI's default config file for --help.
+func defaultConfigFileHelp() string {
+	if f := defaultConfigFile(os.Getenv); f != "" {
+		return f
+	}
+	return "$XDG_CONFIG_HOME or ~/.config, then temporalio/temporal.toml"
 }

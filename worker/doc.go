@@ -10,8 +10,11 @@
 //
 // # Server
 //
-// When neither --address nor TEMPORAL_ADDRESS (nor TEMPORAL_PROFILE) is set,
-// the worker starts an embedded Temporal server and its Web UI in the same
+// The worker dials an external server when the temporal CLI would find one
+// configured: --address, TEMPORAL_ADDRESS, TEMPORAL_PROFILE,
+// TEMPORAL_CONFIG_FILE, or a "default" profile in the CLI's default config
+// file (temporalio/temporal.toml in the user's config directory), the first
+// of these that is set deciding. When none is, the worker starts an embedded Temporal server and its Web UI in the same
 // process (package worker/devserver), listening on 127.0.0.1 only, with the
 // guard's Keyword search attribute LoopGuardState registered. Its state
 // lives in --data-dir (SQLite), so workflows survive a restart; --ephemeral
@@ -53,16 +56,12 @@
 //	  "graph": [{"from": "Code", "to": "Verify"}]
 //	}
 //
-// The fields are maxCallsPerNode, maxNodeRuntime, maxTotalCalls, maxCost,
-// maxCycleIterations, maxCycleRuntime, maxCycleCost, maxEdgeWithoutProgress,
-// repeatThreshold, errorRepeatThreshold, stallIterations,
-// noImproveIterations, oscillationPeriods, maxOscillationPeriod, window,
-// ignoreFields, nodes (maxCalls, maxRuntime, exempt, ignoreFields,
-// progressFields, metricField, higherIsBetter, costField), graph, onHalt,
-// pauseTimeout, onPauseTimeout, maxPayloadBytes and haltSignalTimeout: the
-// interceptor.Options fields of the same names. The protocol's signal,
-// query and update names cannot be changed here (the printed commands use
-// the defaults).
+// The format is interceptor.ParsePolicy's: the interceptor.Options fields
+// with a lower-case first letter ("workflows", "maxCycleIterations",
+// "nodes" with "maxCalls", "exempt", "metricField"..., "graph" with "from"
+// and "to"). The worker sets supervisorWorkflowID and searchAttribute from
+// its flags and keeps the protocol's signal, query and update names (the
+// commands it prints use them): a file that sets one is refused.
 //
 // # Demo
 //
@@ -90,7 +89,7 @@
 //
 // # Flags
 //
-//	--address host:port     external Temporal frontend (default $TEMPORAL_ADDRESS; none: embedded server)
+//	--address host:port     external Temporal frontend (default $TEMPORAL_ADDRESS, else the CLI profile's; none: embedded server)
 //	--namespace name        namespace (default $TEMPORAL_NAMESPACE, else "default"; created by the embedded server)
 //	--connect-timeout 10s   how long an external server has to answer at startup
 //	--data-dir dir          embedded server: SQLite directory (default "loopguard-data")
@@ -102,7 +101,7 @@
 //	--server-log-level warn embedded server: level of the Temporal server's logs (debug, info, warn, error, off)
 //	--ui-url url            Web UI base URL for the demo's links (default: the embedded UI; none for an external server)
 //	--task-queue name       task queue (default "loopguard-demo", workflows.TaskQueue)
-//	--policy file.json      guard options overlaid on workflows.GuardOptions
+//	--policy file.json      guard options (interceptor.ParsePolicy's format) overlaid on workflows.GuardOptions
 //	--on-halt action        pause (default), fail or observe; overrides the policy file
 //	--pause-timeout d       end unanswered pauses after d (policy's onPauseTimeout, default escalate)
 //	--search-attribute name the guard's Keyword search attribute; "none" disables it
@@ -138,8 +137,9 @@
 // TEMPORAL_TLS_DISABLE_HOST_VERIFICATION, TEMPORAL_CLIENT_AUTHORITY,
 // TEMPORAL_GRPC_META_<header>,
 // and TEMPORAL_PROFILE and TEMPORAL_CONFIG_FILE for a TOML profile (default
-// file: temporalio/temporal.toml in the user's config directory). Flags
-// win over the environment. With the embedded server only
+// file: temporalio/temporal.toml in the user's config directory). As in
+// the temporal CLI, a flag wins over a variable, which wins over the
+// profile's value in the file. With the embedded server only
 // TEMPORAL_NAMESPACE is read.
 //
 // # Exit status
