@@ -1,0 +1,501 @@
+package schedule_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	commonpb "go.temporal.io/api/common/v1"
+	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+	sdkinterceptor "go.temporal.io/sdk/interceptor"
+	"go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/loopguard/loopguard/interceptor"
+	"github.com/loopguard/loopguard/testsuite"
+	"github.com/loopguard/loopguard/worker/devserver"
+	"github.com/loopguard/loopguard/worker/e2e/schedule"
+)
+
+// By is who the driver says it is: an escalation by anyone else (but the
+// guard's own fail policy or pause timeout) is one nobody asked for.
+const By = "schedule-driver"
+
+// failure is one broken invariant of one run.
+type failure struct {
+	Invariant string
+	Detail    string
+}
+
+// result is the outcome of one run.
+type result struct {
+	failures []failure
+	halts    int
+	answers  int
+}
+
+func (r *result) fail(inv, format string, args ...any) {
+	r.failures = append(r.failures, failure{Invariant: inv, Detail: fmt.Sprintf(format, args...)})
+}
+
+// harness holds the server's clients and workers: one worker per guard
+// profile and codec, each on its own task queue.
+type harness struct {
+	t       testing.TB
+	clients map[bool]client.Client
+	bound   time.Duration
+	drift   bool
+
+	mu      sync.Mutex
+	workers map[string]bool
+}
+
+func newHarness(t testing.TB, srv *devserver.Server, bound time.Duration, drift bool) *harness {
+	h := &harness{t: t, bound: bound, drift: drift, clients: map[bool]client.Client{}, workers: map[string]bool{}}
+	for _, codec := range []bool{false, true} {
+		opts := client.Options{Logger: quiet()}
+		if codec {
+			opts.DataConverter = schedule.DataConverter()
+		}
+		c, err := srv.NewClient(opts)
+		if err != nil {
+			t.Fatalf("dial the embedded server: %v", err)
+		}
+		t.Cleanup(c.Close)
+		h.clients[codec] = c
+	}
+	return h
+}
+
+func queue(p schedule.Plan) string {
+	q := "schedule-" + p.Profile
+	if p.Codec {
+		q += "-codec"
+	}
+	return q
+}
+
+// worker starts the plan's worker once.
+func (h *harness) worker(p schedule.Plan) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	q := queue(p)
+	if h.workers[q] {
+		return
+	}
+	h.workers[q] = true
+	opts := schedule.Profiles[p.Profile]()
+	testsuite.StartWorker(h.t, h.clients[p.Codec], q, testsuite.WorkerOptions{Guard: &opts, Register: schedule.Register})
+}
+
+// run runs one plan and checks every invariant on it.
+func (h *harness) run(p schedule.Plan) result {
+	var r result
+	h.worker(p)
+	c := h.clients[p.Codec]
+	id := fmt.Sprintf("schedule-%d", p.Seed)
+	ctx, cancel := context.WithTimeout(context.Background(), h.bound)
+	defer cancel()
+
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID: id, TaskQueue: queue(p), WorkflowExecutionTimeout: 10 * time.Minute,
+		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_TERMINATE_IF_RUNNING,
+	}, schedule.WorkflowName, p, schedule.RunState{})
+	if err != nil {
+		r.fail("start", "%v", err)
+		return r
+	}
+	d := &driver{h: h, c: c, p: p, id: id, r: &r, answered: map[string]time.Time{}, sent: make([]bool, len(p.Inputs))}
+	closeErr, closed := d.drive(ctx)
+	if !closed {
+		// Stuck: say where, then end it so the histories can be checked.
+		r.fail("stuck", "not closed within %s; %s", h.bound, d.describe())
+		tctx, tcancel := context.WithTimeout(context.Background(), 10*time.Second)
+		_ = c.TerminateWorkflow(tctx, id, "", "schedule test: stuck")
+		for _, ch := range d.children {
+			_ = c.TerminateWorkflow(tctx, ch, "", "schedule test: parent stuck")
+		}
+		tcancel()
+	} else {
+		var canceled *temporal.CanceledError
+		switch {
+		case closeErr == nil:
+		case d.canceled && errors.As(closeErr, &canceled):
+		default:
+			r.fail("close", "the workflow ended with %v", closeErr)
+		}
+		d.checkDecision()
+	}
+	h.checkHistories(d, run.GetRunID())
+	return r
+}
+
+// driver is the human: it answers every halt it sees, of the workflow and
+// of its children, and sends the planned input.
+type driver struct {
+	h        *harness
+	c        client.Client
+	p        schedule.Plan
+	id       string
+	r        *result
+	answered map[string]time.Time // run id/halt seq → when answered
+	nth      map[string]int       // workflow id → halts answered
+	sent     []bool
+	canceled bool
+	children []string
+	last     map[string]interceptor.Status
+}
+
+func (d *driver) drive(ctx context.Context) (error, bool) {
+	done := make(chan error, 1)
+	go func() {
+		var out schedule.Outcome
+		done <- d.c.GetWorkflow(ctx, d.id, "").Get(ctx, &out)
+	}()
+	d.nth, d.last = map[string]int{}, map[string]interceptor.Status{}
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-done:
+			if ctx.Err() != nil {
+				return nil, false
+			}
+			return err, true
+		case <-ctx.Done():
+			return nil, false
+		case <-tick.C:
+			d.step(ctx)
+		}
+	}
+}
+
+func (d *driver) step(ctx context.Context) {
+	var prog schedule.Progress
+	qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	v, err := d.c.QueryWorkflow(qctx, d.id, "", schedule.ProgressQuery)
+	cancel()
+	if err != nil || v.Get(&prog) != nil {
+		return
+	}
+	for i, in := range d.p.Inputs {
+		if !d.sent[i] && prog.Calls >= in.AtCall {
+			d.sent[i] = true
+			d.send(ctx, in)
+		}
+	}
+	for _, ch := range prog.Children {
+		if !contains(d.children, ch) {
+			d.children = append(d.children, ch)
+		}
+	}
+	for _, id := range append([]string{d.id}, prog.Children...) {
+		qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		st, err := d.status(qctx, id)
+		cancel()
+		if err != nil {
+			continue
+		}
+		d.last[id] = st
+		if st.State != interceptor.StateHalted || st.Halt == nil {
+			continue
+		}
+		key := fmt.Sprintf("%s/%d", st.Halt.RunID, st.Halt.Seq)
+		at, seen := d.answered[key]
+		switch {
+		case !seen:
+			d.r.halts++
+			a := d.p.Answers[d.nth[id]%len(d.p.Answers)]
+			d.nth[id]++
+			d.answered[key] = time.Now()
+			d.answer(ctx, id, a)
+		case time.Since(at) > 5*time.Second:
+			// Answered, and still halted on it: answer again, plainly.
+			d.answered[key] = time.Now()
+			d.answer(ctx, id, schedule.AnswerResume)
+		}
+	}
+}
+
+func (d *driver) status(ctx context.Context, id string) (interceptor.Status, error) {
+	v, err := d.c.QueryWorkflow(ctx, id, "", interceptor.DefaultStatusQuery)
+	if err != nil {
+		return interceptor.Status{}, err
+	}
+	var s interceptor.Status
+	return s, v.Get(&s)
+}
+
+// answer sends one answer to a halted workflow; refusals are fine (a
+// pause timeout or a race may have decided first).
+func (d *driver) answer(ctx context.Context, id string, a schedule.Answer) {
+	d.r.answers++
+	req := map[string]any{"reason": "schedule test", "by": By}
+	switch a {
+	case schedule.AnswerResume:
+		_ = d.c.SignalWorkflow(ctx, id, "", "resume", req)
+	case schedule.AnswerResumeExtend:
+		req["extend"] = map[string]int{"maxCallsPerNode": 4, "maxCycleIterations": 4, "maxEdgeWithoutProgress": 4}
+		_ = d.c.SignalWorkflow(ctx, id, "", "resume", req)
+	case schedule.AnswerEscalate:
+		_ = d.c.SignalWorkflow(ctx, id, "", "escalate", req)
+	case schedule.AnswerResumeUpdate:
+		d.update(ctx, id, "resume", req)
+	case schedule.AnswerEscalateUpdate:
+		d.update(ctx, id, "escalate", req)
+	case schedule.AnswerBadThenResume:
+		_ = d.c.SignalWorkflow(ctx, id, "", "resume", badPayload("broken-json"))
+		_ = d.c.SignalWorkflow(ctx, id, "", "resume", req)
+	}
+}
+
+func (d *driver) update(ctx context.Context, id, name string, arg any) {
+	uctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	hd, err := d.c.UpdateWorkflow(uctx, client.UpdateWorkflowOptions{
+		WorkflowID: id, UpdateName: name, Args: []any{arg}, WaitForStage: client.WorkflowUpdateStageCompleted,
+	})
+	if err == nil {
+		_ = hd.Get(uctx, nil)
+	}
+}
+
+// send sends one planned input to the root workflow.
+func (d *driver) send(ctx context.Context, in schedule.Input) {
+	switch in.Kind {
+	case schedule.InputHalt:
+		_ = d.c.SignalWorkflow(ctx, d.id, "", "halt", map[string]string{"reason": "planned stop", "by": By})
+	case schedule.InputBadSignal:
+		_ = d.c.SignalWorkflow(ctx, d.id, "", in.Name, badPayload(in.Bad))
+	case schedule.InputBadUpdate:
+		d.update(ctx, d.id, in.Name, badPayload(in.Bad))
+	case schedule.InputCancel:
+		d.canceled = true
+		_ = d.c.CancelWorkflow(ctx, d.id, "")
+	}
+}
+
+// badPayload builds the named malformed payload.
+func badPayload(name string) any {
+	raw := func(enc, data string) converter.RawValue {
+		return converter.NewRawValue(&commonpb.Payload{
+			Metadata: map[string][]byte{converter.MetadataEncoding: []byte(enc)},
+			Data:     []byte(data),
+		})
+	}
+	switch name {
+	case "broken-json":
+		return raw(converter.MetadataEncodingJSON, `{"reason":`)
+	case "binary":
+		return raw(converter.MetadataEncodingBinary, "\xff\x00\x01")
+	case "unknown-field":
+		return map[string]any{"bogus": 1}
+	case "wrong-type":
+		return map[string]any{"reason": 42}
+	case "oversize":
+		return map[string]string{"reason": strings.Repeat("x", 20<<10)}
+	case "extend-on-escalate":
+		return map[string]any{"extend": map[string]int{"maxCallsPerNode": 1}}
+	}
+	panic("unknown bad payload " + name)
+}
+
+// describe says where a stuck run stands: the last status of the workflow
+// and of each child the driver saw.
+func (d *driver) describe() string {
+	var b strings.Builder
+	for _, id := range append([]string{d.id}, d.children...) {
+		st, ok := d.last[id]
+		if !ok {
+			continue
+		}
+		fmt.Fprintf(&b, "[%s: state %s, halts %d, calls %d", id, st.State, st.Halts, st.TotalCalls)
+		if st.Halt != nil {
+			fmt.Fprintf(&b, ", halt #%d %s at %s", st.Halt.Seq, st.Halt.HaltReason, st.Halt.Node)
+		}
+		if st.LastRejected != nil {
+			fmt.Fprintf(&b, ", last rejected %s: %s", st.LastRejected.Name, st.LastRejected.Reason)
+		}
+		b.WriteString("] ")
+	}
+	fmt.Fprintf(&b, "answers sent %d", d.r.answers)
+	return b.String()
+}
+
+// checkDecision: the guard's last decision, if an escalation, was the
+// driver's or the guard's own policy (fail, pause timeout), never made up.
+func (d *driver) checkDecision() {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	st, err := d.status(ctx, d.id)
+	if err != nil {
+		return // a closed run's query can fail (canceled before the first task)
+	}
+	dec := st.LastDecision
+	if dec == nil || dec.Action != "escalate" || dec.By == By {
+		return
+	}
+	if dec.By == "loopguard" && (strings.HasPrefix(dec.Reason, "policy:") || strings.Contains(dec.Reason, "pause timeout")) {
+		return
+	}
+	d.r.fail("unasked-escalation", "the guard reports an escalation nobody sent: %+v", *dec)
+}
+
+// checkHistories exports every run of the workflow (following
+// continue-as-new) and every child, and checks each history: closed, no
+// workflow task failed, and it replays with its recorded options, each
+// drifted one, and its codec.
+func (h *harness) checkHistories(d *driver, firstRun string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	type hist struct {
+		name string
+		h    *historypb.History
+	}
+	var hs []hist
+	runID := firstRun
+	for i := 0; runID != "" && i < 10; i++ {
+		hi, err := testsuite.ExportHistory(ctx, d.c, d.id, runID)
+		if err != nil {
+			d.r.fail("export", "run %s: %v", runID, err)
+			break
+		}
+		hs = append(hs, hist{fmt.Sprintf("run %d", i), hi})
+		runID = ""
+		if last := hi.GetEvents(); len(last) > 0 {
+			if a := last[len(last)-1].GetWorkflowExecutionContinuedAsNewEventAttributes(); a != nil {
+				runID = a.GetNewExecutionRunId()
+			}
+		}
+	}
+	for _, tag := range d.p.ChildTags() {
+		id := d.id + "-" + tag
+		if !h.waitClosed(ctx, d, id) {
+			continue
+		}
+		hi, err := testsuite.ExportHistory(ctx, d.c, id, "")
+		if err != nil {
+			d.r.fail("export", "child %s: %v", id, err)
+			continue
+		}
+		hs = append(hs, hist{"child " + tag, hi})
+	}
+
+	opts := schedule.Profiles[d.p.Profile]()
+	var drifts []schedule.Drift
+	if h.drift {
+		var err error
+		if drifts, err = schedule.Drifts(opts); err != nil {
+			d.r.fail("drift", "%v", err)
+		}
+	}
+	for _, x := range hs {
+		info := testsuite.Inspect(x.h)
+		if !info.Closed {
+			d.r.fail("not-closed", "%s: the history does not end with a close event", x.name)
+		}
+		if info.WorkflowTaskFailures > 0 {
+			d.r.fail("wft-failed", "%s: %d WorkflowTaskFailed event(s): %s", x.name, info.WorkflowTaskFailures, taskFailure(x.h))
+		}
+		if err := replay(x.h, opts, d.p.Codec); err != nil {
+			d.r.fail("replay-recorded", "%s: %v", x.name, short(err))
+		}
+		for _, dr := range drifts {
+			if err := replay(x.h, dr.Options, d.p.Codec); err != nil {
+				d.r.fail("replay-drift:"+dr.Field, "%s: %v", x.name, short(err))
+			}
+		}
+	}
+}
+
+// waitClosed waits for a child to close; false when it never started.
+func (h *harness) waitClosed(ctx context.Context, d *driver, id string) bool {
+	for {
+		desc, err := d.c.DescribeWorkflowExecution(ctx, id, "")
+		var nf *serviceerror.NotFound
+		switch {
+		case errors.As(err, &nf):
+			return false
+		case err != nil:
+			d.r.fail("export", "describe child %s: %v", id, err)
+			return false
+		case desc.GetWorkflowExecutionInfo().GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING:
+			return true
+		}
+		select {
+		case <-ctx.Done():
+			d.r.fail("stuck", "child %s still running after its parent closed", id)
+			tctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			_ = d.c.TerminateWorkflow(tctx, id, "", "schedule test: child stuck")
+			cancel()
+			return true
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// replay replays a history on a fresh replayer with the guard configured
+// by opts and, for a codec plan, the codec.
+func replay(h *historypb.History, opts interceptor.Options, codec bool) error {
+	g, err := interceptor.New(opts)
+	if err != nil {
+		return fmt.Errorf("guard options: %w", err)
+	}
+	ro := worker.WorkflowReplayerOptions{Interceptors: []sdkinterceptor.WorkerInterceptor{g}}
+	if codec {
+		ro.DataConverter = schedule.DataConverter()
+	}
+	r, err := worker.NewWorkflowReplayerWithOptions(ro)
+	if err != nil {
+		return err
+	}
+	schedule.RegisterWorkflows(r)
+	info := testsuite.Inspect(h)
+	return r.ReplayWorkflowHistoryWithOptions(quiet(), h, worker.ReplayWorkflowHistoryOptions{
+		OriginalExecution: workflow.Execution{ID: info.WorkflowID},
+	})
+}
+
+// taskFailure is the first workflow task failure's cause and message.
+func taskFailure(h *historypb.History) string {
+	for _, e := range h.GetEvents() {
+		if a := e.GetWorkflowTaskFailedEventAttributes(); a != nil {
+			return fmt.Sprintf("%s: %s", a.GetCause(), firstLine(a.GetFailure().GetMessage()))
+		}
+	}
+	return ""
+}
+
+func short(err error) string { return firstLine(err.Error()) }
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if len(s) > 300 {
+		s = s[:300] + "…"
+	}
+	return s
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+func quiet() log.Logger { return log.NewStructuredLogger(slog.New(slog.DiscardHandler)) }
