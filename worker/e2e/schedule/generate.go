@@ -23,7 +23,7 @@ func Generate(seed int64, fs Features) Plan {
 		runs += g.r.IntN(3)
 	}
 	for i := 0; i < runs; i++ {
-		steps := g.steps(2+g.r.IntN(6), 0)
+		steps := g.steps(1+g.r.IntN(4), 0)
 		if fs.Has(FeatInflight) && i < runs-1 && g.r.IntN(2) == 0 {
 			// The timer wins; the slow call is still running when the run
 			// continues as new.
@@ -101,41 +101,62 @@ type gen struct {
 
 func (g *gen) pick(xs []string) string { return xs[g.r.IntN(len(xs))] }
 
-// steps generates n steps at nesting depth.
+// steps generates about n steps at nesting depth (a loop block counts as
+// one).
 func (g *gen) steps(n, depth int) []Step {
 	type choice struct {
 		weight int
-		make   func() Step
+		make   func() []Step
 	}
-	choices := []choice{{8, func() Step { c := g.call(true); return Step{Call: &c} }}}
+	choices := []choice{
+		{6, func() []Step { c := g.call(true); return []Step{{Call: &c}} }},
+		{4, g.loop},
+	}
 	if g.fs.Has(FeatParallel) && depth < 2 {
-		choices = append(choices, choice{2, func() Step {
+		choices = append(choices, choice{2, func() []Step {
 			branches := make([][]Step, 2+g.r.IntN(2))
 			for i := range branches {
-				branches[i] = g.steps(1+g.r.IntN(4), depth+1)
+				branches[i] = g.steps(1+g.r.IntN(3), depth+1)
 			}
-			return Step{Parallel: branches}
+			return []Step{{Parallel: branches}}
 		}})
 	}
 	if g.fs.Has(FeatTimer) {
-		choices = append(choices, choice{1, func() Step { return Step{SleepMs: 10 + g.r.IntN(190)} }})
+		choices = append(choices, choice{1, func() []Step { return []Step{{SleepMs: 10 + g.r.IntN(190)}} }})
 	}
 	if g.fs.Has(FeatSelect) {
-		choices = append(choices, choice{2, func() Step { return Step{Select: g.selectStep()} }})
+		choices = append(choices, choice{2, func() []Step { return []Step{{Select: g.selectStep()}} }})
 	}
 	total := 0
 	for _, c := range choices {
 		total += c.weight
 	}
-	steps := make([]Step, 0, n)
+	var steps []Step
 	for i := 0; i < n; i++ {
 		w := g.r.IntN(total)
 		for _, c := range choices {
 			if w < c.weight {
-				steps = append(steps, c.make())
+				steps = append(steps, c.make()...)
 				break
 			}
 			w -= c.weight
+		}
+	}
+	return steps
+}
+
+// loop is an agent loop: a pattern of one to three calls (coder, verifier,
+// ...) repeated two to six times, each call's result after its node's mode.
+func (g *gen) loop() []Step {
+	pattern := make([]Call, 1+g.r.IntN(3))
+	for i := range pattern {
+		pattern[i] = g.call(true)
+	}
+	steps := []Step{}
+	for rep := 2 + g.r.IntN(5); rep > 0; rep-- {
+		for _, t := range pattern {
+			c := g.callOf(t.Kind, t.Node)
+			steps = append(steps, Step{Call: &c})
 		}
 	}
 	return steps
@@ -168,18 +189,16 @@ func (g *gen) call(allowChild bool) Call {
 	if g.fs.Has(FeatChild) && allowChild {
 		kinds = append(kinds, KindChild)
 	}
-	c := Call{Kind: kinds[g.r.IntN(len(kinds))]}
-	switch c.Kind {
-	case KindActivity:
-		c.Node = g.pick(ActivityNodes)
-	case KindLocal:
-		c.Node = g.pick(LocalNodes)
-	case KindChild:
-		c.Node = g.pick(ChildNodes)
-		for n := 1 + g.r.IntN(4); n > 0; n-- {
-			cc := g.activity()
-			c.Child = append(c.Child, Step{Call: &cc})
-		}
+	kind := kinds[g.r.IntN(len(kinds))]
+	nodes := map[CallKind][]string{KindActivity: ActivityNodes, KindLocal: LocalNodes, KindChild: ChildNodes}[kind]
+	return g.callOf(kind, g.pick(nodes))
+}
+
+// callOf generates a call of the given kind and node.
+func (g *gen) callOf(kind CallKind, node string) Call {
+	c := Call{Kind: kind, Node: node}
+	if kind == KindChild {
+		c.Child = g.childProgram()
 	}
 	g.tags++
 	c.Tag = fmt.Sprintf("t%d", g.tags)
@@ -192,7 +211,23 @@ func (g *gen) call(allowChild bool) Call {
 	return c
 }
 
-// activity generates a plain activity call, for a child's program.
+// childProgram is a child workflow's calls: a short loop of activities.
+func (g *gen) childProgram() []Step {
+	var steps []Step
+	node := g.pick(ActivityNodes)
+	for n := 1 + g.r.IntN(5); n > 0; n-- {
+		if g.r.IntN(3) == 0 {
+			node = g.pick(ActivityNodes)
+		}
+		g.tags++
+		c := Call{Kind: KindActivity, Node: node, Tag: fmt.Sprintf("t%d", g.tags)}
+		g.result(&c)
+		steps = append(steps, Step{Call: &c})
+	}
+	return steps
+}
+
+// activity generates a plain activity call.
 func (g *gen) activity() Call {
 	g.tags++
 	c := Call{Kind: KindActivity, Node: g.pick(ActivityNodes), Tag: fmt.Sprintf("t%d", g.tags)}

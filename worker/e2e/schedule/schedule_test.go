@@ -29,7 +29,7 @@ var (
 	flagSeeds    = flag.String("schedule.seeds", "", "randomized schedule test: comma-separated seeds to run instead of -schedule.n from -schedule.seed")
 	flagFeatures = flag.String("schedule.features", DefaultFeatures, "randomized schedule test: features to generate (all, base, or a comma list; -name takes one off)")
 	flagParallel = flag.Int("schedule.parallel", 6, "randomized schedule test: workflows run at once")
-	flagBound    = flag.Duration("schedule.bound", 45*time.Second, "randomized schedule test: how long one workflow may take to close")
+	flagBound    = flag.Duration("schedule.bound", 30*time.Second, "randomized schedule test: how long one workflow may take to close")
 	flagReport   = flag.String("schedule.report", "", "randomized schedule test: write a JSON summary of the failures to this file")
 )
 
