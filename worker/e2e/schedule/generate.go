@@ -74,7 +74,7 @@ func Generate(seed int64, fs Features) Plan {
 		}
 	}
 	if fs.Has(FeatCancel) && g.r.IntN(3) == 0 {
-		p.Inputs = append(p.Inputs, Input{AtCall: at(), Kind: InputCancel})
+		p.Inputs = append(p.Inputs, Input{AtCall: at(), Kind: InputCancel, OnHalt: g.r.IntN(2) == 0})
 	}
 	return p
 }

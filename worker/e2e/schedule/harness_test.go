@@ -160,8 +160,17 @@ type driver struct {
 func (d *driver) drive(ctx context.Context) (error, bool) {
 	done := make(chan error, 1)
 	go func() {
-		var out schedule.Outcome
-		done <- d.c.GetWorkflow(ctx, d.id, "").Get(ctx, &out)
+		for {
+			var out schedule.Outcome
+			err := d.c.GetWorkflow(ctx, d.id, "").Get(ctx, &out)
+			if err == nil || closeError(err) || ctx.Err() != nil {
+				done <- err
+				return
+			}
+			// A long poll that ended without the workflow closing (a
+			// transport deadline or reset): ask again.
+			time.Sleep(100 * time.Millisecond)
+		}
 	}()
 	d.nth, d.last = map[string]int{}, map[string]interceptor.Status{}
 	tick := time.NewTicker(100 * time.Millisecond)
@@ -190,7 +199,7 @@ func (d *driver) step(ctx context.Context) {
 		return
 	}
 	for i, in := range d.p.Inputs {
-		if !d.sent[i] && prog.Calls >= in.AtCall {
+		if !d.sent[i] && !in.OnHalt && prog.Calls >= in.AtCall {
 			d.sent[i] = true
 			d.send(ctx, in)
 		}
@@ -214,6 +223,9 @@ func (d *driver) step(ctx context.Context) {
 		key := fmt.Sprintf("%s/%d", st.Halt.RunID, st.Halt.Seq)
 		at, seen := d.answered[key]
 		switch {
+		case !seen && id == d.id && d.cancelOnHalt(prog.Calls):
+			d.r.halts++
+			d.answered[key] = time.Now()
 		case !seen:
 			d.r.halts++
 			a := d.p.Answers[d.nth[id]%len(d.p.Answers)]
@@ -226,6 +238,21 @@ func (d *driver) step(ctx context.Context) {
 			d.answer(ctx, id, schedule.AnswerResume)
 		}
 	}
+}
+
+// cancelOnHalt sends a planned cancellation due at a halt, instead of an
+// answer, and reports whether it did.
+func (d *driver) cancelOnHalt(calls int) bool {
+	for i, in := range d.p.Inputs {
+		if !d.sent[i] && in.OnHalt && calls >= in.AtCall {
+			d.sent[i] = true
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			d.send(ctx, in)
+			return true
+		}
+	}
+	return false
 }
 
 func (d *driver) status(ctx context.Context, id string) (interceptor.Status, error) {
@@ -284,6 +311,20 @@ func (d *driver) send(ctx context.Context, in schedule.Input) {
 		d.canceled = true
 		_ = d.c.CancelWorkflow(ctx, d.id, "")
 	}
+}
+
+// closeError reports whether err is how a workflow closed (failed,
+// canceled, terminated, timed out) rather than a failure to learn it.
+func closeError(err error) bool {
+	var (
+		wee        *temporal.WorkflowExecutionError
+		canceled   *temporal.CanceledError
+		terminated *temporal.TerminatedError
+		timeout    *temporal.TimeoutError
+		app        *temporal.ApplicationError
+	)
+	return errors.As(err, &wee) || errors.As(err, &canceled) || errors.As(err, &terminated) ||
+		errors.As(err, &timeout) || errors.As(err, &app)
 }
 
 // badPayload builds the named malformed payload.

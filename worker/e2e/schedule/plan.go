@@ -107,6 +107,10 @@ type Input struct {
 	// (see BadPayloads).
 	Name string `json:"name,omitempty"`
 	Bad  string `json:"bad,omitempty"`
+	// OnHalt sends the input at the workflow's first halt at or after
+	// AtCall, instead of the driver's answer (a human cancelling a paused
+	// workflow). Cancellation only.
+	OnHalt bool `json:"onHalt,omitempty"`
 }
 
 // BadPayloads are the malformed payload variants, by name.
@@ -379,6 +383,9 @@ func (v validator) answer(a Answer) error {
 }
 
 func (v validator) input(in Input) error {
+	if in.OnHalt && in.Kind != InputCancel {
+		return fmt.Errorf("onHalt is for cancellation only, not %s", in.Kind)
+	}
 	switch in.Kind {
 	case InputHalt:
 		return v.need(FeatHalt, string(in.Kind))
