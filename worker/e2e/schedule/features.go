@@ -28,6 +28,9 @@ const (
 	FeatHalt     Feature = "halt"     // halt signals at random points
 	FeatBad      Feature = "bad"      // malformed payloads, signals and updates
 	FeatCancel   Feature = "cancel"   // cancellation at a random point
+	// The workflow's own signals, named like the guard's or not.
+	FeatOwnSignal Feature = "ownsignal" // the workflow waits for a signal of its own
+	FeatStartHalt Feature = "starthalt" // a halt sent with SignalWithStart
 	// Worker set-up.
 	FeatCodec  Feature = "codec"  // an encryption codec on worker, client and replayer
 	FeatPolicy Feature = "policy" // OnHalt observe/fail and PauseTimeout profiles
@@ -38,7 +41,7 @@ const (
 // AllFeatures lists every feature, in a fixed order.
 var AllFeatures = []Feature{
 	FeatParallel, FeatLocal, FeatChild, FeatTimer, FeatSelect, FeatSelectChild, FeatCAN, FeatInflight,
-	FeatEscalate, FeatUpdates, FeatHalt, FeatBad, FeatCancel,
+	FeatEscalate, FeatUpdates, FeatHalt, FeatBad, FeatCancel, FeatOwnSignal, FeatStartHalt,
 	FeatCodec, FeatPolicy,
 	FeatDrift,
 }

@@ -39,6 +39,7 @@ func Generate(seed int64, fs Features) Plan {
 		p.Runs[0] = append([]Step{{Call: &c}}, p.Runs[0]...)
 	}
 	p.StopOnEscalation = g.r.IntN(3) == 0
+	p.StartHalt = fs.Has(FeatStartHalt) && g.r.IntN(2) == 0
 
 	answers := []Answer{AnswerResume, AnswerResumeExtend}
 	if fs.Has(FeatUpdates) {
@@ -126,6 +127,12 @@ func (g *gen) steps(n, depth int) []Step {
 	}
 	if g.fs.Has(FeatSelect) {
 		choices = append(choices, choice{2, func() []Step { return []Step{{Select: g.selectStep()}} }})
+	}
+	if g.fs.Has(FeatOwnSignal) {
+		choices = append(choices, choice{1, func() []Step {
+			g.tags++
+			return []Step{{Wait: &Wait{Signal: g.pick(OwnSignals), Tag: fmt.Sprintf("t%d", g.tags), TimeoutMs: 8000}}}
+		}})
 	}
 	total := 0
 	for _, c := range choices {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -56,6 +57,7 @@ type harness struct {
 	clients map[bool]client.Client
 	bound   time.Duration
 	drift   bool
+	dump    string // directory for the histories of failing runs
 
 	mu      sync.Mutex
 	workers map[string]bool
@@ -105,22 +107,32 @@ func (h *harness) run(p schedule.Plan) result {
 	h.worker(p)
 	c := h.clients[p.Codec]
 	id := fmt.Sprintf("schedule-%d", p.Seed)
-	ctx, cancel := context.WithTimeout(context.Background(), h.bound)
+	// The bound is on standing still (nothing in the workflow's or its
+	// children's guard status or progress changes), so a loaded machine
+	// does not pass for a stuck workflow; the whole run gets ten times it.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*h.bound)
 	defer cancel()
 
-	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+	so := client.StartWorkflowOptions{
 		ID: id, TaskQueue: queue(p), WorkflowExecutionTimeout: 10 * time.Minute,
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_TERMINATE_IF_RUNNING,
-	}, schedule.WorkflowName, p, schedule.RunState{})
+	}
+	var run client.WorkflowRun
+	var err error
+	if p.StartHalt {
+		run, err = c.SignalWithStartWorkflow(ctx, id, "halt", map[string]string{"reason": "stop at start", "by": By}, so, schedule.WorkflowName, p, schedule.RunState{})
+	} else {
+		run, err = c.ExecuteWorkflow(ctx, so, schedule.WorkflowName, p, schedule.RunState{})
+	}
 	if err != nil {
 		r.fail("start", "%v", err)
 		return r
 	}
-	d := &driver{h: h, c: c, p: p, id: id, r: &r, answered: map[string]time.Time{}, sent: make([]bool, len(p.Inputs))}
-	closeErr, closed := d.drive(ctx)
+	d := &driver{h: h, c: c, p: p, id: id, r: &r, answered: map[string]time.Time{}, sent: make([]bool, len(p.Inputs)), waitSent: map[string]bool{}}
+	out, closeErr, closed := d.drive(ctx)
 	if !closed {
 		// Stuck: say where, then end it so the histories can be checked.
-		r.fail("stuck", "not closed within %s; %s", h.bound, d.describe())
+		r.fail("stuck", "not closed, standing still for %s; %s", h.bound, d.describe())
 		tctx, tcancel := context.WithTimeout(context.Background(), 10*time.Second)
 		_ = c.TerminateWorkflow(tctx, id, "", "schedule test: stuck")
 		for _, ch := range d.children {
@@ -136,9 +148,35 @@ func (h *harness) run(p schedule.Plan) result {
 			r.fail("close", "the workflow ended with %v", closeErr)
 		}
 		d.checkDecision()
+		if closeErr == nil {
+			d.checkWaits(out)
+		}
 	}
-	h.checkHistories(d, run.GetRunID())
+	hs := h.checkHistories(d, run.GetRunID())
+	if len(r.failures) > 0 && h.dump != "" {
+		for _, x := range hs {
+			name := fmt.Sprintf("seed-%d-%s.json", p.Seed, strings.ReplaceAll(x.name, " ", "-"))
+			if err := testsuite.WriteHistoryFile(filepath.Join(h.dump, name), x.h); err != nil {
+				r.fail("dump", "%v", err)
+			}
+		}
+	}
 	return r
+}
+
+// checkWaits: every signal of the workflow's own that the driver sent
+// reached it.
+func (d *driver) checkWaits(out schedule.Outcome) {
+	waits := d.p.Waits()
+	var lost []string
+	for _, tag := range out.Missed {
+		if d.waitSent[tag] {
+			lost = append(lost, fmt.Sprintf("%s (%q)", tag, waits[tag].Signal))
+		}
+	}
+	if len(lost) > 0 {
+		d.r.fail("own-signal-lost", "the workflow never received its own signal(s) the driver sent: %s", strings.Join(lost, ", "))
+	}
 }
 
 // driver is the human: it answers every halt it sees, of the workflow and
@@ -152,19 +190,28 @@ type driver struct {
 	answered map[string]time.Time // run id/halt seq → when answered
 	nth      map[string]int       // workflow id → halts answered
 	sent     []bool
+	waitSent map[string]bool // wait tag → its signal was sent
+	// seen is a fingerprint of the last progress and statuses; moved is
+	// when it last changed.
+	seen     string
+	moved    time.Time
 	canceled bool
 	children []string
 	last     map[string]interceptor.Status
 }
 
-func (d *driver) drive(ctx context.Context) (error, bool) {
-	done := make(chan error, 1)
+func (d *driver) drive(ctx context.Context) (schedule.Outcome, error, bool) {
+	type closed struct {
+		out schedule.Outcome
+		err error
+	}
+	done := make(chan closed, 1)
 	go func() {
 		for {
 			var out schedule.Outcome
 			err := d.c.GetWorkflow(ctx, d.id, "").Get(ctx, &out)
 			if err == nil || closeError(err) || ctx.Err() != nil {
-				done <- err
+				done <- closed{out, err}
 				return
 			}
 			// A long poll that ended without the workflow closing (a
@@ -175,15 +222,19 @@ func (d *driver) drive(ctx context.Context) (error, bool) {
 	d.nth, d.last = map[string]int{}, map[string]interceptor.Status{}
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
+	d.moved = time.Now()
 	for {
+		if time.Since(d.moved) > d.h.bound {
+			return schedule.Outcome{}, nil, false
+		}
 		select {
-		case err := <-done:
+		case c := <-done:
 			if ctx.Err() != nil {
-				return nil, false
+				return schedule.Outcome{}, nil, false
 			}
-			return err, true
+			return c.out, c.err, true
 		case <-ctx.Done():
-			return nil, false
+			return schedule.Outcome{}, nil, false
 		case <-tick.C:
 			d.step(ctx)
 		}
@@ -204,11 +255,24 @@ func (d *driver) step(ctx context.Context) {
 			d.send(ctx, in)
 		}
 	}
+	waits := d.p.Waits()
+	for _, tag := range prog.Waiting {
+		if !d.waitSent[tag] {
+			d.waitSent[tag] = true
+			_ = d.c.SignalWorkflow(ctx, d.id, "", waits[tag].Signal, map[string]string{"tag": tag})
+		}
+	}
 	for _, ch := range prog.Children {
 		if !contains(d.children, ch) {
 			d.children = append(d.children, ch)
 		}
 	}
+	fp := fmt.Sprintf("%d/%d/%v/%v/%d;", prog.Run, prog.Calls, prog.Children, prog.Waiting, d.r.answers)
+	defer func() {
+		if fp != d.seen {
+			d.seen, d.moved = fp, time.Now()
+		}
+	}()
 	for _, id := range append([]string{d.id}, prog.Children...) {
 		qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		st, err := d.status(qctx, id)
@@ -217,6 +281,7 @@ func (d *driver) step(ctx context.Context) {
 			continue
 		}
 		d.last[id] = st
+		fp += fmt.Sprintf("%s:%s/%d/%d;", id, st.State, st.Halts, st.TotalCalls)
 		if st.State != interceptor.StateHalted || st.Halt == nil {
 			continue
 		}
@@ -397,13 +462,9 @@ func (d *driver) checkDecision() {
 // continue-as-new) and every child, and checks each history: closed, no
 // workflow task failed, and it replays with its recorded options, each
 // drifted one, and its codec.
-func (h *harness) checkHistories(d *driver, firstRun string) {
+func (h *harness) checkHistories(d *driver, firstRun string) []hist {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	type hist struct {
-		name string
-		h    *historypb.History
-	}
 	var hs []hist
 	runID := firstRun
 	for i := 0; runID != "" && i < 10; i++ {
@@ -419,6 +480,9 @@ func (h *harness) checkHistories(d *driver, firstRun string) {
 				runID = a.GetNewExecutionRunId()
 			}
 		}
+	}
+	if d.p.StartHalt {
+		d.checkStartHalt(hs[0].h)
 	}
 	for _, tag := range d.p.ChildTags() {
 		id := d.id + "-" + tag
@@ -458,6 +522,44 @@ func (h *harness) checkHistories(d *driver, firstRun string) {
 			}
 		}
 	}
+	return hs
+}
+
+// checkStartHalt: a halt sent with SignalWithStart halts the first guarded
+// call (reason user_stop), seen as a loop.halted signal in the first run.
+func (d *driver) checkStartHalt(h *historypb.History) {
+	dc := converter.GetDefaultDataConverter()
+	if d.p.Codec {
+		dc = schedule.DataConverter()
+	}
+	scheduled := false
+	for _, e := range h.GetEvents() {
+		switch e.GetEventType() {
+		case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED, enumspb.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED:
+			scheduled = true
+		case enumspb.EVENT_TYPE_MARKER_RECORDED:
+			if e.GetMarkerRecordedEventAttributes().GetMarkerName() == "LocalActivity" {
+				scheduled = true
+			}
+		}
+		a := e.GetWorkflowExecutionSignaledEventAttributes()
+		if a == nil || a.GetSignalName() != interceptor.DefaultHaltedSignal || len(a.GetInput().GetPayloads()) == 0 {
+			continue
+		}
+		var ev interceptor.HaltEvent
+		if err := dc.FromPayload(a.GetInput().GetPayloads()[0], &ev); err == nil && ev.HaltReason == interceptor.ReasonUserStop {
+			return
+		}
+	}
+	if scheduled {
+		d.r.fail("start-halt-lost", "a halt sent with SignalWithStart never halted the workflow (no user_stop loop.halted in its first run)")
+	}
+}
+
+// hist is one exported history of a run.
+type hist struct {
+	name string // "run 0", "child t5"
+	h    *historypb.History
 }
 
 // waitClosed waits for a child to close; false when it never started.
@@ -511,17 +613,24 @@ func replay(h *historypb.History, opts interceptor.Options, codec bool) error {
 // taskFailures lists the workflow task failures of a history as "cause:
 // message", leaving out one kind that is no failure of workflow code: the
 // server refusing to complete the workflow because a human's signal arrived
-// during the task (UnhandledCommand), which it retries at once. The same
-// refusal caused by the guard's own loop.halted signal does count.
+// during the task (UnhandledCommand), which it retries at once (the same
+// refusal caused by the guard's own loop.halted signal does count), and a
+// terminated child's task cut short (ForceCloseCommand).
 func taskFailures(h *historypb.History) []string {
 	var out []string
 	events := h.GetEvents()
+	terminated := len(events) > 0 && events[len(events)-1].GetEventType() == enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_TERMINATED
 	for i, e := range events {
 		a := e.GetWorkflowTaskFailedEventAttributes()
 		if a == nil {
 			continue
 		}
 		if a.GetCause() == enumspb.WORKFLOW_TASK_FAILED_CAUSE_UNHANDLED_COMMAND && !haltedSignalNext(events[i+1:]) {
+			continue
+		}
+		if a.GetCause() == enumspb.WORKFLOW_TASK_FAILED_CAUSE_FORCE_CLOSE_COMMAND && terminated {
+			// The parent closed and its close policy terminated this child
+			// while one of its tasks was in flight.
 			continue
 		}
 		out = append(out, fmt.Sprintf("%s: %s", a.GetCause(), firstLine(a.GetFailure().GetMessage())))

@@ -42,6 +42,9 @@ type Plan struct {
 	Answers []Answer `json:"answers"`
 	// Inputs are sent when the root workflow has issued AtCall calls.
 	Inputs []Input `json:"inputs,omitempty"`
+	// StartHalt starts the workflow with SignalWithStart and a halt signal:
+	// its first guarded call must halt.
+	StartHalt bool `json:"startHalt,omitempty"`
 }
 
 // Step is one step of a program; exactly one field is set.
@@ -50,7 +53,20 @@ type Step struct {
 	Parallel [][]Step `json:"parallel,omitempty"`
 	SleepMs  int      `json:"sleepMs,omitempty"`
 	Select   *Select  `json:"select,omitempty"`
+	Wait     *Wait    `json:"wait,omitempty"`
 }
+
+// Wait is the workflow waiting for a signal of its own (a pausable job's
+// "resume", say); the driver sends it once it sees the wait.
+type Wait struct {
+	Signal    string `json:"signal"`
+	Tag       string `json:"tag"`
+	TimeoutMs int    `json:"timeoutMs"`
+}
+
+// OwnSignals are the names a workflow's own signals take: the guard's
+// (which the guard must not swallow) and one of its own.
+var OwnSignals = []string{"resume", "halt", "escalate", "proceed"}
 
 // Call is one guarded call.
 type Call struct {
@@ -192,6 +208,17 @@ func (p Plan) Calls() int {
 	return n
 }
 
+// Waits lists the plan's waits for the workflow's own signals, by tag.
+func (p Plan) Waits() map[string]Wait {
+	ws := map[string]Wait{}
+	p.walkRuns(func(s Step, _ bool) {
+		if s.Wait != nil {
+			ws[s.Wait.Tag] = *s.Wait
+		}
+	}, nil)
+	return ws
+}
+
 // ChildTags lists the tags of the plan's child workflow calls, in plan
 // order.
 func (p Plan) ChildTags() []string {
@@ -234,6 +261,11 @@ func (p Plan) Validate(fs Features) error {
 	if len(p.Answers) == 0 {
 		return fmt.Errorf("no answers")
 	}
+	if p.StartHalt {
+		if err := v.need(FeatStartHalt, "startHalt"); err != nil {
+			return err
+		}
+	}
 	for i, a := range p.Answers {
 		if err := v.answer(a); err != nil {
 			return fmt.Errorf("answers[%d]: %w", i, err)
@@ -267,7 +299,7 @@ func (v validator) steps(at string, steps []Step, inChild bool) error {
 	for i, s := range steps {
 		at := fmt.Sprintf("%s[%d]", at, i)
 		set := 0
-		for _, on := range []bool{s.Call != nil, s.Parallel != nil, s.SleepMs > 0, s.Select != nil} {
+		for _, on := range []bool{s.Call != nil, s.Parallel != nil, s.SleepMs > 0, s.Select != nil, s.Wait != nil} {
 			if on {
 				set++
 			}
@@ -302,6 +334,14 @@ func (v validator) steps(at string, steps []Step, inChild bool) error {
 			if err := v.need(FeatTimer, at+": sleep"); err != nil {
 				return err
 			}
+		case s.Wait != nil:
+			if err := v.need(FeatOwnSignal, at+": wait"); err != nil {
+				return err
+			}
+			if !slices.Contains(OwnSignals, s.Wait.Signal) || s.Wait.TimeoutMs <= 0 || s.Wait.Tag == "" || v.tags[s.Wait.Tag] {
+				return fmt.Errorf("%s: wait for %q, %dms, tag %q", at, s.Wait.Signal, s.Wait.TimeoutMs, s.Wait.Tag)
+			}
+			v.tags[s.Wait.Tag] = true
 		case s.Select != nil:
 			if !(isInflight(s.Select) && v.fs.Has(FeatInflight)) {
 				if err := v.need(FeatSelect, at+": select"); err != nil {
@@ -418,6 +458,9 @@ func (p Plan) Uses() Features {
 	if p.Codec {
 		fs[FeatCodec] = true
 	}
+	if p.StartHalt {
+		fs[FeatStartHalt] = true
+	}
 	if p.Profile != ProfileDefault && p.Profile != ProfileTight {
 		fs[FeatPolicy] = true
 	}
@@ -435,6 +478,8 @@ func (p Plan) Uses() Features {
 			fs[FeatParallel] = true
 		case s.SleepMs > 0:
 			fs[FeatTimer] = true
+		case s.Wait != nil:
+			fs[FeatOwnSignal] = true
 		case s.Select != nil && !isInflight(s.Select):
 			fs[FeatSelect] = true
 		}

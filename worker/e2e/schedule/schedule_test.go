@@ -29,7 +29,8 @@ var (
 	flagSeeds    = flag.String("schedule.seeds", "", "randomized schedule test: comma-separated seeds to run instead of -schedule.n from -schedule.seed")
 	flagFeatures = flag.String("schedule.features", DefaultFeatures, "randomized schedule test: features to generate (all, base, or a comma list; -name takes one off)")
 	flagParallel = flag.Int("schedule.parallel", 6, "randomized schedule test: workflows run at once")
-	flagBound    = flag.Duration("schedule.bound", 30*time.Second, "randomized schedule test: how long one workflow may take to close")
+	flagBound    = flag.Duration("schedule.bound", 20*time.Second, "randomized schedule test: how long a workflow may stand still (no change in its progress or guard status, or its children's) before it counts as stuck")
+	flagDump     = flag.String("schedule.dump", "", "randomized schedule test: write the histories of failing runs to this directory")
 	flagReport   = flag.String("schedule.report", "", "randomized schedule test: write a JSON summary of the failures to this file")
 )
 
@@ -60,6 +61,7 @@ func TestRandomizedSchedule(t *testing.T) {
 
 	srv := devtest.StartServer(t, devserver.Options{UIDisabled: true})
 	h := newHarness(t, srv, *flagBound, fs.Has(schedule.FeatDrift))
+	h.dump = *flagDump
 
 	begin := time.Now()
 	results := make([]result, len(plans))

@@ -42,6 +42,8 @@ type RunState struct {
 	Run int `json:"run"`
 	// Calls were issued by the earlier runs.
 	Calls int `json:"calls"`
+	// Missed are the earlier runs' waits that timed out.
+	Missed []string `json:"missed,omitempty"`
 }
 
 // Outcome is what a run (or a child) returns.
@@ -49,6 +51,9 @@ type Outcome struct {
 	Calls     int `json:"calls"`
 	Escalated int `json:"escalated"`
 	Errors    int `json:"errors"`
+	// Missed are the tags of waits for the workflow's own signals that
+	// timed out, over all runs.
+	Missed []string `json:"missed,omitempty"`
 }
 
 // Progress is the answer of the progress query: what the driver needs to
@@ -58,6 +63,9 @@ type Progress struct {
 	Calls int `json:"calls"`
 	// Children are the ids of child workflows started and not yet read.
 	Children []string `json:"children"`
+	// Waiting are the tags of the waits for the workflow's own signals in
+	// progress.
+	Waiting []string `json:"waiting"`
 }
 
 // AgentInput is what a guarded call passes to Agent.
@@ -108,9 +116,13 @@ func Interpret(ctx workflow.Context, p Plan, st RunState) (Outcome, error) {
 	if st.Run < 0 || st.Run >= len(p.Runs) {
 		return Outcome{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("run %d outside the plan's %d runs", st.Run, len(p.Runs)), "BadPlan", nil)
 	}
-	in := &interp{stop: p.StopOnEscalation, base: st.Calls}
+	in := &interp{stop: p.StopOnEscalation}
+	in.out.Missed = append(in.out.Missed, st.Missed...)
 	if err := workflow.SetQueryHandler(ctx, ProgressQuery, func() (Progress, error) {
-		return Progress{Run: st.Run, Calls: st.Calls + in.out.Calls, Children: append([]string{}, in.children...)}, nil
+		return Progress{
+			Run: st.Run, Calls: st.Calls + in.out.Calls,
+			Children: append([]string{}, in.children...), Waiting: append([]string{}, in.waiting...),
+		}, nil
 	}); err != nil {
 		return Outcome{}, err
 	}
@@ -122,7 +134,7 @@ func Interpret(ctx workflow.Context, p Plan, st RunState) (Outcome, error) {
 		return in.out, err
 	}
 	if st.Run+1 < len(p.Runs) {
-		return in.out, workflow.NewContinueAsNewError(ctx, WorkflowName, p, RunState{Run: st.Run + 1, Calls: st.Calls + in.out.Calls})
+		return in.out, workflow.NewContinueAsNewError(ctx, WorkflowName, p, RunState{Run: st.Run + 1, Calls: st.Calls + in.out.Calls, Missed: in.out.Missed})
 	}
 	return in.out, nil
 }
@@ -146,9 +158,9 @@ var errStopped = errors.New("stopped on escalation")
 // interp is one run's interpreter state, in workflow memory.
 type interp struct {
 	stop     bool
-	base     int
 	out      Outcome
 	children []string
+	waiting  []string
 }
 
 func (in *interp) steps(ctx workflow.Context, steps []Step) error {
@@ -166,11 +178,37 @@ func (in *interp) steps(ctx workflow.Context, steps []Step) error {
 			err = workflow.Sleep(ctx, time.Duration(s.SleepMs)*time.Millisecond)
 		case s.Select != nil:
 			err = in.selectStep(ctx, *s.Select)
+		case s.Wait != nil:
+			err = in.wait(ctx, *s.Wait)
 		}
 		if err != nil {
 			return err
 		}
 	}
+	return nil
+}
+
+// wait waits for one of the workflow's own signals, and notes a wait that
+// timed out.
+func (in *interp) wait(ctx workflow.Context, w Wait) error {
+	ch := workflow.GetSignalChannel(ctx, w.Signal)
+	in.waiting = append(in.waiting, w.Tag)
+	got, err := workflow.AwaitWithTimeout(ctx, time.Duration(w.TimeoutMs)*time.Millisecond, func() bool { return ch.Len() > 0 })
+	for i, t := range in.waiting {
+		if t == w.Tag {
+			in.waiting = append(in.waiting[:i], in.waiting[i+1:]...)
+			break
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if !got {
+		in.out.Missed = append(in.out.Missed, w.Tag)
+		return nil
+	}
+	var v any
+	ch.ReceiveAsync(&v)
 	return nil
 }
 
