@@ -154,15 +154,23 @@ func (g *gen) steps(n, depth int) []Step {
 
 // loop is an agent loop: a pattern of one to three calls (coder, verifier,
 // ...) repeated two to six times, each call's result after its node's mode.
+// With selectchild, a child call of the pattern may be read through a
+// Selector each time, as a supervisor racing sub-agents would.
 func (g *gen) loop() []Step {
 	pattern := make([]Call, 1+g.r.IntN(3))
+	viaSelect := make([]bool, len(pattern))
 	for i := range pattern {
 		pattern[i] = g.call(true)
+		viaSelect[i] = pattern[i].Kind == KindChild && g.fs.Has(FeatSelect) && g.fs.Has(FeatSelectChild) && g.r.IntN(2) == 0
 	}
 	steps := []Step{}
 	for rep := 2 + g.r.IntN(5); rep > 0; rep-- {
-		for _, t := range pattern {
+		for i, t := range pattern {
 			c := g.callOf(t.Kind, t.Node)
+			if viaSelect[i] {
+				steps = append(steps, Step{Select: &Select{Calls: []Call{c}, Picks: 1}})
+				continue
+			}
 			steps = append(steps, Step{Call: &c})
 		}
 	}

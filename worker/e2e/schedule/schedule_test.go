@@ -21,7 +21,7 @@ import (
 // DefaultFeatures are the features `go test` runs: those that pass on this
 // branch today. The others find the bugs of issue 7 (see the package doc
 // and docs/schedule-test.md); run them with -schedule.features=all.
-const DefaultFeatures = "local,timer,select,escalate,updates,bad"
+const DefaultFeatures = "local,child,timer,select,can,inflight,escalate,updates,halt,bad,policy"
 
 var (
 	flagN        = flag.Int("schedule.n", 8, "randomized schedule test: number of seeds to run")
