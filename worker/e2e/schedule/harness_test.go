@@ -589,8 +589,20 @@ func (h *harness) waitClosed(ctx context.Context, d *driver, id string) bool {
 }
 
 // replay replays a history on a fresh replayer with the guard configured
-// by opts and, for a codec plan, the codec.
+// by opts and, for a codec plan, the codec. The SDK's deadlock detector
+// (TMPRL1101: a workflow coroutine did not yield for a second) fires on a
+// machine busy with other work; such a replay is tried again, up to twice.
 func replay(h *historypb.History, opts interceptor.Options, codec bool) error {
+	var err error
+	for range 3 {
+		if err = replayOnce(h, opts, codec); err == nil || !strings.Contains(err.Error(), "TMPRL1101") {
+			return err
+		}
+	}
+	return err
+}
+
+func replayOnce(h *historypb.History, opts interceptor.Options, codec bool) error {
 	g, err := interceptor.New(opts)
 	if err != nil {
 		return fmt.Errorf("guard options: %w", err)
