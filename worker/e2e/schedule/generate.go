@@ -8,7 +8,7 @@ import (
 // Generate builds the plan of seed, using only the features in fs. The
 // same seed and features always give the same plan.
 func Generate(seed int64, fs Features) Plan {
-	g := &gen{r: rand.New(rand.NewPCG(uint64(seed), 0x10097a8d)), fs: fs, modes: map[string]outputMode{}}
+	g := &gen{r: rand.New(rand.NewPCG(uint64(seed), 0x10097a8d)), fs: fs, modes: map[string]outputMode{}, count: map[string]int{}}
 	p := Plan{Seed: seed, Features: fs.String()}
 
 	profiles := profileOrder[:2]
@@ -92,6 +92,9 @@ const (
 	numModes
 )
 
+// gen is the generator's state: the seeded source, the features on, and
+// per node its output mode and call count. Maps are only indexed, never
+// ranged over, so the plan does not depend on map order.
 type gen struct {
 	r     *rand.Rand
 	fs    Features
@@ -259,9 +262,6 @@ func (g *gen) result(c *Call) {
 	}
 	if mode == modeMixed {
 		mode = outputMode(g.r.IntN(int(modeMixed)))
-	}
-	if g.count == nil {
-		g.count = map[string]int{}
 	}
 	g.count[c.Node]++
 	n := g.count[c.Node]
