@@ -267,7 +267,7 @@ func (d *driver) step(ctx context.Context) {
 			d.children = append(d.children, ch)
 		}
 	}
-	fp := fmt.Sprintf("%d/%d/%v/%v/%d;", prog.Run, prog.Calls, prog.Children, prog.Waiting, d.r.answers)
+	fp := fmt.Sprintf("%d/%d/%v/%v;", prog.Run, prog.Calls, prog.Children, prog.Waiting)
 	defer func() {
 		if fp != d.seen {
 			d.seen, d.moved = fp, time.Now()
