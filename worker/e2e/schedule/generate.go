@@ -1,0 +1,278 @@
+package schedule
+
+import (
+	"fmt"
+	"math/rand/v2"
+)
+
+// Generate builds the plan of seed, using only the features in fs. The
+// same seed and features always give the same plan.
+func Generate(seed int64, fs Features) Plan {
+	g := &gen{r: rand.New(rand.NewPCG(uint64(seed), 0x10097a8d)), fs: fs, modes: map[string]outputMode{}, count: map[string]int{}}
+	p := Plan{Seed: seed, Features: fs.String()}
+
+	profiles := profileOrder[:2]
+	if fs.Has(FeatPolicy) {
+		profiles = profileOrder
+	}
+	p.Profile = profiles[g.r.IntN(len(profiles))]
+	p.Codec = fs.Has(FeatCodec) && g.r.IntN(2) == 0
+
+	runs := 1
+	if fs.Has(FeatCAN) {
+		runs += g.r.IntN(3)
+	}
+	for i := 0; i < runs; i++ {
+		steps := g.steps(1+g.r.IntN(4), 0)
+		if fs.Has(FeatInflight) && i < runs-1 && g.r.IntN(2) == 0 {
+			// The timer wins; the slow call is still running when the run
+			// continues as new.
+			slow := g.activity()
+			slow.DelayMs = inflightDelayMs
+			steps = append(steps, Step{Select: &Select{Calls: []Call{slow}, TimerMs: 20, Picks: 1}})
+		}
+		p.Runs = append(p.Runs, steps)
+	}
+	if p.Calls() == 0 {
+		// Sleeps alone guard nothing.
+		c := g.call(true)
+		p.Runs[0] = append([]Step{{Call: &c}}, p.Runs[0]...)
+	}
+	p.StopOnEscalation = g.r.IntN(3) == 0
+	p.StartHalt = fs.Has(FeatStartHalt) && g.r.IntN(2) == 0
+
+	answers := []Answer{AnswerResume, AnswerResumeExtend}
+	if fs.Has(FeatUpdates) {
+		answers = append(answers, AnswerResumeUpdate)
+	}
+	if fs.Has(FeatEscalate) {
+		answers = append(answers, AnswerEscalate)
+		if fs.Has(FeatUpdates) {
+			answers = append(answers, AnswerEscalateUpdate)
+		}
+	}
+	if fs.Has(FeatBad) {
+		answers = append(answers, AnswerBadThenResume)
+	}
+	for n := 1 + g.r.IntN(4); n > 0; n-- {
+		p.Answers = append(p.Answers, answers[g.r.IntN(len(answers))])
+	}
+
+	calls := p.Calls()
+	at := func() int { return g.r.IntN(calls + 1) }
+	if fs.Has(FeatHalt) {
+		for n := g.r.IntN(3); n > 0; n-- {
+			p.Inputs = append(p.Inputs, Input{AtCall: at(), Kind: InputHalt})
+		}
+	}
+	if fs.Has(FeatBad) {
+		for n := g.r.IntN(3); n > 0; n-- {
+			in := Input{AtCall: at(), Kind: InputBadSignal, Name: g.pick([]string{"resume", "escalate", "halt"}), Bad: g.pick(BadPayloads)}
+			if fs.Has(FeatUpdates) && g.r.IntN(2) == 0 {
+				in.Kind, in.Name = InputBadUpdate, g.pick([]string{"resume", "escalate"})
+			}
+			p.Inputs = append(p.Inputs, in)
+		}
+	}
+	if fs.Has(FeatCancel) && g.r.IntN(3) == 0 {
+		p.Inputs = append(p.Inputs, Input{AtCall: at(), Kind: InputCancel, OnHalt: g.r.IntN(2) == 0})
+	}
+	return p
+}
+
+// outputMode is how a node's results repeat.
+type outputMode int
+
+const (
+	modeVary      outputMode = iota // a new output each call
+	modeRepeat                      // the same output every call: a stall
+	modeAlternate                   // two outputs in turn: an oscillation
+	modeError                       // the same error every call
+	modeMixed                       // any of the above, call by call
+	numModes
+)
+
+// gen is the generator's state: the seeded source, the features on, and
+// per node its output mode and call count. Maps are only indexed, never
+// ranged over, so the plan does not depend on map order.
+type gen struct {
+	r     *rand.Rand
+	fs    Features
+	tags  int
+	modes map[string]outputMode
+	count map[string]int
+}
+
+func (g *gen) pick(xs []string) string { return xs[g.r.IntN(len(xs))] }
+
+// steps generates about n steps at nesting depth (a loop block counts as
+// one).
+func (g *gen) steps(n, depth int) []Step {
+	type choice struct {
+		weight int
+		make   func() []Step
+	}
+	choices := []choice{
+		{6, func() []Step { c := g.call(true); return []Step{{Call: &c}} }},
+		{4, g.loop},
+	}
+	if g.fs.Has(FeatParallel) && depth < 2 {
+		choices = append(choices, choice{2, func() []Step {
+			branches := make([][]Step, 2+g.r.IntN(2))
+			for i := range branches {
+				branches[i] = g.steps(1+g.r.IntN(3), depth+1)
+			}
+			return []Step{{Parallel: branches}}
+		}})
+	}
+	if g.fs.Has(FeatTimer) {
+		choices = append(choices, choice{1, func() []Step { return []Step{{SleepMs: 10 + g.r.IntN(190)}} }})
+	}
+	if g.fs.Has(FeatSelect) {
+		choices = append(choices, choice{2, func() []Step { return []Step{{Select: g.selectStep()}} }})
+	}
+	if g.fs.Has(FeatOwnSignal) {
+		choices = append(choices, choice{1, func() []Step {
+			g.tags++
+			return []Step{{Wait: &Wait{Signal: g.pick(OwnSignals), Tag: fmt.Sprintf("t%d", g.tags), TimeoutMs: 8000}}}
+		}})
+	}
+	total := 0
+	for _, c := range choices {
+		total += c.weight
+	}
+	var steps []Step
+	for i := 0; i < n; i++ {
+		w := g.r.IntN(total)
+		for _, c := range choices {
+			if w < c.weight {
+				steps = append(steps, c.make()...)
+				break
+			}
+			w -= c.weight
+		}
+	}
+	return steps
+}
+
+// loop is an agent loop: a pattern of one to three calls (coder, verifier,
+// ...) repeated two to six times, each call's result after its node's mode.
+// With selectchild, a child call of the pattern may be read through a
+// Selector each time, as a supervisor racing sub-agents would.
+func (g *gen) loop() []Step {
+	pattern := make([]Call, 1+g.r.IntN(3))
+	viaSelect := make([]bool, len(pattern))
+	for i := range pattern {
+		pattern[i] = g.call(true)
+		viaSelect[i] = pattern[i].Kind == KindChild && g.fs.Has(FeatSelect) && g.fs.Has(FeatSelectChild) && g.r.IntN(2) == 0
+	}
+	steps := []Step{}
+	for rep := 2 + g.r.IntN(5); rep > 0; rep-- {
+		for i, t := range pattern {
+			c := g.callOf(t.Kind, t.Node)
+			if viaSelect[i] {
+				steps = append(steps, Step{Select: &Select{Calls: []Call{c}, Picks: 1}})
+				continue
+			}
+			steps = append(steps, Step{Call: &c})
+		}
+	}
+	return steps
+}
+
+func (g *gen) selectStep() *Select {
+	s := &Select{}
+	for n := 1 + g.r.IntN(3); n > 0; n-- {
+		c := g.call(g.fs.Has(FeatSelectChild))
+		c.DelayMs = g.r.IntN(300)
+		s.Calls = append(s.Calls, c)
+	}
+	if g.r.IntN(2) == 0 {
+		s.TimerMs = 20 + g.r.IntN(180)
+	}
+	futures := len(s.Calls)
+	if s.TimerMs > 0 {
+		futures++
+	}
+	s.Picks = 1 + g.r.IntN(futures)
+	return s
+}
+
+// call generates one call; allowChild lets it be a child workflow call.
+func (g *gen) call(allowChild bool) Call {
+	kinds := []CallKind{KindActivity, KindActivity, KindActivity}
+	if g.fs.Has(FeatLocal) {
+		kinds = append(kinds, KindLocal)
+	}
+	if g.fs.Has(FeatChild) && allowChild {
+		kinds = append(kinds, KindChild)
+	}
+	kind := kinds[g.r.IntN(len(kinds))]
+	nodes := map[CallKind][]string{KindActivity: ActivityNodes, KindLocal: LocalNodes, KindChild: ChildNodes}[kind]
+	return g.callOf(kind, g.pick(nodes))
+}
+
+// callOf generates a call of the given kind and node.
+func (g *gen) callOf(kind CallKind, node string) Call {
+	c := Call{Kind: kind, Node: node}
+	if kind == KindChild {
+		c.Child = g.childProgram()
+	}
+	g.tags++
+	c.Tag = fmt.Sprintf("t%d", g.tags)
+	if c.Kind != KindChild {
+		g.result(&c)
+	}
+	if g.r.IntN(4) == 0 {
+		c.DelayMs = g.r.IntN(100)
+	}
+	return c
+}
+
+// childProgram is a child workflow's calls: a short loop of activities.
+func (g *gen) childProgram() []Step {
+	var steps []Step
+	node := g.pick(ActivityNodes)
+	for n := 1 + g.r.IntN(5); n > 0; n-- {
+		if g.r.IntN(3) == 0 {
+			node = g.pick(ActivityNodes)
+		}
+		g.tags++
+		c := Call{Kind: KindActivity, Node: node, Tag: fmt.Sprintf("t%d", g.tags)}
+		g.result(&c)
+		steps = append(steps, Step{Call: &c})
+	}
+	return steps
+}
+
+// activity generates a plain activity call.
+func (g *gen) activity() Call {
+	g.tags++
+	c := Call{Kind: KindActivity, Node: g.pick(ActivityNodes), Tag: fmt.Sprintf("t%d", g.tags)}
+	g.result(&c)
+	return c
+}
+
+// result sets a call's output or error after its node's mode.
+func (g *gen) result(c *Call) {
+	mode, ok := g.modes[c.Node]
+	if !ok {
+		mode = outputMode(g.r.IntN(int(numModes)))
+		g.modes[c.Node] = mode
+	}
+	if mode == modeMixed {
+		mode = outputMode(g.r.IntN(int(modeMixed)))
+	}
+	g.count[c.Node]++
+	n := g.count[c.Node]
+	switch mode {
+	case modeVary:
+		c.Output = fmt.Sprintf("%s output %d", c.Node, n)
+	case modeRepeat:
+		c.Output = c.Node + " same output"
+	case modeAlternate:
+		c.Output = fmt.Sprintf("%s output %c", c.Node, 'A'+rune(n%2))
+	case modeError:
+		c.Err = c.Node + " failed: same error"
+	}
+}

@@ -1,0 +1,534 @@
+package schedule
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+)
+
+// CallKind is the kind of a guarded call.
+type CallKind string
+
+// The call kinds.
+const (
+	KindActivity CallKind = "activity"
+	KindLocal    CallKind = "local"
+	KindChild    CallKind = "child"
+)
+
+// Node names per call kind. Each activity and local activity name runs
+// Agent; each child name runs Child.
+var (
+	ActivityNodes = []string{"Code", "Verify", "Plan", "Research"}
+	LocalNodes    = []string{"Lint", "Score"}
+	ChildNodes    = []string{"SubAgent", "Reviewer"}
+)
+
+// Plan is one generated program: what the workflow does, the human input a
+// driver sends while it runs, and the guard set-up it runs under.
+type Plan struct {
+	Seed     int64  `json:"seed"`
+	Features string `json:"features"`
+	Profile  string `json:"profile"`
+	Codec    bool   `json:"codec,omitempty"`
+	// Runs are the workflow's runs: each run but the last ends by
+	// continuing as new.
+	Runs [][]Step `json:"runs"`
+	// StopOnEscalation makes a branch return when one of its calls is
+	// escalated; otherwise the workflow notes it and goes on.
+	StopOnEscalation bool `json:"stopOnEscalation,omitempty"`
+	// Answers are the driver's answers to the n-th halt of a workflow
+	// (cycling when there are more halts).
+	Answers []Answer `json:"answers"`
+	// Inputs are sent when the root workflow has issued AtCall calls.
+	Inputs []Input `json:"inputs,omitempty"`
+	// StartHalt starts the workflow with SignalWithStart and a halt signal:
+	// its first guarded call must halt.
+	StartHalt bool `json:"startHalt,omitempty"`
+}
+
+// Step is one step of a program; exactly one field is set.
+type Step struct {
+	Call     *Call    `json:"call,omitempty"`
+	Parallel [][]Step `json:"parallel,omitempty"`
+	SleepMs  int      `json:"sleepMs,omitempty"`
+	Select   *Select  `json:"select,omitempty"`
+	Wait     *Wait    `json:"wait,omitempty"`
+}
+
+// Wait is the workflow waiting for a signal of its own (a pausable job's
+// "resume", say); the driver sends it once it sees the wait.
+type Wait struct {
+	Signal    string `json:"signal"`
+	Tag       string `json:"tag"`
+	TimeoutMs int    `json:"timeoutMs"`
+}
+
+// OwnSignals are the names a workflow's own signals take: the guard's
+// (which the guard must not swallow) and one of its own.
+var OwnSignals = []string{"resume", "halt", "escalate", "proceed"}
+
+// Call is one guarded call.
+type Call struct {
+	Kind CallKind `json:"kind"`
+	Node string   `json:"node"`
+	// Tag is unique in the plan; child workflow ids derive from it.
+	Tag    string `json:"tag"`
+	Output string `json:"output,omitempty"`
+	Err    string `json:"err,omitempty"`
+	// DelayMs is how long the activity takes (real time).
+	DelayMs int `json:"delayMs,omitempty"`
+	// Child is the child workflow's program (activity calls only).
+	Child []Step `json:"child,omitempty"`
+}
+
+// Select waits on a Selector over its calls and an optional timer, Picks
+// times; calls not picked are left running.
+type Select struct {
+	Calls   []Call `json:"calls"`
+	TimerMs int    `json:"timerMs,omitempty"`
+	Picks   int    `json:"picks"`
+}
+
+// Answer is how the driver answers a halt.
+type Answer string
+
+// The answers.
+const (
+	AnswerResume         Answer = "resume"          // resume signal
+	AnswerResumeExtend   Answer = "resume-extend"   // resume signal raising a limit
+	AnswerResumeUpdate   Answer = "resume-update"   // resume update
+	AnswerEscalate       Answer = "escalate"        // escalate signal
+	AnswerEscalateUpdate Answer = "escalate-update" // escalate update
+	AnswerBadThenResume  Answer = "bad-then-resume" // a malformed resume signal, then a good one
+)
+
+// InputKind is a piece of human input sent at a point of the run.
+type InputKind string
+
+// The input kinds.
+const (
+	InputHalt      InputKind = "halt"       // halt signal
+	InputBadSignal InputKind = "bad-signal" // a malformed signal
+	InputBadUpdate InputKind = "bad-update" // a malformed update
+	InputCancel    InputKind = "cancel"     // cancel the workflow
+)
+
+// Input is human input sent once the root workflow has issued AtCall
+// guarded calls (over all its runs).
+type Input struct {
+	AtCall int       `json:"atCall"`
+	Kind   InputKind `json:"kind"`
+	// Name is the signal or update of a bad input; Bad names its payload
+	// (see BadPayloads).
+	Name string `json:"name,omitempty"`
+	Bad  string `json:"bad,omitempty"`
+	// OnHalt sends the input at the workflow's first halt at or after
+	// AtCall, instead of the driver's answer (a human cancelling a paused
+	// workflow). Cancellation only.
+	OnHalt bool `json:"onHalt,omitempty"`
+}
+
+// BadPayloads are the malformed payload variants, by name.
+var BadPayloads = []string{"broken-json", "binary", "unknown-field", "wrong-type", "oversize", "extend-on-escalate"}
+
+// JSON renders the plan for a failure message; ParsePlan reads it back.
+func (p Plan) JSON() string {
+	b, err := json.Marshal(p)
+	if err != nil {
+		return fmt.Sprintf("<plan of seed %d: %v>", p.Seed, err)
+	}
+	return string(b)
+}
+
+// ParsePlan reads a plan printed by JSON.
+func ParsePlan(s string) (Plan, error) {
+	var p Plan
+	err := json.Unmarshal([]byte(s), &p)
+	return p, err
+}
+
+// walk visits every step and every call of steps and of everything nested
+// in them (branches, select calls, child programs); child is true inside a
+// child program, sel for the calls of a select. Either visitor may be nil.
+func walk(steps []Step, child bool, step func(s Step, child bool), call func(c Call, sel, child bool)) {
+	onCall := func(c Call, sel bool) {
+		if call != nil {
+			call(c, sel, child)
+		}
+		walk(c.Child, true, step, call)
+	}
+	for _, s := range steps {
+		if step != nil {
+			step(s, child)
+		}
+		switch {
+		case s.Call != nil:
+			onCall(*s.Call, false)
+		case s.Parallel != nil:
+			for _, b := range s.Parallel {
+				walk(b, child, step, call)
+			}
+		case s.Select != nil:
+			for _, c := range s.Select.Calls {
+				onCall(c, true)
+			}
+		}
+	}
+}
+
+// walkRuns walks every run of the plan.
+func (p Plan) walkRuns(step func(s Step, child bool), call func(c Call, sel, child bool)) {
+	for _, r := range p.Runs {
+		walk(r, false, step, call)
+	}
+}
+
+// Size counts the plan's steps, select calls and inputs: the smaller, the
+// easier a failing plan is to read.
+func (p Plan) Size() int {
+	n := len(p.Inputs)
+	p.walkRuns(func(Step, bool) { n++ }, func(_ Call, sel, _ bool) {
+		if sel {
+			n++
+		}
+	})
+	return n
+}
+
+// Calls counts the guarded calls the root workflow issues if every step
+// runs (children's own calls not included).
+func (p Plan) Calls() int {
+	n := 0
+	p.walkRuns(nil, func(_ Call, _, child bool) {
+		if !child {
+			n++
+		}
+	})
+	return n
+}
+
+// Waits lists the plan's waits for the workflow's own signals, by tag.
+func (p Plan) Waits() map[string]Wait {
+	ws := map[string]Wait{}
+	p.walkRuns(func(s Step, _ bool) {
+		if s.Wait != nil {
+			ws[s.Wait.Tag] = *s.Wait
+		}
+	}, nil)
+	return ws
+}
+
+// ChildTags lists the tags of the plan's child workflow calls, in plan
+// order.
+func (p Plan) ChildTags() []string {
+	var tags []string
+	p.walkRuns(nil, func(c Call, _, _ bool) {
+		if c.Kind == KindChild {
+			tags = append(tags, c.Tag)
+		}
+	})
+	return tags
+}
+
+// Validate checks that the plan is well formed and uses only the features
+// in fs: what Generate promises and Interpret relies on.
+func (p Plan) Validate(fs Features) error {
+	v := validator{fs: fs, tags: map[string]bool{}}
+	if _, ok := Profiles[p.Profile]; !ok {
+		return fmt.Errorf("profile %q is unknown", p.Profile)
+	}
+	if p.Profile != ProfileDefault && p.Profile != ProfileTight && !fs.Has(FeatPolicy) {
+		return fmt.Errorf("profile %q needs feature %s", p.Profile, FeatPolicy)
+	}
+	if p.Codec && !fs.Has(FeatCodec) {
+		return fmt.Errorf("codec needs feature %s", FeatCodec)
+	}
+	if len(p.Runs) == 0 {
+		return fmt.Errorf("no runs")
+	}
+	if len(p.Runs) > 1 && !fs.Has(FeatCAN) {
+		return fmt.Errorf("%d runs need feature %s", len(p.Runs), FeatCAN)
+	}
+	for i, r := range p.Runs {
+		if len(r) == 0 {
+			return fmt.Errorf("runs[%d]: no steps", i)
+		}
+		if err := v.steps(fmt.Sprintf("runs[%d]", i), r, false); err != nil {
+			return err
+		}
+	}
+	if len(p.Answers) == 0 {
+		return fmt.Errorf("no answers")
+	}
+	if p.StartHalt {
+		if err := v.need(FeatStartHalt, "startHalt"); err != nil {
+			return err
+		}
+	}
+	for i, a := range p.Answers {
+		if err := v.answer(a); err != nil {
+			return fmt.Errorf("answers[%d]: %w", i, err)
+		}
+	}
+	calls := p.Calls()
+	for i, in := range p.Inputs {
+		if in.AtCall < 0 || in.AtCall > calls {
+			return fmt.Errorf("inputs[%d]: atCall %d outside 0..%d", i, in.AtCall, calls)
+		}
+		if err := v.input(in); err != nil {
+			return fmt.Errorf("inputs[%d]: %w", i, err)
+		}
+	}
+	return nil
+}
+
+type validator struct {
+	fs   Features
+	tags map[string]bool
+}
+
+func (v validator) need(f Feature, what string) error {
+	if !v.fs.Has(f) {
+		return fmt.Errorf("%s needs feature %s", what, f)
+	}
+	return nil
+}
+
+func (v validator) steps(at string, steps []Step, inChild bool) error {
+	for i, s := range steps {
+		at := fmt.Sprintf("%s[%d]", at, i)
+		set := 0
+		for _, on := range []bool{s.Call != nil, s.Parallel != nil, s.SleepMs > 0, s.Select != nil, s.Wait != nil} {
+			if on {
+				set++
+			}
+		}
+		if set != 1 {
+			return fmt.Errorf("%s: %d fields set, want exactly one", at, set)
+		}
+		if inChild && s.Call == nil {
+			return fmt.Errorf("%s: a child program holds calls only", at)
+		}
+		switch {
+		case s.Call != nil:
+			if err := v.call(at, *s.Call, inChild); err != nil {
+				return err
+			}
+		case s.Parallel != nil:
+			if err := v.need(FeatParallel, at+": parallel"); err != nil {
+				return err
+			}
+			if len(s.Parallel) < 2 {
+				return fmt.Errorf("%s: parallel with %d branches", at, len(s.Parallel))
+			}
+			for j, b := range s.Parallel {
+				if len(b) == 0 {
+					return fmt.Errorf("%s.parallel[%d]: empty branch", at, j)
+				}
+				if err := v.steps(fmt.Sprintf("%s.parallel[%d]", at, j), b, false); err != nil {
+					return err
+				}
+			}
+		case s.SleepMs > 0:
+			if err := v.need(FeatTimer, at+": sleep"); err != nil {
+				return err
+			}
+		case s.Wait != nil:
+			if err := v.need(FeatOwnSignal, at+": wait"); err != nil {
+				return err
+			}
+			if !slices.Contains(OwnSignals, s.Wait.Signal) || s.Wait.TimeoutMs <= 0 || s.Wait.Tag == "" || v.tags[s.Wait.Tag] {
+				return fmt.Errorf("%s: wait for %q, %dms, tag %q", at, s.Wait.Signal, s.Wait.TimeoutMs, s.Wait.Tag)
+			}
+			v.tags[s.Wait.Tag] = true
+		case s.Select != nil:
+			if !(isInflight(s.Select) && v.fs.Has(FeatInflight)) {
+				if err := v.need(FeatSelect, at+": select"); err != nil {
+					return err
+				}
+			}
+			sel := s.Select
+			futures := len(sel.Calls)
+			if sel.TimerMs > 0 {
+				futures++
+			}
+			if len(sel.Calls) == 0 || sel.Picks < 1 || sel.Picks > futures {
+				return fmt.Errorf("%s: select of %d calls, timer %dms, %d picks", at, len(sel.Calls), sel.TimerMs, sel.Picks)
+			}
+			for j, c := range sel.Calls {
+				if c.Kind == KindChild {
+					if err := v.need(FeatSelectChild, at+": child in a select"); err != nil {
+						return err
+					}
+				}
+				if err := v.call(fmt.Sprintf("%s.select[%d]", at, j), c, false); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func (v validator) call(at string, c Call, inChild bool) error {
+	if c.Tag == "" || v.tags[c.Tag] {
+		return fmt.Errorf("%s: tag %q empty or not unique", at, c.Tag)
+	}
+	v.tags[c.Tag] = true
+	nodes := map[CallKind][]string{KindActivity: ActivityNodes, KindLocal: LocalNodes, KindChild: ChildNodes}[c.Kind]
+	if !slices.Contains(nodes, c.Node) {
+		return fmt.Errorf("%s: node %q is not a %q node", at, c.Node, c.Kind)
+	}
+	if inChild && c.Kind != KindActivity {
+		return fmt.Errorf("%s: a child program calls activities only", at)
+	}
+	switch c.Kind {
+	case KindLocal:
+		if err := v.need(FeatLocal, at+": local activity"); err != nil {
+			return err
+		}
+	case KindChild:
+		if err := v.need(FeatChild, at+": child workflow"); err != nil {
+			return err
+		}
+		if len(c.Child) == 0 {
+			return fmt.Errorf("%s: child without a program", at)
+		}
+		return v.steps(at+".child", c.Child, true)
+	}
+	if len(c.Child) > 0 {
+		return fmt.Errorf("%s: a %s call has a child program", at, c.Kind)
+	}
+	return nil
+}
+
+func (v validator) answer(a Answer) error {
+	switch a {
+	case AnswerResume, AnswerResumeExtend:
+		return nil
+	case AnswerResumeUpdate:
+		return v.need(FeatUpdates, string(a))
+	case AnswerEscalate:
+		return v.need(FeatEscalate, string(a))
+	case AnswerEscalateUpdate:
+		if err := v.need(FeatEscalate, string(a)); err != nil {
+			return err
+		}
+		return v.need(FeatUpdates, string(a))
+	case AnswerBadThenResume:
+		return v.need(FeatBad, string(a))
+	}
+	return fmt.Errorf("unknown answer %q", a)
+}
+
+func (v validator) input(in Input) error {
+	if in.OnHalt && in.Kind != InputCancel {
+		return fmt.Errorf("onHalt is for cancellation only, not %s", in.Kind)
+	}
+	switch in.Kind {
+	case InputHalt:
+		return v.need(FeatHalt, string(in.Kind))
+	case InputCancel:
+		return v.need(FeatCancel, string(in.Kind))
+	case InputBadSignal, InputBadUpdate:
+		if err := v.need(FeatBad, string(in.Kind)); err != nil {
+			return err
+		}
+		if in.Kind == InputBadUpdate {
+			if err := v.need(FeatUpdates, string(in.Kind)); err != nil {
+				return err
+			}
+		}
+		if !slices.Contains(BadPayloads, in.Bad) {
+			return fmt.Errorf("unknown bad payload %q", in.Bad)
+		}
+		if in.Name == "" {
+			return fmt.Errorf("bad input without a name")
+		}
+		return nil
+	}
+	return fmt.Errorf("unknown input %q", in.Kind)
+}
+
+// Uses returns the features the plan actually uses (drift is a check, not
+// part of a plan, and never listed).
+func (p Plan) Uses() Features {
+	fs := Features{}
+	if p.Codec {
+		fs[FeatCodec] = true
+	}
+	if p.StartHalt {
+		fs[FeatStartHalt] = true
+	}
+	if p.Profile != ProfileDefault && p.Profile != ProfileTight {
+		fs[FeatPolicy] = true
+	}
+	if len(p.Runs) > 1 {
+		fs[FeatCAN] = true
+		for _, r := range p.Runs[:len(p.Runs)-1] {
+			if isInflight(r[len(r)-1].Select) {
+				fs[FeatInflight] = true
+			}
+		}
+	}
+	p.walkRuns(func(s Step, _ bool) {
+		switch {
+		case s.Parallel != nil:
+			fs[FeatParallel] = true
+		case s.SleepMs > 0:
+			fs[FeatTimer] = true
+		case s.Wait != nil:
+			fs[FeatOwnSignal] = true
+		case s.Select != nil && !isInflight(s.Select):
+			fs[FeatSelect] = true
+		}
+	}, func(c Call, sel, _ bool) {
+		switch c.Kind {
+		case KindLocal:
+			fs[FeatLocal] = true
+		case KindChild:
+			fs[FeatChild] = true
+			if sel {
+				fs[FeatSelectChild] = true
+			}
+		}
+	})
+	for _, a := range p.Answers {
+		switch a {
+		case AnswerResumeUpdate:
+			fs[FeatUpdates] = true
+		case AnswerEscalate:
+			fs[FeatEscalate] = true
+		case AnswerEscalateUpdate:
+			fs[FeatEscalate], fs[FeatUpdates] = true, true
+		case AnswerBadThenResume:
+			fs[FeatBad] = true
+		}
+	}
+	for _, in := range p.Inputs {
+		switch in.Kind {
+		case InputHalt:
+			fs[FeatHalt] = true
+		case InputCancel:
+			fs[FeatCancel] = true
+		case InputBadSignal:
+			fs[FeatBad] = true
+		case InputBadUpdate:
+			fs[FeatBad], fs[FeatUpdates] = true, true
+		}
+	}
+	return fs
+}
+
+// inflightDelayMs is how long the call left running at continue-as-new
+// takes: far longer than the timer that wins against it.
+const inflightDelayMs = 3000
+
+// isInflight reports whether sel is the shape Generate uses to leave a call
+// running across continue-as-new: one slow activity against a short timer.
+// Plain selects never have calls that slow.
+func isInflight(sel *Select) bool {
+	return sel != nil && sel.TimerMs > 0 && sel.Picks == 1 && len(sel.Calls) == 1 &&
+		sel.Calls[0].Kind == KindActivity && sel.Calls[0].DelayMs >= inflightDelayMs
+}
