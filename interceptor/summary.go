@@ -108,17 +108,39 @@ func EvidenceTrend(ev HaltEvent, metricLabel string) string {
 		}
 		return metricLabel + " " + strings.Join(vals, " → ") + "  " + Sparkline(e.Metrics)
 	case len(e.ProgressValues) > 0:
-		return "progress " + strings.Join(e.ProgressValues, " → ")
+		return "progress " + joinRuns(e.ProgressValues)
 	case len(e.ErrorSignatures) > 0:
-		return "errors " + strings.Join(e.ErrorSignatures, " → ")
+		return "errors " + joinRuns(e.ErrorSignatures)
 	case len(e.OutputHashes) > 0:
 		short := make([]string, len(e.OutputHashes))
 		for i, h := range e.OutputHashes {
 			short[i] = h[:min(len(h), 8)]
 		}
-		return "outputs " + strings.Join(short, " → ")
+		return "outputs " + joinRuns(short)
 	case len(e.Transitions) > 0:
 		return "transitions " + strings.Join(e.Transitions, ", ")
 	}
 	return ""
+}
+
+// joinRuns joins values oldest first, writing a run of equal values once
+// with its count ("sandbox down ×3 → ok"): a repeated error signature is
+// long, and its repetition is the point.
+func joinRuns(vals []string) string {
+	var b strings.Builder
+	for i := 0; i < len(vals); {
+		j := i + 1
+		for j < len(vals) && vals[j] == vals[i] {
+			j++
+		}
+		if i > 0 {
+			b.WriteString(" → ")
+		}
+		b.WriteString(vals[i])
+		if j-i > 1 {
+			fmt.Fprintf(&b, " ×%d", j-i)
+		}
+		i = j
+	}
+	return b.String()
 }

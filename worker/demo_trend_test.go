@@ -26,7 +26,7 @@ func TestDemoTrendLine(t *testing.T) {
 		{"metric of a node without a field name", interceptor.HaltEvent{Node: "Code", Evidence: interceptor.Evidence{Metrics: []float64{2, 2}}},
 			"    trend     metric 2 → 2  ██\n"},
 		{"errors", interceptor.HaltEvent{Node: "Verify", Evidence: interceptor.Evidence{ErrorSignatures: []string{"sandbox:#", "sandbox:#"}}},
-			"    trend     errors sandbox:# → sandbox:#\n"},
+			"    trend     errors sandbox:# ×2\n"},
 		{"no evidence", interceptor.HaltEvent{Node: "Verify"}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
