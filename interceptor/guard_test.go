@@ -476,7 +476,7 @@ func TestBadSignalsAreRejectedAndRecorded(t *testing.T) {
 		{"binary payload", "escalate", []byte{0xff, 0x00}, "unsupported payload encoding"},
 		{"oversize payload", "halt", map[string]string{"reason": strings.Repeat("x", 20<<10)}, "exceeds the limit"},
 		{"extend on escalate", "escalate", map[string]any{"extend": map[string]int{"maxCycleIterations": 1}}, `"extend" is only accepted by resume`},
-		{"negative extend", "resume", map[string]any{"extend": map[string]int{"maxCycleIterations": -1}}, "must not be negative"},
+		{"negative extend", "resume", map[string]any{"extend": map[string]int{"maxCycleIterations": -1}}, "extend.maxCycleIterations must not be negative"},
 		{"unknown extend field", "resume", map[string]any{"extend": map[string]int{"maxTurns": 1}}, `unknown field "maxTurns"`},
 	}
 	for _, tt := range tests {
