@@ -34,7 +34,6 @@ import (
 // (10 digits) and long ids go, counts, ports, line numbers and step
 // numbers (up to a million) stay.
 
-
 // refCanonical is one result read the second generation's way.
 type refCanonical struct {
 	sum    uint64 // the result's hash: the sum of its refLeaf contributions
