@@ -490,18 +490,20 @@ func (sc *canonScan) text1(s []byte) (h, shape uint64, nums int64) {
 		if j == i {
 			break
 		}
-		t := tok{h: fnvOffset, shape: fnvOffset}
+		var th, ts uint64
 		if cls&clDigit == 0 {
-			// No digit, nothing to mask: the token hashes at once.
-			t.h = wordHash(s[i:j])
-			t.shape = t.h
+			// No digit, nothing to mask: the token hashes at once, and
+			// its shape is the same.
+			th = wordHash(s[i:j])
+			ts = th
 		} else {
-			t.maskToken(s[i:j])
+			var n int64
+			th, ts, n = maskToken(s[i:j])
+			nums += n
 		}
-		h = (h ^ t.h) * fnvPrime
-		shape = (shape ^ t.shape) * fnvPrime
-		nums += t.nums
-		sc.simToken(t.h, j-i)
+		h = (h ^ th) * fnvPrime
+		shape = (shape ^ ts) * fnvPrime
+		sc.simToken(th, j-i)
 		i = j
 	}
 	return h, shape, nums
@@ -599,77 +601,104 @@ func nearDup(a, b uint64) bool {
 	return a != 0 && b != 0 && bits.OnesCount64(a^b) <= nearDupBits
 }
 
-// tok hashes one token two ways: h with volatile parts masked, shape with
-// every number masked too; nums sums the numbers h kept (short integers),
-// so that a counter ("attempt 2", "attempt 3") can be told from other
-// changes.
-type tok struct {
-	h, shape uint64
-	nums     int64
-}
-
-func (t *tok) byte1(c byte) {
-	t.h = fnvByte(t.h, c)
-	t.shape = fnvByte(t.shape, c)
-}
-
-func (t *tok) bytes(b []byte) {
-	t.h = fnvBytes(t.h, b)
-	t.shape = fnvBytes(t.shape, b)
-}
-
-// maskToken hashes one whitespace-free token with its volatile parts
-// replaced by '#': a timestamp or clock time, a hex id or UUID (8 or more
-// hex digits, one of them a decimal digit), a run of maskDigits or more
-// digits (epochs, long ids), a number followed by a duration unit ("2.31s",
-// "150ms"). Shorter numbers (line numbers, counts, step numbers) are kept:
-// they are information.
-func (t *tok) maskToken(w []byte) {
+// maskToken hashes one whitespace-free token two ways: h with its volatile
+// parts replaced by '#', shape with every number masked too; nums sums the
+// numbers h kept (short integers), so that a counter ("attempt 2",
+// "attempt 3") can be told from other changes. Volatile parts are a
+// timestamp or clock time, a hex id or UUID (8 or more hex digits, one of
+// them a decimal digit), a run of maskDigits or more digits (epochs, long
+// ids), a number followed by a duration unit ("2.31s", "150ms"). Shorter
+// numbers (line numbers, counts, step numbers) are kept: they are
+// information.
+//
+// The hashes are passed by value, not through a struct pointer, so that
+// they stay in registers on this hot path.
+func maskToken(w []byte) (h, shape uint64, nums int64) {
+	h, shape = fnvOffset, fnvOffset
 	for i := 0; i < len(w); {
 		c := w[i]
 		if byteClass[c]&clAlnum == 0 {
-			t.byte1(c)
+			h, shape = fnvByte(h, c), fnvByte(shape, c)
 			i++
 			continue
 		}
 		// A word: alphanumerics with inner '-', '.', ':', '_' (ids,
 		// versions, times, decimals).
-		j, digit := i, false
+		j, all := i, uint8(0)
 		for j < len(w) {
 			k := byteClass[w[j]]
 			if k&clAlnum != 0 {
-				digit = digit || k&clDigit != 0
+				all |= k
 				j++
 				continue
 			}
 			if k&clSep != 0 && j+1 < len(w) && byteClass[w[j+1]]&clAlnum != 0 {
+				all |= k
 				j++
 				continue
 			}
 			break
 		}
-		if digit {
-			t.maskWord(w[i:j])
-		} else {
+		switch {
+		case all&clDigit == 0:
 			// No digit, nothing to mask: hash the word once.
 			wh := wordHash(w[i:j])
-			t.h = (t.h ^ wh) * fnvPrime
-			t.shape = (t.shape ^ wh) * fnvPrime
+			h = (h ^ wh) * fnvPrime
+			shape = (shape ^ wh) * fnvPrime
+		case all&clSep == 0 && allDigits(w[i:j]):
+			// Digits only (a count, a line number, an epoch): what
+			// maskWord does with it, without its general passes.
+			shape = fnvByte(shape, '#')
+			if j-i >= maskDigits {
+				h = fnvByte(h, '#')
+			} else {
+				h = fnvBytes(h, w[i:j])
+				v := int64(0)
+				for _, d := range w[i:j] {
+					v = v*10 + int64(d-'0')
+				}
+				nums += v
+			}
+		default:
+			var n int64
+			h, shape, n = maskWord(w[i:j], h, shape)
+			nums += n
 		}
 		i = j
 	}
+	return h, shape, nums
 }
 
-// wordHash hashes a word eight bytes at a time.
+func allDigits(w []byte) bool {
+	for _, c := range w {
+		if !isDigit(c) {
+			return false
+		}
+	}
+	return true
+}
+
+// wordHash hashes a word eight bytes at a time; the last one to seven
+// bytes are read with overlapping loads, as the same little-endian word
+// a byte-by-byte read would build.
 func wordHash(b []byte) uint64 {
 	h := uint64(len(b)) * 0x9e3779b97f4a7c15
+	whole := b
 	for len(b) >= 8 {
 		h = mix64(h ^ binary.LittleEndian.Uint64(b))
 		b = b[8:]
 	}
 	var tail uint64
-	for k, c := range b {
-		tail |= uint64(c) << (8 * uint(k))
+	switch n := len(b); {
+	case n == 0:
+	case len(whole) >= 8:
+		tail = binary.LittleEndian.Uint64(whole[len(whole)-8:]) >> (8 * uint(8-n))
+	case n >= 4:
+		tail = uint64(binary.LittleEndian.Uint32(b)) | uint64(binary.LittleEndian.Uint32(b[n-4:]))<<(8*uint(n-4))
+	case n >= 2:
+		tail = uint64(binary.LittleEndian.Uint16(b)) | uint64(binary.LittleEndian.Uint16(b[n-2:]))<<(8*uint(n-2))
+	default:
+		tail = uint64(b[0])
 	}
 	return mix64(h ^ tail)
 }
@@ -680,9 +709,10 @@ func isAlnum(c byte) bool {
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
-// maskWord hashes one word, masking it whole when it is a timestamp, a hex
-// id or a UUID, else masking its long digit runs and durations.
-func (t *tok) maskWord(w []byte) {
+// maskWord continues the hashes h and shape with one word, masking it
+// whole when it is a timestamp, a hex id or a UUID, else masking its long
+// digit runs and durations; nums sums the numbers h kept.
+func maskWord(w []byte, h, shape uint64) (uint64, uint64, int64) {
 	digits, hexOnly, seps, hexDigits := 0, true, 0, 0
 	for _, c := range w {
 		k := byteClass[c]
@@ -701,17 +731,17 @@ func (t *tok) maskWord(w []byte) {
 	// Timestamps and clock times: digits and separators only, at least 6
 	// digits and a separator ("2026-11-23", "12:48:26", "2026-11-23T12:48:26.5Z").
 	if digits >= 6 && seps > 0 && timeLike(w) || hexOnly && digits > 0 && hexDigits >= 8 {
-		t.byte1('#')
-		return
+		return fnvByte(h, '#'), fnvByte(shape, '#'), 0
 	}
+	var nums int64
 	for i := 0; i < len(w); {
 		c := w[i]
 		if c == '-' || c == '_' || c == '.' {
-			t.byte1(c)
+			h, shape = fnvByte(h, c), fnvByte(shape, c)
 			i++
 			// A separated part of a longer id ("chatcmpl-9f8e7d6c5b").
 			if k := hexPart(w[i:]); k > 0 {
-				t.byte1('#')
+				h, shape = fnvByte(h, '#'), fnvByte(shape, '#')
 				i += k
 			}
 			continue
@@ -723,8 +753,8 @@ func (t *tok) maskWord(w []byte) {
 				j++
 			}
 			wh := wordHash(w[i:j])
-			t.h = (t.h ^ wh) * fnvPrime
-			t.shape = (t.shape ^ wh) * fnvPrime
+			h = (h ^ wh) * fnvPrime
+			shape = (shape ^ wh) * fnvPrime
 			i = j
 			continue
 		}
@@ -742,26 +772,27 @@ func (t *tok) maskWord(w []byte) {
 			}
 		}
 		if u := unitLen(w[j:]); u > 0 {
-			t.byte1('#')
-			t.bytes(w[j : j+u])
+			h, shape = fnvByte(h, '#'), fnvByte(shape, '#')
+			h, shape = fnvBytes(h, w[j:j+u]), fnvBytes(shape, w[j:j+u])
 			i = j + u
 			continue
 		}
 		if n >= maskDigits {
-			t.byte1('#')
+			h, shape = fnvByte(h, '#'), fnvByte(shape, '#')
 		} else {
-			t.h = fnvBytes(t.h, w[i:j])
-			t.shape = fnvByte(t.shape, '#')
+			h = fnvBytes(h, w[i:j])
+			shape = fnvByte(shape, '#')
 			if !dec {
 				v := int64(0)
 				for _, d := range w[i:j] {
 					v = v*10 + int64(d-'0')
 				}
-				t.nums += v
+				nums += v
 			}
 		}
 		i = j
 	}
+	return h, shape, nums
 }
 
 // timeLike: a date ("2026-11-23", with a time after it) or a clock time
