@@ -514,8 +514,9 @@ const (
 	clSpace uint8 = 1 << iota
 	clAlnum
 	clDigit
-	clSep // '-', '.', ':', '_': inside a word when followed by an alphanumeric
-	clHex // a-f, A-F
+	clSep    // '-', '.', ':', '_': inside a word when followed by an alphanumeric
+	clHex    // a-f, A-F
+	clLetter // the other letters, g-z, G-Z
 )
 
 var byteClass = func() (t [256]uint8) {
@@ -531,6 +532,9 @@ var byteClass = func() (t [256]uint8) {
 		if c <= 'f' {
 			t[c] |= clHex
 			t[c-'a'+'A'] |= clHex
+		} else {
+			t[c] |= clLetter
+			t[c-'a'+'A'] |= clLetter
 		}
 	}
 	for _, c := range []byte("-.:_") {
@@ -624,11 +628,14 @@ func maskToken(w []byte) (h, shape uint64, nums int64) {
 		}
 		// A word: alphanumerics with inner '-', '.', ':', '_' (ids,
 		// versions, times, decimals).
-		j, all := i, uint8(0)
+		// The scan also gathers what maskWord would count in a pass of
+		// its own: the classes seen and the number of digits.
+		j, all, digits := i, uint8(0), 0
 		for j < len(w) {
 			k := byteClass[w[j]]
 			if k&clAlnum != 0 {
 				all |= k
+				digits += int(k & clDigit)
 				j++
 				continue
 			}
@@ -639,13 +646,14 @@ func maskToken(w []byte) (h, shape uint64, nums int64) {
 			}
 			break
 		}
+		digits /= int(clDigit)
 		switch {
 		case all&clDigit == 0:
 			// No digit, nothing to mask: hash the word once.
 			wh := wordHash(w[i:j])
 			h = (h ^ wh) * fnvPrime
 			shape = (shape ^ wh) * fnvPrime
-		case all&clSep == 0 && allDigits(w[i:j]):
+		case all&(clSep|clLetter) == 0 && digits == j-i:
 			// Digits only (a count, a line number, an epoch): what
 			// maskWord does with it, without its general passes.
 			shape = fnvByte(shape, '#')
@@ -661,21 +669,12 @@ func maskToken(w []byte) (h, shape uint64, nums int64) {
 			}
 		default:
 			var n int64
-			h, shape, n = maskWord(w[i:j], h, shape)
+			h, shape, n = maskWord(w[i:j], h, shape, all, digits)
 			nums += n
 		}
 		i = j
 	}
 	return h, shape, nums
-}
-
-func allDigits(w []byte) bool {
-	for _, c := range w {
-		if !isDigit(c) {
-			return false
-		}
-	}
-	return true
 }
 
 // wordHash hashes a word eight bytes at a time; the last one to seven
@@ -703,6 +702,17 @@ func wordHash(b []byte) uint64 {
 	return mix64(h ^ tail)
 }
 
+// seps counts the separators ('-', '.', ':', '_') of w.
+func seps(w []byte) int {
+	n := 0
+	for _, c := range w {
+		if byteClass[c]&clSep != 0 {
+			n++
+		}
+	}
+	return n
+}
+
 func isAlnum(c byte) bool {
 	return c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }
@@ -711,26 +721,14 @@ func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
 // maskWord continues the hashes h and shape with one word, masking it
 // whole when it is a timestamp, a hex id or a UUID, else masking its long
-// digit runs and durations; nums sums the numbers h kept.
-func maskWord(w []byte, h, shape uint64) (uint64, uint64, int64) {
-	digits, hexOnly, seps, hexDigits := 0, true, 0, 0
-	for _, c := range w {
-		k := byteClass[c]
-		switch {
-		case k&clDigit != 0:
-			digits++
-			hexDigits++
-		case k&clHex != 0:
-			hexDigits++
-		case k&clSep != 0:
-			seps++
-		default:
-			hexOnly = false
-		}
-	}
+// digit runs and durations; nums sums the numbers h kept. all is the union
+// of the word's byte classes, digits its number of digits.
+func maskWord(w []byte, h, shape uint64, all uint8, digits int) (uint64, uint64, int64) {
 	// Timestamps and clock times: digits and separators only, at least 6
 	// digits and a separator ("2026-11-23", "12:48:26", "2026-11-23T12:48:26.5Z").
-	if digits >= 6 && seps > 0 && timeLike(w) || hexOnly && digits > 0 && hexDigits >= 8 {
+	// Hex ids: hex digits (and separators) only, 8 or more, one of them a
+	// decimal digit.
+	if digits >= 6 && all&clSep != 0 && timeLike(w) || all&clLetter == 0 && digits > 0 && len(w)-seps(w) >= 8 {
 		return fnvByte(h, '#'), fnvByte(shape, '#'), 0
 	}
 	var nums int64
