@@ -738,6 +738,11 @@ func maskWord(w []byte, h, shape uint64, all uint8, digits int) (uint64, uint64,
 			h, shape = fnvByte(h, c), fnvByte(shape, c)
 			i++
 			// A separated part of a longer id ("chatcmpl-9f8e7d6c5b").
+			// hexPart needs eight bytes, the first a hex digit: checked
+			// here, the call is dearer.
+			if len(w)-i < 8 || byteClass[w[i]]&(clDigit|clHex) == 0 {
+				continue
+			}
 			if k := hexPart(w[i:]); k > 0 {
 				h, shape = fnvByte(h, '#'), fnvByte(shape, '#')
 				i += k
@@ -769,11 +774,14 @@ func maskWord(w []byte, h, shape uint64, all uint8, digits int) (uint64, uint64,
 				j++
 			}
 		}
-		if u := unitLen(w[j:]); u > 0 {
-			h, shape = fnvByte(h, '#'), fnvByte(shape, '#')
-			h, shape = fnvBytes(h, w[j:j+u]), fnvBytes(shape, w[j:j+u])
-			i = j + u
-			continue
+		// A unit starts with a letter: checked here, the call is dearer.
+		if j < len(w) && byteClass[w[j]]&(clHex|clLetter) != 0 {
+			if u := unitLen(w[j:]); u > 0 {
+				h, shape = fnvByte(h, '#'), fnvByte(shape, '#')
+				h, shape = fnvBytes(h, w[j:j+u]), fnvBytes(shape, w[j:j+u])
+				i = j + u
+				continue
+			}
 		}
 		if n >= maskDigits {
 			h, shape = fnvByte(h, '#'), fnvByte(shape, '#')
