@@ -57,9 +57,13 @@ type canonical struct {
 
 // canonScan reads one payload.
 type canonScan struct {
-	b      []byte
-	i      int
-	c      *canonical
+	b []byte
+	i int
+	// The result's volatile-field candidates, kept here rather than
+	// through a pointer to the canonical so that neither escapes to the
+	// heap.
+	fields [maxFields]Field
+	nf     int
 	sim    [24]uint64 // bit-sliced per-bit token counts
 	tokens int
 	text   int
@@ -108,7 +112,7 @@ func (x *hp) add(y hp) { x.v += y.v; x.s += y.s }
 // readCanonical reads body (trimmed, non-empty) into c. Invalid JSON is
 // hashed as raw bytes.
 func readCanonical(body []byte, c *canonical) {
-	sc := canonScan{b: body, c: c}
+	sc := canonScan{b: body, fields: c.fields, nf: c.nf}
 	x, ok := sc.value(fnvOffset, true)
 	sc.skipSpace()
 	if !ok || sc.i != len(sc.b) {
@@ -117,6 +121,7 @@ func readCanonical(body []byte, c *canonical) {
 		return
 	}
 	c.sum, c.shape, c.nums = x.v, x.s, sc.nums
+	c.fields, c.nf = sc.fields, sc.nf
 	if sc.comm != 0 {
 		c.action = nonZero(x.v - sc.comm)
 	}
@@ -226,9 +231,9 @@ func (sc *canonScan) addField(path, s uint64) {
 }
 
 func (sc *canonScan) addFolded(f Field) {
-	if sc.c.nf < maxFields {
-		sc.c.fields[sc.c.nf] = f
-		sc.c.nf++
+	if sc.nf < maxFields {
+		sc.fields[sc.nf] = f
+		sc.nf++
 	}
 }
 
@@ -446,12 +451,11 @@ func (sc *canonScan) stringValue(path uint64, s []byte, top bool) hp {
 	t := trimSpace(s)
 	if len(t) >= 2 && len(t) <= maxEmbedLength && (t[0] == '{' && t[len(t)-1] == '}' || t[0] == '[' && t[len(t)-1] == ']') {
 		// The nested scan has its own buffer: t may live in sc.buf.
-		var ic canonical
-		inner := canonScan{b: t, c: &ic, depth: sc.depth}
+		inner := canonScan{b: t, depth: sc.depth}
 		if x, ok := inner.value(path, top); ok {
 			inner.skipSpace()
 			if inner.i == len(inner.b) {
-				for _, f := range ic.fields[:ic.nf] {
+				for _, f := range inner.fields[:inner.nf] {
 					sc.addFolded(f)
 				}
 				sc.mergeSim(&inner)
