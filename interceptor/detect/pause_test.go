@@ -100,3 +100,35 @@ func TestResumeClearsTheIteration(t *testing.T) {
 		})
 	}
 }
+
+// TestStopAtExemptNode: a human's stop halts the next guarded call even
+// when its node is exempt (second generation); the legacy rules let exempt
+// calls through and stopped at the next counted one.
+func TestStopAtExemptNode(t *testing.T) {
+	tests := []struct {
+		name string
+		give Policy
+		want bool // the exempt call is refused with the stop
+	}{
+		{"v2: the stop halts the exempt call", DefaultPolicy(), true},
+		{"legacy: the exempt call goes through", legacyPolicy(), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := tt.give
+			p.Nodes = map[string]NodePolicy{"poll": {Exempt: true}}
+			s := NewState(p)
+			s.Stop("ana asked to stop", t0)
+			_, trip := s.Begin("poll", t0)
+			if !tt.want {
+				assert.Nil(t, trip)
+				return
+			}
+			require.NotNil(t, trip)
+			assert.Equal(t, ReasonUserStop, trip.Reason)
+			s.Resume(trip, Extension{})
+			_, again := s.Begin("poll", t0)
+			assert.Nil(t, again, "after the resume the exempt call goes through")
+		})
+	}
+}

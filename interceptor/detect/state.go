@@ -132,6 +132,13 @@ func (s *State) Begin(name string, now time.Time) (StepRef, *Trip) {
 	i := s.lookup(name)
 	n := &s.nodes[i]
 	if n.exempt {
+		// Exempt nodes never trip a detector, but a human's stop is not a
+		// detector: under the second generation it stops the next guarded
+		// call, exempt or not, or a workflow that only polls would never
+		// stop.
+		if s.pending != nil && s.pending.Reason == ReasonUserStop && s.pol.v2() {
+			return StepRef{Node: -1}, s.pending
+		}
 		if t := s.checkTotal(i, now); t != nil {
 			return StepRef{Node: -1}, t
 		}
