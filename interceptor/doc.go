@@ -42,9 +42,16 @@
 //	Window                   8        -                 history kept per node; evidence length
 //
 // Progress at a node (a new output, a changed progress value, a better
-// metric) resets the edge counters into it. Identical outputs are compared
-// after removing Options.IgnoreFields and NodeOptions.IgnoreFields (JSON
-// field paths such as timestamps). Exempt nodes (pollers) never halt.
+// metric) resets the edge counters into it. The repetition detectors judge
+// the loop, not the node (detection generation 2, detect.DetectionV2): a
+// node that repeats halts the workflow only when the rest of its iteration
+// repeats too, and results are compared as a person would with zero
+// Options (key order, whitespace, ids, timestamps and durations do not make
+// a result new); Options.IgnoreFields and NodeOptions.IgnoreFields remove
+// more. A node polled alone with a durable timer between polls is waiting,
+// not looping. Exempt nodes (pollers) never trip a detector, though a
+// human's halt stops them too. The rules and their limits are in the
+// repository's docs/detection.md.
 //
 // # Halting
 //
