@@ -13,17 +13,8 @@ import "time"
 //
 // Ends for unknown, stale or duplicate refs are ignored.
 func (s *State) End(ref StepRef, obs Observation, now time.Time) {
-	if ref.Node < 0 || ref.Node >= len(s.nodes) {
-		return
-	}
-	n := &s.nodes[ref.Node]
-	if ref.Seq == 0 { // exempt call
-		if n.exempt && n.inflight > 0 {
-			n.inflight--
-		}
-		return
-	}
-	if n.exempt || ref.Seq != n.openSeq || n.inflight <= 0 {
+	n := s.openStep(ref)
+	if n == nil {
 		return
 	}
 	a := &n.agg
@@ -172,17 +163,8 @@ func better(v, best float64, higher bool) bool {
 // none showed anything, closed without a history entry (its runtime up to
 // now still counts).
 func (s *State) Abandon(ref StepRef, now time.Time) {
-	if ref.Node < 0 || ref.Node >= len(s.nodes) {
-		return
-	}
-	n := &s.nodes[ref.Node]
-	if ref.Seq == 0 { // exempt call
-		if n.exempt && n.inflight > 0 {
-			n.inflight--
-		}
-		return
-	}
-	if n.exempt || ref.Seq != n.openSeq || n.inflight <= 0 {
+	n := s.openStep(ref)
+	if n == nil {
 		return
 	}
 	n.inflight--
@@ -197,4 +179,24 @@ func (s *State) Abandon(ref StepRef, now time.Time) {
 	if d := now.Round(0).Sub(n.openAt); d > 0 {
 		n.run += d
 	}
+}
+
+// openStep resolves the ref of a call that ends (or is abandoned) to the
+// node whose open step it belongs to. An exempt call just leaves the node's
+// in-flight count; unknown, stale and duplicate refs resolve to nil.
+func (s *State) openStep(ref StepRef) *node {
+	if ref.Node < 0 || ref.Node >= len(s.nodes) {
+		return nil
+	}
+	n := &s.nodes[ref.Node]
+	if ref.Seq == 0 { // exempt call
+		if n.exempt && n.inflight > 0 {
+			n.inflight--
+		}
+		return nil
+	}
+	if n.exempt || ref.Seq != n.openSeq || n.inflight <= 0 {
+		return nil
+	}
+	return n
 }
