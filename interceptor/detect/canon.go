@@ -67,7 +67,7 @@ type canonScan struct {
 	sim    [24]uint64 // bit-sliced per-bit token counts
 	tokens int
 	text   int
-	buf    []byte // unescaped strings
+	buf    []byte // decoded keys, and strings that may hold JSON
 	depth  int
 	nums   int64
 	comm   uint64 // what commentary fields and measurements add to the hash
@@ -159,11 +159,11 @@ func (sc *canonScan) value(path uint64, top bool) (hp, bool) {
 	case c == '[':
 		return sc.array(path)
 	case c == '"':
-		raw, ok := sc.str()
+		raw, esc, ok := sc.strRaw()
 		if !ok {
 			return hp{}, false
 		}
-		return sc.stringValue(path, raw, top), true
+		return sc.stringValue(path, raw, esc, top), true
 	case c == 't' || c == 'f' || c == 'n':
 		start := sc.i
 		for sc.i < len(sc.b) && sc.b[sc.i] >= 'a' && sc.b[sc.i] <= 'z' {
@@ -341,87 +341,122 @@ func (sc *canonScan) array(path uint64) (hp, bool) {
 	}
 }
 
-// str reads a JSON string at sc.i and returns its content, unescaped (into
-// sc.buf when it holds escapes).
-func (sc *canonScan) str() ([]byte, bool) {
+// strRaw reads a JSON string at sc.i and returns its content as written
+// (escapes undecoded) and whether it holds escapes. It checks the escapes
+// as it goes: a backslash ends neither the input nor the string's last
+// byte, and \u is followed by four hex digits.
+func (sc *canonScan) strRaw() (raw []byte, esc, ok bool) {
 	sc.i++ // "
-	start := sc.i
-	q := bytes.IndexByte(sc.b[start:], '"')
-	if q < 0 {
-		return nil, false
+	start, i, q := sc.i, sc.i, -1
+	for {
+		if q < i {
+			// The next quote; an escaped one moves the search on. Each
+			// byte is searched once, however many escapes the string has.
+			k := bytes.IndexByte(sc.b[i:], '"')
+			if k < 0 {
+				return nil, false, false
+			}
+			q = i + k
+		}
+		e := bytes.IndexByte(sc.b[i:q], '\\')
+		if e < 0 {
+			sc.i = q + 1
+			return sc.b[start:q], esc, true
+		}
+		esc = true
+		i += e
+		if i+1 >= len(sc.b) {
+			return nil, false, false
+		}
+		if sc.b[i+1] != 'u' {
+			i += 2
+			continue
+		}
+		if i+6 > len(sc.b) {
+			return nil, false, false
+		}
+		if _, ok := hex4(sc.b[i+2 : i+6]); !ok {
+			return nil, false, false
+		}
+		i += 6
 	}
-	if e := bytes.IndexByte(sc.b[start:start+q], '\\'); e >= 0 {
-		sc.i = start + e
-		return sc.strEscaped(start)
-	}
-	sc.i = start + q + 1
-	return sc.b[start : start+q], true
 }
 
-// strEscaped unescapes a string from start, sc.i being at its first
-// backslash; runs without escapes are copied whole.
-func (sc *canonScan) strEscaped(start int) ([]byte, bool) {
-	if sc.buf == nil {
-		sc.buf = make([]byte, 0, len(sc.b)-start)
+// str reads a JSON string at sc.i and returns its content, decoded (into
+// sc.buf when it holds escapes).
+func (sc *canonScan) str() ([]byte, bool) {
+	raw, esc, ok := sc.strRaw()
+	if !ok || !esc {
+		return raw, ok
 	}
-	out := append(sc.buf[:0], sc.b[start:sc.i]...)
-	for sc.i < len(sc.b) {
-		rest := sc.b[sc.i:]
-		// The next escape or closing quote, whichever comes first; each
-		// scan stops there, so the whole string is read once.
-		end := rest
-		if e := bytes.IndexByte(rest, '\\'); e >= 0 {
-			end = rest[:e+1]
+	sc.buf = unescape(sc.buf[:0], raw)
+	return sc.buf, true
+}
+
+// escape decodes the escape at the start of raw (a backslash and at least
+// one byte, as strRaw checked them). A \u escape stands for the rune r
+// (u is true; a surrogate pair is one escape); any other for the byte b,
+// the escaped byte itself when it is not one of n, t, r, b, f. n is the
+// escape's length in raw.
+func escape(raw []byte) (b byte, r rune, u bool, n int) {
+	switch e := raw[1]; e {
+	case 'n':
+		return '\n', 0, false, 2
+	case 't':
+		return '\t', 0, false, 2
+	case 'r':
+		return '\r', 0, false, 2
+	case 'b', 'f':
+		return ' ', 0, false, 2
+	case 'u':
+		if len(raw) < 6 {
+			return 0, utf8.RuneError, true, len(raw)
 		}
-		k := bytes.IndexByte(end, '"')
-		if k < 0 {
-			k = len(end) - 1
-			if k < 0 || end[k] != '\\' {
-				return nil, false
+		r, _ = hex4(raw[2:6])
+		if r >= 0xd800 && r < 0xdc00 && len(raw) >= 12 && raw[6] == '\\' && raw[7] == 'u' {
+			if lo, ok := hex4(raw[8:12]); ok && lo >= 0xdc00 && lo < 0xe000 {
+				return 0, 0x10000 + (r-0xd800)<<10 + (lo - 0xdc00), true, 12
 			}
 		}
-		out = append(out, rest[:k]...)
-		sc.i += k
-		if sc.b[sc.i] == '"' {
-			sc.i++
-			sc.buf = out[:0]
-			return out, true
-		}
-		if sc.i+1 >= len(sc.b) {
-			return nil, false
-		}
-		e := sc.b[sc.i+1]
-		sc.i += 2
-		switch e {
-		case 'n':
-			out = append(out, '\n')
-		case 't':
-			out = append(out, '\t')
-		case 'r':
-			out = append(out, '\r')
-		case 'b', 'f':
-			out = append(out, ' ')
-		case 'u':
-			if sc.i+4 > len(sc.b) {
-				return nil, false
-			}
-			r, ok := hex4(sc.b[sc.i : sc.i+4])
-			if !ok {
-				return nil, false
-			}
-			sc.i += 4
-			if r >= 0xd800 && r < 0xdc00 && sc.i+6 <= len(sc.b) && sc.b[sc.i] == '\\' && sc.b[sc.i+1] == 'u' {
-				if lo, ok := hex4(sc.b[sc.i+2 : sc.i+6]); ok && lo >= 0xdc00 && lo < 0xe000 {
-					r = 0x10000 + (r-0xd800)<<10 + (lo - 0xdc00)
-					sc.i += 6
-				}
-			}
-			out = utf8.AppendRune(out, r)
-		default: // " \ /
-			out = append(out, e)
-		}
+		return 0, r, true, 6
+	default: // " \ / and any other byte
+		return e, 0, false, 2
 	}
-	return nil, false
+}
+
+// escapedSpace returns the length of the escape at the start of raw when
+// it stands for whitespace, else 0.
+func escapedSpace(raw []byte) int {
+	b, r, u, n := escape(raw)
+	if u {
+		if r >= utf8.RuneSelf {
+			return 0
+		}
+		b = byte(r)
+	}
+	if byteClass[b]&clSpace != 0 {
+		return n
+	}
+	return 0
+}
+
+// unescape appends the decoded content of raw (checked by strRaw, or a
+// whole-escape part of it) to dst.
+func unescape(dst, raw []byte) []byte {
+	for {
+		e := bytes.IndexByte(raw, '\\')
+		if e < 0 || e+1 >= len(raw) {
+			return append(dst, raw...)
+		}
+		dst = append(dst, raw[:e]...)
+		b, r, u, n := escape(raw[e:])
+		if u {
+			dst = utf8.AppendRune(dst, r)
+		} else {
+			dst = append(dst, b)
+		}
+		raw = raw[e+n:]
+	}
 }
 
 func hex4(b []byte) (rune, bool) {
@@ -445,11 +480,21 @@ func hex4(b []byte) (rune, bool) {
 // embedded is added to the hash of JSON read from inside a string.
 const embedded = 0x5bd1e9955bd1e995
 
-// stringValue hashes a string's content: as JSON when it holds an object
-// or array (tool arguments), else as normalised text.
-func (sc *canonScan) stringValue(path uint64, s []byte, top bool) hp {
-	t := trimSpace(s)
-	if len(t) >= 2 && len(t) <= maxEmbedLength && (t[0] == '{' && t[len(t)-1] == '}' || t[0] == '[' && t[len(t)-1] == ']') {
+// stringValue hashes a string's content (raw, as written; esc: it holds
+// escapes): as JSON when it holds an object or array (tool arguments),
+// else as normalised text. Text is hashed from the bytes as written, its
+// escapes decoded token by token: only a string that may hold JSON is
+// decoded whole.
+func (sc *canonScan) stringValue(path uint64, raw []byte, esc, top bool) hp {
+	s := raw
+	if esc && mayHoldJSON(raw) {
+		if cap(sc.buf) < len(raw) {
+			sc.buf = make([]byte, 0, len(raw)) // decoding never lengthens
+		}
+		sc.buf = unescape(sc.buf[:0], raw)
+		s, esc = sc.buf, false
+	}
+	if t := trimSpace(s); !esc && len(t) >= 2 && len(t) <= maxEmbedLength && (t[0] == '{' && t[len(t)-1] == '}' || t[0] == '[' && t[len(t)-1] == ']') {
 		// The nested scan has its own buffer: t may live in sc.buf.
 		inner := canonScan{b: t, depth: sc.depth}
 		if x, ok := inner.value(path, top); ok {
@@ -466,51 +511,155 @@ func (sc *canonScan) stringValue(path uint64, s []byte, top bool) hp {
 			}
 		}
 	}
-	h, shape, nums := sc.text1(s)
+	h, shape, nums := sc.text1(s, esc)
 	sc.nums += nums
 	return leaf2(path, h, shape)
 }
 
+// mayHoldJSON reports whether a string with escapes, once decoded and
+// trimmed, may start with '{' or '[' (a \u escape may be either).
+func mayHoldJSON(raw []byte) bool {
+	for i := 0; i < len(raw); {
+		switch c := raw[i]; {
+		case byteClass[c]&clSpace != 0:
+			i++
+		case c == '\\':
+			n := escapedSpace(raw[i:])
+			if n == 0 {
+				return raw[i+1] == 'u'
+			}
+			i += n
+		default:
+			return c == '{' || c == '['
+		}
+	}
+	return false
+}
+
 // text1 hashes text with whitespace runs collapsed and volatile tokens
 // masked, and feeds its tokens to the SimHash. It returns the hash, the
-// shape hash (numbers masked too) and the sum of the numbers kept.
-func (sc *canonScan) text1(s []byte) (h, shape uint64, nums int64) {
+// shape hash (numbers masked too) and the sum of the numbers kept. With
+// esc, s is a string's content as written: its escapes are decoded where
+// they stand, whitespace ones as whitespace, and a token that holds others
+// is decoded before it is hashed.
+func (sc *canonScan) text1(s []byte, esc bool) (h, shape uint64, nums int64) {
 	// Tokens are chained by multiplication: "a b" and "ab" differ without
 	// hashing the space between them.
 	h, shape = fnvOffset^kindString, fnvOffset^kindString
+	var tokBuf [64]byte
 	for i := 0; i < len(s); {
-		for i < len(s) && byteClass[s[i]]&clSpace != 0 {
-			i++
-		}
-		j, cls := i, uint8(0)
-		for j < len(s) {
-			k := byteClass[s[j]]
+		for i < len(s) {
+			k := byteClass[s[i]]
 			if k&clSpace != 0 {
+				i++
+				continue
+			}
+			if esc && k&clEsc != 0 {
+				if n := escapedSpace(s[i:]); n > 0 {
+					i += n
+					continue
+				}
+			}
+			break
+		}
+		j, digit, dec := i, false, false
+		for {
+			var d bool
+			j, d = wordRun(s, j)
+			digit = digit || d
+			if j == len(s) || s[j] != '\\' {
 				break
 			}
-			cls |= k
-			j++
+			if !esc { // a decoded backslash: content
+				j++
+				continue
+			}
+			if escapedSpace(s[j:]) > 0 {
+				break
+			}
+			_, _, _, n := escape(s[j:])
+			j += n
+			dec = true
 		}
 		if j == i {
 			break
 		}
+		w := s[i:j]
+		if dec {
+			w = unescape(tokBuf[:0], w)
+			digit = false
+			for _, c := range w {
+				digit = digit || byteClass[c]&clDigit != 0
+			}
+		}
 		var th, ts uint64
-		if cls&clDigit == 0 {
+		if !digit {
 			// No digit, nothing to mask: the token hashes at once, and
 			// its shape is the same.
-			th = wordHash(s[i:j])
+			th = wordHash(w)
 			ts = th
 		} else {
 			var n int64
-			th, ts, n = maskToken(s[i:j])
+			th, ts, n = maskToken(w)
 			nums += n
 		}
 		h = (h ^ th) * fnvPrime
 		shape = (shape ^ ts) * fnvPrime
-		sc.simToken(th, j-i)
+		sc.simToken(th, len(w))
 		i = j
 	}
 	return h, shape, nums
+}
+
+// wordRun returns the end of the run of bytes from j that are neither
+// whitespace nor a backslash, and whether a digit is among them. It is
+// text1's hot loop: it reads eight bytes at a time (bits 7, 15, ... of a
+// mask flag the bytes it looks for), so that a word's end costs a few
+// word operations instead of a mispredicted branch per word. It is not
+// inlined, so that its variables stay in registers.
+//
+//go:noinline
+func wordRun(s []byte, j int) (int, bool) {
+	const (
+		ones = 0x0101010101010101
+		high = 0x8080808080808080
+		low7 = 0x7f7f7f7f7f7f7f7f
+	)
+	digit := false
+	for j+8 <= len(s) {
+		x := binary.LittleEndian.Uint64(s[j:])
+		// Bytes below 0x21 (whitespace and other controls) and
+		// backslashes; a flag may be wrong above the lowest true one,
+		// never below it, so only the lowest is read.
+		b := x ^ 0x5c*ones
+		stop := ((x-0x21*ones)&^x | (b-ones)&^b) & high
+		// Digits, exactly per byte: 0x30 <= byte <= 0x39, ASCII.
+		m := x & low7
+		digits := (m + (0x80-0x30)*ones) &^ (m + (0x7f-0x39)*ones) &^ x & high
+		if stop == 0 {
+			digit = digit || digits != 0
+			j += 8
+			continue
+		}
+		k := bits.TrailingZeros64(stop) / 8
+		if k > 0 {
+			digit = digit || digits&(1<<(8*k)-1) != 0
+		}
+		j += k
+		if byteClass[s[j]]&(clSpace|clEsc) != 0 {
+			return j, digit
+		}
+		// A control byte that is not whitespace: content.
+		j++
+	}
+	for ; j < len(s); j++ {
+		k := byteClass[s[j]]
+		if k&(clSpace|clEsc) != 0 {
+			break
+		}
+		digit = digit || k&clDigit != 0
+	}
+	return j, digit
 }
 
 // Byte classes, looked up once per byte on the hot path.
@@ -521,6 +670,7 @@ const (
 	clSep    // '-', '.', ':', '_': inside a word when followed by an alphanumeric
 	clHex    // a-f, A-F
 	clLetter // the other letters, g-z, G-Z
+	clEsc    // '\\': an escape in a string as written
 )
 
 var byteClass = func() (t [256]uint8) {
@@ -544,6 +694,7 @@ var byteClass = func() (t [256]uint8) {
 	for _, c := range []byte("-.:_") {
 		t[c] = clSep
 	}
+	t['\\'] = clEsc
 	return t
 }()
 

@@ -41,6 +41,15 @@ var tokenSamples = []string{
 	"a\tb\nc\rd\ve\ff", "  lead", "trail  ", "x.", "x.1", ".5", "-5", "5-", "0x1f", "#1", "1e9", "AbC123dEf4567", "___", "::",
 }
 
+// escapeSamples are JSON string contents as written, escapes undecoded.
+var escapeSamples = []string{
+	`a\u0020b`, `a\u0009b\u000Bc\u000cd`, `a\bb\fc`, `a\/b`, `a\\b`, `a\\nb`, `a\"b\"`, `a\ b`, "a\\\tb",
+	`\ud83d\ude00 x`, `x\ud83d y`, `x\ud83d\u0020y`, `\ude00\ud83d`, `\ud83dz\ude00`, `caf\u00e9 2026-11-23`,
+	`\u007b"a":1}`, `\n\t {"a": 1}`, `\u0020[1, 2]`, ` \n `, `\n`, `{"a":"b\\"}`, `\"{\"a\": 1}\"`,
+	`x\u00311234567 y`, `id\u005f0123456789abcdef`, `2026\u002d11-23T12:48:26Z`, `2.31\u0073`, `a\u0000b`,
+	`tests/test_mod_001.py::test_case_1 FAILED\n\tline 42\r\n`, strings.Repeat(`word\u003e `, 40),
+}
+
 func TestCanonMatchesReference(t *testing.T) {
 	var inputs [][]byte
 	for _, tr := range loadCorpus(t) {
@@ -76,6 +85,12 @@ func TestCanonMatchesReference(t *testing.T) {
 		b, _ := json.Marshal(map[string]any{"text": sb.String(), "nested": []string{sb.String()[:sb.Len()/2]}})
 		inputs = append(inputs, b)
 	}
+	// Escapes as written, which the text is hashed from without decoding
+	// the whole string: whitespace escapes, a backslash before whitespace,
+	// surrogate pairs and lone halves, and strings that may hold JSON.
+	for _, s := range escapeSamples {
+		inputs = append(inputs, []byte(`"`+s+`"`), []byte(`{"k":"`+s+`","a":["`+s+`"]}`))
+	}
 	for i, in := range inputs {
 		if d := sameAsReference(in); d != "" {
 			t.Fatalf("input %d (%.80q): %s", i, in, d)
@@ -90,6 +105,9 @@ func FuzzCanonMatchesReference(f *testing.F) {
 	}
 	f.Add([]byte(`{"a":{"b":[1,2,{"c":"x 2.31s 2026-11-23"}]},"thought":"hmm","args":"{\"k\": [1, \"x\"]}"}`))
 	f.Add(realisticResult(4<<10, 1))
+	for _, s := range escapeSamples {
+		f.Add([]byte(`{"k":"` + s + `"}`))
+	}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		if d := sameAsReference(body); d != "" {
 			t.Fatal(d)
