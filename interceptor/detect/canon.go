@@ -677,6 +677,7 @@ const (
 	clHex    // a-f, A-F
 	clLetter // the other letters, g-z, G-Z
 	clEsc    // '\\': an escape in a string as written
+	clDot    // '-', '.', '_': where maskWord splits a word's runs
 )
 
 var byteClass = func() (t [256]uint8) {
@@ -699,6 +700,9 @@ var byteClass = func() (t [256]uint8) {
 	}
 	for _, c := range []byte("-.:_") {
 		t[c] = clSep
+	}
+	for _, c := range []byte("-._") {
+		t[c] |= clDot
 	}
 	t['\\'] = clEsc
 	return t
@@ -925,7 +929,7 @@ func maskWord(w []byte, h, shape uint64, all uint8, digits int) (uint64, uint64,
 	var nums int64
 	for i := 0; i < len(w); {
 		c := w[i]
-		if c == '-' || c == '_' || c == '.' {
+		if byteClass[c]&clDot != 0 {
 			h, shape = fnvByte(h, c), fnvByte(shape, c)
 			i++
 			// A separated part of a longer id ("chatcmpl-9f8e7d6c5b").
@@ -943,7 +947,7 @@ func maskWord(w []byte, h, shape uint64, all uint8, digits int) (uint64, uint64,
 		if !isDigit(c) {
 			// A run of letters (and ':'): hashed at once.
 			j := i + 1
-			for j < len(w) && byteClass[w[j]]&clDigit == 0 && w[j] != '-' && w[j] != '_' && w[j] != '.' {
+			for j < len(w) && byteClass[w[j]]&(clDigit|clDot) == 0 {
 				j++
 			}
 			wh := wordHash(w[i:j])
