@@ -228,3 +228,38 @@ func (quietLog) Warn(string, ...any)  {}
 func (quietLog) Error(string, ...any) {}
 
 var _ = interceptor.DefaultStatusQuery
+
+// BenchmarkReadRichResult is the part of BenchmarkReplay1000Rich's
+// overhead that reading results costs: detect.Extract on the workload's
+// own 2 to 4 KB results, per result, with detection generation 2 and with
+// the legacy rules (the payload hashed as bytes). Set against the
+// unguarded replay's cost per call ("unguarded-ns/op" of
+// BenchmarkReplay1000Rich/overhead divided by 1,000), it says what replay
+// ratio a guard that reads every result can reach at best.
+//
+//	go test -run '^$' -bench BenchmarkReadRichResult -benchmem ./testsuite/
+func BenchmarkReadRichResult(b *testing.B) {
+	var results [][]byte
+	for i := range 1000 {
+		node := []string{"Think", "Act"}[i%2] // as the workload calls them
+		data, err := json.Marshal(fixtures.Output{Text: fmt.Sprintf("%s step %d", node, i), Doc: fixtures.NewAgentDoc(node, i)})
+		require.NoError(b, err)
+		results = append(results, data)
+	}
+	for _, gen := range []detect.Generation{detect.DetectionV2, detect.DetectionLegacy} {
+		name := "v2"
+		if gen == detect.DetectionLegacy {
+			name = "legacy"
+		}
+		b.Run(name, func(b *testing.B) {
+			p := detect.DefaultPolicy()
+			p.Detection = gen
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				detect.Extract(p, "Think", results[i%len(results)])
+				i++
+			}
+		})
+	}
+}
