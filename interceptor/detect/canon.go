@@ -427,8 +427,31 @@ func escape(raw []byte) (b byte, r rune, u bool, n int) {
 }
 
 // escapedSpace returns the length of the escape at the start of raw when
-// it stands for whitespace, else 0.
+// it stands for whitespace, else 0. It is read at every escaped newline of
+// a tool's output: all but \u escapes are answered by a table.
 func escapedSpace(raw []byte) int {
+	if e := raw[1]; e != 'u' {
+		return int(escapedSpaces[e])
+	}
+	return escapedSpaceU(raw)
+}
+
+// escapedSpaces holds, for each byte after a backslash but 'u', the
+// escape's length when it stands for whitespace.
+var escapedSpaces = func() (t [256]uint8) {
+	for e := range 256 {
+		if e == 'u' {
+			continue
+		}
+		if b, _, _, n := escape([]byte{'\\', byte(e)}); byteClass[b]&clSpace != 0 {
+			t[e] = uint8(n)
+		}
+	}
+	return t
+}()
+
+// escapedSpaceU is escapedSpace for a \u escape.
+func escapedSpaceU(raw []byte) int {
 	b, r, u, n := escape(raw)
 	if u {
 		if r >= utf8.RuneSelf {
