@@ -700,7 +700,7 @@ const (
 	clHex    // a-f, A-F
 	clLetter // the other letters, g-z, G-Z
 	clEsc    // '\\': an escape in a string as written
-	clDot    // '-', '.', '_': where maskWord splits a word's runs
+	clDot    // '-', '.', '_': where maskToken splits a word's runs
 )
 
 var byteClass = func() (t [256]uint8) {
@@ -833,8 +833,12 @@ func nearDup(a, b uint64) bool {
 // numbers (line numbers, counts, step numbers) are kept: they are
 // information.
 //
-// The hashes are passed by value, not through a struct pointer, so that
-// they stay in registers on this hot path.
+// The token's words (alphanumerics with inner '-', '.', ':', '_': ids,
+// versions, times, decimals) are read in one pass: a word's runs are
+// hashed as they are read, and when the word turns out to be masked whole
+// (a timestamp, an id) or to hold no digit (hashed whole, as a plain
+// word), its hashes are redone from where it began. The hashes are passed
+// by value, not through a struct pointer, so that they stay in registers.
 func maskToken(w []byte) (h, shape uint64, nums int64) {
 	h, shape = fnvOffset, fnvOffset
 	for i := 0; i < len(w); {
@@ -844,55 +848,157 @@ func maskToken(w []byte) (h, shape uint64, nums int64) {
 			i++
 			continue
 		}
-		// A word: alphanumerics with inner '-', '.', ':', '_' (ids,
-		// versions, times, decimals).
-		// The scan also gathers what maskWord would count in a pass of
-		// its own: the classes seen and the number of digits.
-		j, all, digits := i, uint8(0), 0
-		for j < len(w) {
-			k := byteClass[w[j]]
-			if k&clAlnum != 0 {
-				all |= k
-				digits += int(k & clDigit)
+		if k := byteClass[c]; k&clDigit != 0 {
+			// A number alone (a count, a line number, an epoch), the
+			// commonest word with digits: hashed at once.
+			j := i + 1
+			for j < len(w) && isDigit(w[j]) {
 				j++
-				continue
 			}
-			if k&clSep != 0 && j+1 < len(w) && byteClass[w[j+1]]&clAlnum != 0 {
-				all |= k
-				j++
-				continue
-			}
-			break
-		}
-		digits /= int(clDigit)
-		switch {
-		case all&clDigit == 0:
-			// No digit, nothing to mask: hash the word once.
-			wh := wordHash(w[i:j])
-			h = (h ^ wh) * fnvPrime
-			shape = (shape ^ wh) * fnvPrime
-		case all&(clSep|clLetter) == 0 && digits == j-i:
-			// Digits only (a count, a line number, an epoch): what
-			// maskWord does with it, without its general passes.
-			shape = fnvByte(shape, '#')
-			if j-i >= maskDigits {
-				h = fnvByte(h, '#')
-			} else {
-				h = fnvBytes(h, w[i:j])
-				v := int64(0)
-				for _, d := range w[i:j] {
-					v = v*10 + int64(d-'0')
+			if j == len(w) || byteClass[w[j]]&clAlnum == 0 && (byteClass[w[j]]&clSep == 0 || j+1 == len(w) || byteClass[w[j+1]]&clAlnum == 0) {
+				shape = fnvByte(shape, '#')
+				if j-i >= maskDigits {
+					h = fnvByte(h, '#')
+				} else {
+					h = fnvBytes(h, w[i:j])
+					v := int64(0)
+					for _, d := range w[i:j] {
+						v = v*10 + int64(d-'0')
+					}
+					nums += v
 				}
-				nums += v
+				i = j
+				continue
 			}
-		default:
-			var n int64
-			h, shape, n = maskWord(w[i:j], h, shape, all, digits)
-			nums += n
 		}
-		i = j
+		start, h0, s0, n0 := i, h, shape, nums
+		digits, seps, dots := 0, 0, 0 // of the word; seps counts '-', '.', ':', '_'
+		for {
+			// i is at an alphanumeric or at an inner separator.
+			c := w[i]
+			k := byteClass[c]
+			switch {
+			case k&clDot != 0: // '-', '.', '_'
+				seps++
+				dots++
+				h, shape = fnvByte(h, c), fnvByte(shape, c)
+				i++
+				// A separated part of a longer id ("chatcmpl-9f8e7d6c5b").
+				// hexPart needs eight bytes, the first a hex digit: checked
+				// here, the call is dearer.
+				if len(w)-i >= 8 && byteClass[w[i]]&(clDigit|clHex) != 0 {
+					if n, d := hexPart(w[i:]); n > 0 {
+						h, shape = fnvByte(h, '#'), fnvByte(shape, '#')
+						i += n
+						digits += d
+					}
+				}
+			case k&clDigit == 0:
+				// A run of letters (and inner ':'): hashed at once.
+				if c == ':' {
+					seps++
+				}
+				j := i + 1
+				for j < len(w) {
+					k := byteClass[w[j]]
+					if k&(clDigit|clDot) != 0 {
+						break
+					}
+					if k&clAlnum == 0 {
+						if w[j] != ':' || j+1 == len(w) || byteClass[w[j+1]]&clAlnum == 0 {
+							break
+						}
+						seps++
+					}
+					j++
+				}
+				wh := wordHash(w[i:j])
+				h = (h ^ wh) * fnvPrime
+				shape = (shape ^ wh) * fnvPrime
+				i = j
+			default:
+				// A number: masked with its unit when a duration unit
+				// follows, masked when it has maskDigits or more digits,
+				// else kept in h (and, an integer, added to nums).
+				j := i
+				for j < len(w) && isDigit(w[j]) {
+					j++
+				}
+				n := j - i
+				dec := false
+				if j+1 < len(w) && w[j] == '.' && isDigit(w[j+1]) { // a decimal
+					dec = true
+					seps++
+					j++
+					for j < len(w) && isDigit(w[j]) {
+						j++
+					}
+					digits += j - i - 1
+				} else {
+					digits += n
+				}
+				// A unit starts with a letter: checked here, the call is
+				// dearer.
+				if u := 0; j < len(w) && byteClass[w[j]]&(clHex|clLetter) != 0 {
+					if u = unitLen(w[j:]); u > 0 {
+						h, shape = fnvByte(h, '#'), fnvByte(shape, '#')
+						h, shape = fnvBytes(h, w[j:j+u]), fnvBytes(shape, w[j:j+u])
+						i = j + u
+						break
+					}
+				}
+				if n >= maskDigits {
+					h, shape = fnvByte(h, '#'), fnvByte(shape, '#')
+				} else {
+					h = fnvBytes(h, w[i:j])
+					shape = fnvByte(shape, '#')
+					if !dec {
+						v := int64(0)
+						for _, d := range w[i:j] {
+							v = v*10 + int64(d-'0')
+						}
+						nums += v
+					}
+				}
+				i = j
+			}
+			// The word goes on at an alphanumeric, or at a separator
+			// followed by one.
+			if i == len(w) {
+				break
+			}
+			if k := byteClass[w[i]]; k&clAlnum == 0 && (k&clSep == 0 || i+1 == len(w) || byteClass[w[i+1]]&clAlnum == 0) {
+				break
+			}
+		}
+		word := w[start:i]
+		switch {
+		case digits == 0:
+			// No digit, nothing to mask: the word hashes whole (the same
+			// as its runs when it has one run).
+			if dots > 0 {
+				wh := wordHash(word)
+				h, shape = (h0^wh)*fnvPrime, (s0^wh)*fnvPrime
+			}
+		case digits >= 6 && seps > 0 && timeLike(word) || len(word)-seps >= 8 && !hasLetter(word):
+			// Timestamps and clock times: digits and separators only, at
+			// least 6 digits and a separator ("2026-11-23", "12:48:26",
+			// "2026-11-23T12:48:26.5Z"). Hex ids: hex digits (and
+			// separators) only, 8 or more, one of them a decimal digit.
+			h, shape, nums = fnvByte(h0, '#'), fnvByte(s0, '#'), n0
+		}
 	}
 	return h, shape, nums
+}
+
+// hasLetter reports whether w holds a letter that is not a hex digit.
+func hasLetter(w []byte) bool {
+	for _, c := range w {
+		if byteClass[c]&clLetter != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // wordHash hashes a word eight bytes at a time; the last one to seven
@@ -920,104 +1026,11 @@ func wordHash(b []byte) uint64 {
 	return mix64(h ^ tail)
 }
 
-// seps counts the separators ('-', '.', ':', '_') of w.
-func seps(w []byte) int {
-	n := 0
-	for _, c := range w {
-		if byteClass[c]&clSep != 0 {
-			n++
-		}
-	}
-	return n
-}
-
 func isAlnum(c byte) bool {
 	return c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
-
-// maskWord continues the hashes h and shape with one word, masking it
-// whole when it is a timestamp, a hex id or a UUID, else masking its long
-// digit runs and durations; nums sums the numbers h kept. all is the union
-// of the word's byte classes, digits its number of digits.
-func maskWord(w []byte, h, shape uint64, all uint8, digits int) (uint64, uint64, int64) {
-	// Timestamps and clock times: digits and separators only, at least 6
-	// digits and a separator ("2026-11-23", "12:48:26", "2026-11-23T12:48:26.5Z").
-	// Hex ids: hex digits (and separators) only, 8 or more, one of them a
-	// decimal digit.
-	if digits >= 6 && all&clSep != 0 && timeLike(w) || all&clLetter == 0 && digits > 0 && len(w)-seps(w) >= 8 {
-		return fnvByte(h, '#'), fnvByte(shape, '#'), 0
-	}
-	var nums int64
-	for i := 0; i < len(w); {
-		c := w[i]
-		if byteClass[c]&clDot != 0 {
-			h, shape = fnvByte(h, c), fnvByte(shape, c)
-			i++
-			// A separated part of a longer id ("chatcmpl-9f8e7d6c5b").
-			// hexPart needs eight bytes, the first a hex digit: checked
-			// here, the call is dearer.
-			if len(w)-i < 8 || byteClass[w[i]]&(clDigit|clHex) == 0 {
-				continue
-			}
-			if k := hexPart(w[i:]); k > 0 {
-				h, shape = fnvByte(h, '#'), fnvByte(shape, '#')
-				i += k
-			}
-			continue
-		}
-		if !isDigit(c) {
-			// A run of letters (and ':'): hashed at once.
-			j := i + 1
-			for j < len(w) && byteClass[w[j]]&(clDigit|clDot) == 0 {
-				j++
-			}
-			wh := wordHash(w[i:j])
-			h = (h ^ wh) * fnvPrime
-			shape = (shape ^ wh) * fnvPrime
-			i = j
-			continue
-		}
-		j := i
-		for j < len(w) && isDigit(w[j]) {
-			j++
-		}
-		n := j - i
-		dec := false
-		if j+1 < len(w) && w[j] == '.' && isDigit(w[j+1]) { // a decimal
-			dec = true
-			j++
-			for j < len(w) && isDigit(w[j]) {
-				j++
-			}
-		}
-		// A unit starts with a letter: checked here, the call is dearer.
-		if j < len(w) && byteClass[w[j]]&(clHex|clLetter) != 0 {
-			if u := unitLen(w[j:]); u > 0 {
-				h, shape = fnvByte(h, '#'), fnvByte(shape, '#')
-				h, shape = fnvBytes(h, w[j:j+u]), fnvBytes(shape, w[j:j+u])
-				i = j + u
-				continue
-			}
-		}
-		if n >= maskDigits {
-			h, shape = fnvByte(h, '#'), fnvByte(shape, '#')
-		} else {
-			h = fnvBytes(h, w[i:j])
-			shape = fnvByte(shape, '#')
-			if !dec {
-				v := int64(0)
-				for _, d := range w[i:j] {
-					v = v*10 + int64(d-'0')
-				}
-				nums += v
-			}
-		}
-		i = j
-	}
-	return h, shape, nums
-}
 
 // timeLike: a date ("2026-11-23", with a time after it) or a clock time
 // ("12:48:26", "12:48:26.5"): digits and '-', ':', '.', 'T', 'Z' only, and
@@ -1054,17 +1067,19 @@ func timeLike(w []byte) bool {
 }
 
 // hexPart returns the length of a hex id (8+ hex digits, one a decimal
-// digit) at the start of w, ending at a separator or the end, or 0.
-func hexPart(w []byte) int {
-	n, digit := 0, false
+// digit) at the start of w, ending at a separator or the end, and its
+// number of decimal digits; or 0, 0.
+func hexPart(w []byte) (n, digits int) {
 	for n < len(w) && (isDigit(w[n]) || w[n] >= 'a' && w[n] <= 'f' || w[n] >= 'A' && w[n] <= 'F') {
-		digit = digit || isDigit(w[n])
+		if isDigit(w[n]) {
+			digits++
+		}
 		n++
 	}
-	if n < 8 || !digit || n < len(w) && isAlnum(w[n]) {
-		return 0
+	if n < 8 || digits == 0 || n < len(w) && isAlnum(w[n]) {
+		return 0, 0
 	}
-	return n
+	return n, digits
 }
 
 // unitLen returns the length of a duration unit at the start of w that
