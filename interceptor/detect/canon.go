@@ -691,6 +691,13 @@ func digitLanes(x uint64) uint64 {
 	return (m + (0x80-0x30)*lanes1) &^ (m + (0x7f-0x39)*lanes1) &^ x & lanesTop
 }
 
+// hexLanes flags the hex digits of x (0-9, a-f, A-F).
+func hexLanes(x uint64) uint64 {
+	l := x&lanes7 | 0x20*lanes1 // letters folded to lower case
+	letter := (l + (0x80-'a')*lanes1) &^ (l + (0x7f-'f')*lanes1)
+	return (digitLanes(x) | letter&^x&lanesTop)
+}
+
 // Byte classes, looked up once per byte on the hot path.
 const (
 	clSpace uint8 = 1 << iota
@@ -884,9 +891,9 @@ func maskToken(w []byte) (h, shape uint64, nums int64) {
 				h, shape = fnvByte(h, c), fnvByte(shape, c)
 				i++
 				// A separated part of a longer id ("chatcmpl-9f8e7d6c5b").
-				// hexPart needs eight bytes, the first a hex digit: checked
-				// here, the call is dearer.
-				if len(w)-i >= 8 && byteClass[w[i]]&(clDigit|clHex) != 0 {
+				// hexPart needs eight hex digits: checked here, eight
+				// bytes at once, the call is dearer.
+				if len(w)-i >= 8 && hexLanes(binary.LittleEndian.Uint64(w[i:])) == lanesTop {
 					if n, d := hexPart(w[i:]); n > 0 {
 						h, shape = fnvByte(h, '#'), fnvByte(shape, '#')
 						i += n
