@@ -38,6 +38,8 @@ type guard struct {
 	// order they were issued. Results are observed lazily, at the next
 	// guarded call, which is where a halt would take effect anyway.
 	pending []pendingCall
+	// raw receives each result's payload while observation reads it.
+	raw converter.RawValue
 
 	// pause is the halt in force, its decision and the last outcome.
 	pause pause
@@ -96,15 +98,19 @@ func (g *guard) admit(ctx workflow.Context, node string) (detect.StepRef, error)
 	if err := g.awaitHaltEnd(ctx); err != nil {
 		return detect.StepRef{}, err
 	}
-	g.observeReady(ctx)
+	// Workflow time only moves when the workflow blocks: reading the
+	// results and the first Begin share one clock reading.
+	now := workflow.Now(ctx)
+	g.observeReadyAt(ctx, now)
 	for round := 0; round < maxAdmitRounds; round++ {
-		ref, trip := g.state.Begin(node, workflow.Now(ctx))
+		ref, trip := g.state.Begin(node, now)
 		if trip == nil {
 			return ref, nil
 		}
 		if err := g.halt(ctx, node, trip); err != nil {
 			return detect.StepRef{}, err
 		}
+		now = workflow.Now(ctx) // the halt waited
 	}
 	// Only reachable in observe mode with a detector that does not clear:
 	// let the call through unrecorded rather than block.
@@ -155,13 +161,22 @@ func (g *guard) observeIdle(ctx workflow.Context) {
 // observeReady feeds the results of finished calls to the detectors, in the
 // order the calls were issued.
 func (g *guard) observeReady(ctx workflow.Context) {
+	if len(g.pending) > 0 {
+		g.observeReadyAt(ctx, workflow.Now(ctx))
+	}
+}
+
+// observeReadyAt is observeReady for a caller that has read the workflow
+// clock already (reading a ready future does not block, so now holds for
+// every result).
+func (g *guard) observeReadyAt(ctx workflow.Context, now time.Time) {
 	kept := g.pending[:0]
 	for _, p := range g.pending {
 		if !p.fut.IsReady() {
 			kept = append(kept, p)
 			continue
 		}
-		g.state.End(p.ref, g.observation(ctx, p), workflow.Now(ctx))
+		g.state.End(p.ref, g.observation(ctx, p), now)
 	}
 	for i := len(kept); i < len(g.pending); i++ {
 		g.pending[i] = pendingCall{}
@@ -174,9 +189,11 @@ func (g *guard) observeReady(ctx workflow.Context) {
 // workflow's own Get is unaffected; into a RawValue the workflow's data
 // converter only runs its codecs.
 func (g *guard) observation(ctx workflow.Context, p pendingCall) detect.Observation {
-	var raw converter.RawValue
-	err := p.fut.Get(ctx, &raw)
-	data := raw.Payload().GetData()
+	// Get takes an interface, so a local RawValue would escape: the guard
+	// lends its own, and lets go of the payload once its bytes are read.
+	err := p.fut.Get(ctx, &g.raw)
+	data := g.raw.Payload().GetData()
+	g.raw = converter.RawValue{}
 	if err != nil && g.version >= versionSafety {
 		data, err = g.rawResult(ctx, p.fut)
 	}
@@ -186,8 +203,17 @@ func (g *guard) observation(ctx workflow.Context, p pendingCall) detect.Observat
 	}
 	obs := detect.Extract(g.cfg.Policy, p.node, data)
 	if g.hooks.resultHook != nil {
-		g.hooks.resultHook(p.node, data, &obs)
+		obs = g.applyResultHook(p.node, data, obs)
 	}
+	return obs
+}
+
+// applyResultHook runs the ResultHook on a copy of obs. The hook takes a
+// pointer, which escapes: taking it in this function, rather than of
+// observation's own variable, keeps the allocation off the calls of
+// workflows without a hook.
+func (g *guard) applyResultHook(node string, data []byte, obs detect.Observation) detect.Observation {
+	g.hooks.resultHook(node, data, &obs)
 	return obs
 }
 

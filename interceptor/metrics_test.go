@@ -10,8 +10,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/loopguard/loopguard/interceptor"
+	"github.com/loopguard/loopguard/internal/scripted"
 )
 
 // countingHandler records counter increments and timer samples by name and
@@ -163,4 +165,38 @@ func TestMetricsLabelsAreBounded(t *testing.T) {
 		assert.NotContains(t, k, "Code", "node name in a series: %s", k)
 		assert.NotContains(t, k, "Verify", "node name in a series: %s", k)
 	}
+}
+
+// TestMetricsCountCallsByKind counts activities, local activities and
+// child workflows apart, each under its own kind label.
+func TestMetricsCountCallsByKind(t *testing.T) {
+	h := newCountingHandler()
+	env := newEnvWithMetrics(t, interceptor.Options{}, h)
+	env.RegisterWorkflow(everyKind)
+	env.ExecuteWorkflow(everyKind)
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+
+	c := h.counts
+	// The child runs one guarded activity of its own.
+	assert.Equal(t, int64(2), c["loopguard_guarded_calls{kind=activity}"], "%v", c)
+	assert.Equal(t, int64(3), c["loopguard_guarded_calls{kind=local_activity}"], "%v", c)
+	assert.Equal(t, int64(1), c["loopguard_guarded_calls{kind=child_workflow}"], "%v", c)
+}
+
+// everyKind calls three local activities, one activity and one child
+// ScriptLoop of one turn, all with different results (no halt).
+func everyKind(ctx workflow.Context) error {
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: 10 * time.Second})
+	ctx = workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{ScheduleToCloseTimeout: 10 * time.Second})
+	var out agentResult
+	for i := range 3 {
+		if err := workflow.ExecuteLocalActivity(ctx, scripted.Agent, turn{Node: "Local", Output: strings.Repeat("b", i+1)}, i).Get(ctx, &out); err != nil {
+			return err
+		}
+	}
+	if err := workflow.ExecuteActivity(ctx, "Code", turn{Node: "Code", Output: "a"}, 0).Get(ctx, &out); err != nil {
+		return err
+	}
+	return workflow.ExecuteChildWorkflow(ctx, scriptLoop, []turn{{Node: "Verify", Output: "c"}}).Get(ctx, nil)
 }
