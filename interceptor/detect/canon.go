@@ -542,18 +542,22 @@ func (sc *canonScan) stringValue(path uint64, raw []byte, esc, top bool) hp {
 }
 
 // mayHoldJSON reports whether a string with escapes, once decoded and
-// trimmed, may start with '{' or '[' (a \u escape may be either).
+// trimmed, starts with '{' or '[' (written as is or as an escape).
 func mayHoldJSON(raw []byte) bool {
 	for i := 0; i < len(raw); {
 		switch c := raw[i]; {
 		case byteClass[c]&clSpace != 0:
 			i++
 		case c == '\\':
-			n := escapedSpace(raw[i:])
-			if n == 0 {
-				return raw[i+1] == 'u'
+			if n := escapedSpace(raw[i:]); n > 0 {
+				i += n
+				continue
 			}
-			i += n
+			b, r, u, _ := escape(raw[i:])
+			if u {
+				return r == '{' || r == '['
+			}
+			return b == '{' || b == '[' // "\{" stands for '{' too
 		default:
 			return c == '{' || c == '['
 		}

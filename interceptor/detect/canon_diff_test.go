@@ -48,6 +48,7 @@ var escapeSamples = []string{
 	`\u007b"a":1}`, `\n\t {"a": 1}`, `\u0020[1, 2]`, ` \n `, `\n`, `{"a":"b\\"}`, `\"{\"a\": 1}\"`,
 	`x\u00311234567 y`, `id\u005f0123456789abcdef`, `2026\u002d11-23T12:48:26Z`, `2.31\u0073`, `a\u0000b`,
 	`tests/test_mod_001.py::test_case_1 FAILED\n\tline 42\r\n`, strings.Repeat(`word\u003e `, 40),
+	`\{\"a\": 1}`, `\[1, 2]`, ` \n\{\"a\": [1]}`, `\u005b1, 2]`, `\u003chtml\u003e 2026`, `\u007b\"k\": \"v\"}`,
 }
 
 func TestCanonMatchesReference(t *testing.T) {
@@ -111,6 +112,11 @@ func FuzzCanonMatchesReference(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		if d := sameAsReference(body); d != "" {
 			t.Fatal(d)
+		}
+		// The bytes as a string's content as written, escapes and all:
+		// the path that reads text without decoding it first.
+		if d := sameAsReference([]byte(`{"k":"` + string(body) + `"}`)); d != "" {
+			t.Fatalf("as written in a string: %s", d)
 		}
 		// The same bytes as a JSON string: the text path.
 		if s, err := json.Marshal(string(body)); err == nil {
