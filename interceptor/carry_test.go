@@ -27,11 +27,9 @@ func TestContinueAsNewCarriesState(t *testing.T) {
 	// spent, so the second call of this run is the fifth and exceeds 4.
 	second := newEnv(t, interceptor.Options{MaxCallsPerNode: 100}) // a redeploy with other options
 	second.SetHeader(can.Header)
-	var halted interceptor.Status
-	second.RegisterDelayedCallback(func() {
-		halted = status(t, second)
+	halted := statusThen(t, second, decideAfter, func() {
 		second.SignalWorkflow("escalate", nil)
-	}, decideAfter)
+	})
 	second.ExecuteWorkflow(continuingLoop, give[3:], 0)
 	res := result(t, second)
 	assert.True(t, res.Escalated)

@@ -58,15 +58,12 @@ func stallScript() []turn {
 // decoded text in lastRejected, never its ciphertext.
 func TestCodecResumeAndRejection(t *testing.T) {
 	env := envWith(t, guardFor(t, interceptor.Options{}), scripted.EncryptingDataConverter())
-	var halted, rejected interceptor.Status
-	env.RegisterDelayedCallback(func() {
-		halted = status(t, env)
+	halted := statusThen(t, env, decideAfter, func() {
 		env.SignalWorkflow("resume", map[string]any{"bogus": 1})
-	}, decideAfter)
-	env.RegisterDelayedCallback(func() {
-		rejected = status(t, env)
+	})
+	rejected := statusThen(t, env, decideAfter+time.Minute, func() {
 		env.SignalWorkflow("resume", map[string]string{"by": "ana", "reason": "looked at it"})
-	}, decideAfter+time.Minute)
+	})
 	env.ExecuteWorkflow(scriptLoop, stallScript())
 	res := result(t, env)
 	assert.Equal(t, 5, res.Calls, "resumed through the codec")
@@ -117,11 +114,9 @@ func TestCodecCarryIsEncrypted(t *testing.T) {
 
 	second := envWith(t, guardFor(t, interceptor.Options{MaxCallsPerNode: 100}), dc)
 	second.SetHeader(can.Header)
-	var halted interceptor.Status
-	second.RegisterDelayedCallback(func() {
-		halted = status(t, second)
+	halted := statusThen(t, second, decideAfter, func() {
 		second.SignalWorkflow("escalate", nil)
-	}, decideAfter)
+	})
 	second.ExecuteWorkflow(scriptLoop, distinct(3, "Research"))
 	require.Equal(t, interceptor.StateHalted, halted.State, "three calls carried: the second of this run is the fifth")
 	assert.Equal(t, interceptor.ReasonBudgetExceeded, halted.Halt.HaltReason)
@@ -158,11 +153,9 @@ func TestContinueAsNewCapturedOnReturn(t *testing.T) {
 
 	second := envWith(t, guardFor(t, interceptor.Options{MaxCallsPerNode: 4}), nil)
 	second.SetHeader(can.Header)
-	var halted interceptor.Status
-	second.RegisterDelayedCallback(func() {
-		halted = status(t, second)
+	halted := statusThen(t, second, decideAfter, func() {
 		second.SignalWorkflow("escalate", nil)
-	}, decideAfter)
+	})
 	second.ExecuteWorkflow(scriptLoop, distinct(3, "Research"))
 	require.Equal(t, interceptor.StateHalted, halted.State, "the calls made after building the error were carried")
 	assert.Equal(t, interceptor.ReasonBudgetExceeded, halted.Halt.HaltReason)

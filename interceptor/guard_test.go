@@ -282,11 +282,9 @@ func TestGuardHalts(t *testing.T) {
 
 func TestGuardCycleStatus(t *testing.T) {
 	env := newEnv(t, interceptor.Options{})
-	var halted interceptor.Status
-	env.RegisterDelayedCallback(func() {
-		halted = status(t, env)
+	halted := statusThen(t, env, decideAfter, func() {
 		env.SignalWorkflow("resume", map[string]any{"extend": map[string]int{"maxCycleIterations": 1}})
-	}, decideAfter)
+	})
 	env.ExecuteWorkflow(scriptLoop, codeVerify([]string{"p1", "p2", "p3", "p4", "p5", "p6", "p7", "p8", "p9"}, []int{9, 8, 7, 6, 5, 4, 3, 2, 1}))
 	result(t, env)
 	require.Len(t, halted.Cycles, 1)
@@ -344,8 +342,7 @@ func TestHooks(t *testing.T) {
 			}
 			return ""
 		}})
-		var halted interceptor.Status
-		env.RegisterDelayedCallback(func() { halted = status(t, env); env.SignalWorkflow("escalate", nil) }, decideAfter)
+		halted := statusThen(t, env, decideAfter, func() { env.SignalWorkflow("escalate", nil) })
 		env.ExecuteWorkflow(scriptLoop, []turn{{Node: "Code", Output: "x"}, {Node: "Verify", Output: "x"}, {Node: "Plan", Output: "x"}, {Node: "Code", Output: "y"}})
 		assert.True(t, result(t, env).Escalated)
 		require.NotNil(t, halted.Halt)
@@ -358,8 +355,7 @@ func TestHooks(t *testing.T) {
 				obs.HasMetric, obs.Metric = true, float64(strings.Count(string(data), "fail"))
 			}
 		}})
-		var halted interceptor.Status
-		env.RegisterDelayedCallback(func() { halted = status(t, env); env.SignalWorkflow("escalate", nil) }, decideAfter)
+		halted := statusThen(t, env, decideAfter, func() { env.SignalWorkflow("escalate", nil) })
 		give := []turn{
 			{Node: "Verify", Output: "fail fail run1"}, {Node: "Verify", Output: "fail fail run2"},
 			{Node: "Verify", Output: "fail fail run3"}, {Node: "Verify", Output: "fail fail run4"}, {Node: "Verify", Output: "ok"},
@@ -385,8 +381,7 @@ func TestNodeRuntimeBudget(t *testing.T) {
 		func(_ context.Context, _ turn, i int) (agentResult, error) {
 			return agentResult{Output: fmt.Sprint("findings ", i)}, nil
 		})
-	var halted interceptor.Status
-	env.RegisterDelayedCallback(func() { halted = status(t, env); env.SignalWorkflow("escalate", nil) }, 5*decideAfter)
+	halted := statusThen(t, env, 5*decideAfter, func() { env.SignalWorkflow("escalate", nil) })
 	give := []turn{{Node: "Research"}, {Node: "Plan", Output: "1"}, {Node: "Research"}, {Node: "Plan", Output: "2"}, {Node: "Research"}, {Node: "Plan", Output: "3"}, {Node: "Research"}}
 	env.ExecuteWorkflow(scriptLoop, give)
 	assert.True(t, result(t, env).Escalated)
@@ -404,8 +399,7 @@ func TestParallelBranchesShareOnePause(t *testing.T) {
 	for i := range other {
 		other[i].Sleep = 10 * time.Minute // still working when the loop halts
 	}
-	var halted interceptor.Status
-	env.RegisterDelayedCallback(func() { halted = status(t, env); env.SignalWorkflow("resume", nil) }, decideAfter)
+	halted := statusThen(t, env, decideAfter, func() { env.SignalWorkflow("resume", nil) })
 	env.ExecuteWorkflow(twoBranches, looping, other)
 	require.True(t, env.IsWorkflowCompleted())
 	require.NoError(t, env.GetWorkflowError())
@@ -423,9 +417,8 @@ func TestHumanHaltInObserveModePauses(t *testing.T) {
 	for i := range give {
 		give[i].Sleep = time.Minute
 	}
-	var halted interceptor.Status
 	env.RegisterDelayedCallback(func() { env.SignalWorkflow("halt", nil) }, 90*time.Second)
-	env.RegisterDelayedCallback(func() { halted = status(t, env); env.SignalWorkflow("escalate", nil) }, decideAfter)
+	halted := statusThen(t, env, decideAfter, func() { env.SignalWorkflow("escalate", nil) })
 	env.ExecuteWorkflow(scriptLoop, give)
 	assert.True(t, result(t, env).Escalated)
 	assert.Equal(t, interceptor.StateHalted, halted.State)
@@ -440,15 +433,13 @@ func TestHumanHalt(t *testing.T) {
 	for i := range give {
 		give[i].Sleep = time.Minute
 	}
-	var halted interceptor.Status
 	env.RegisterDelayedCallback(func() {
 		env.SignalWorkflow("halt", map[string]string{"reason": "checking costs", "by": "ana"})
 	}, 150*time.Second)
-	env.RegisterDelayedCallback(func() {
-		halted = status(t, env)
+	halted := statusThen(t, env, decideAfter, func() {
 		env.SignalWorkflow("halt", nil) // already halted: rejected
 		env.SignalWorkflow("resume", nil)
-	}, decideAfter)
+	})
 	env.ExecuteWorkflow(scriptLoop, give)
 	res := result(t, env)
 	assert.Equal(t, 6, res.Calls)

@@ -82,3 +82,16 @@ func result(t *testing.T, env *testsuite.TestWorkflowEnvironment) loopResult {
 func quietLogger() log.Logger {
 	return log.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})))
 }
+
+// statusThen reads the workflow's status after d of workflow time, then
+// runs decide (a human's answer to the halt): the returned status, filled
+// in when the callback runs, is what a test asserts of the halt answered.
+func statusThen(t *testing.T, env *testsuite.TestWorkflowEnvironment, d time.Duration, decide func()) *interceptor.Status {
+	t.Helper()
+	halted := new(interceptor.Status)
+	env.RegisterDelayedCallback(func() {
+		*halted = status(t, env)
+		decide()
+	}, d)
+	return halted
+}

@@ -48,11 +48,9 @@ func TestParallelBranchesOneTripOneHalt(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			env := newEnv(t, interceptor.Options{})
-			var halted interceptor.Status
-			env.RegisterDelayedCallback(func() {
-				halted = status(t, env)
+			halted := statusThen(t, env, decideAfter, func() {
 				env.SignalWorkflow(tt.decision, nil)
-			}, decideAfter)
+			})
 			// Which branch's calls the guard sees first depends on when the
 			// test environment's activities finish, and some orders lead the
 			// detectors to a later trip of their own: answer it too.
@@ -93,11 +91,9 @@ func TestParallelBranchesOneTripOneHalt(t *testing.T) {
 func TestCancelWhilePausedReturnsCanceled(t *testing.T) {
 	metrics := newCountingHandler()
 	env := newEnvWithMetrics(t, interceptor.Options{}, metrics)
-	var halted interceptor.Status
-	env.RegisterDelayedCallback(func() {
-		halted = status(t, env)
+	halted := statusThen(t, env, decideAfter, func() {
 		env.CancelWorkflow()
-	}, decideAfter)
+	})
 	env.ExecuteWorkflow(scriptLoop, repeat(6, "Code", "same"))
 	require.True(t, env.IsWorkflowCompleted())
 	err := env.GetWorkflowError()
@@ -129,12 +125,10 @@ func TestWorkflowsOwnSignalsAndUpdatesAreNotLost(t *testing.T) {
 			ownAnswer = v
 		}})
 	}, 2*time.Minute)
-	var halted interceptor.Status
-	env.RegisterDelayedCallback(func() {
-		halted = status(t, env)
+	halted := statusThen(t, env, decideAfter, func() {
 		env.SignalWorkflow("halt", nil)   // already halted: the workflow's
 		env.SignalWorkflow("resume", nil) // the guard's: it answers the halt
-	}, decideAfter)
+	})
 	env.ExecuteWorkflow(scripted.OwnSignals, repeat(5, "Code", "same"))
 	require.True(t, env.IsWorkflowCompleted())
 	require.NoError(t, env.GetWorkflowError())
@@ -156,14 +150,12 @@ func TestWorkflowsOwnSignalsAndUpdatesAreNotLost(t *testing.T) {
 
 func TestHaltInFirstWorkflowTask(t *testing.T) {
 	env := newEnv(t, interceptor.Options{})
-	var halted interceptor.Status
 	env.RegisterDelayedCallback(func() {
 		env.SignalWorkflow("halt", map[string]string{"by": "ana", "reason": "before it starts"})
 	}, 0)
-	env.RegisterDelayedCallback(func() {
-		halted = status(t, env)
+	halted := statusThen(t, env, decideAfter, func() {
 		env.SignalWorkflow("escalate", nil)
-	}, decideAfter)
+	})
 	env.ExecuteWorkflow(scriptLoop, distinct(3, "Plan"))
 	res := result(t, env)
 	assert.True(t, res.Escalated)
@@ -199,8 +191,8 @@ func TestPausedTimeIsNotCycleRuntime(t *testing.T) {
 	for i := range give {
 		give[i].Sleep = time.Minute
 	}
-	var halted, later interceptor.Status
-	env.RegisterDelayedCallback(func() { halted = status(t, env); env.SignalWorkflow("resume", nil) }, decideAfter)
+	halted := statusThen(t, env, decideAfter, func() { env.SignalWorkflow("resume", nil) })
+	var later interceptor.Status
 	env.RegisterDelayedCallback(func() {
 		later = status(t, env)
 		if later.State == interceptor.StateHalted {
