@@ -212,3 +212,38 @@ func benchDetect(b *testing.B, size int, gen Generation) {
 		b.ReportMetric(float64(cpu1-cpu0)/float64(b.N), "cpu-ns/op")
 	}
 }
+
+// BenchmarkExtractPeers is the canonical reading on data nobody here
+// wrote: every call output of the traces ported from the peers' own test
+// suites and real SWE-agent runs (testdata/corpus/peers), read in turn.
+// It reports the time per KB of output, so that it compares with
+// BenchmarkDetectV2 (-benchmem for the allocations).
+//
+//	go test -run '^$' -bench BenchmarkExtractPeers -benchmem ./interceptor/detect/
+func BenchmarkExtractPeers(b *testing.B) {
+	var outputs [][]byte
+	size := 0
+	for _, tr := range loadCorpus(b) {
+		if tr.Source != "openhands" && tr.Source != "cline" && tr.Source != "swe-agent" {
+			continue
+		}
+		for _, c := range tr.Calls {
+			if len(c.Output) > 0 {
+				outputs = append(outputs, c.Output)
+				size += len(c.Output)
+			}
+		}
+	}
+	require.NotEmpty(b, outputs)
+	p := DefaultPolicy()
+	p.Detection = DetectionV2
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		for _, o := range outputs {
+			Extract(p, "node", o)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/(float64(size)/1024), "ns/KB")
+	b.ReportMetric(float64(len(outputs)), "outputs")
+}

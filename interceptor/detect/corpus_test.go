@@ -51,7 +51,7 @@ type corpusCall struct {
 var corpusSources = []string{"seed000", "seed001", "seed002", "seed003", "seed004", "openhands", "cline", "swe-agent", "temporal", "loopguard"}
 
 // loadCorpus reads every trace of testdata/corpus.
-func loadCorpus(t *testing.T) []corpusTrace {
+func loadCorpus(t testing.TB) []corpusTrace {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join("testdata", "corpus", "*.json"))
 	require.NoError(t, err)
