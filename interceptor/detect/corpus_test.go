@@ -46,6 +46,9 @@ type corpusCall struct {
 	// Timer: the workflow set a durable timer (Sleep, NewTimer,
 	// AwaitWithTimeout) after the previous call, before this one.
 	Timer bool `json:"timer,omitempty"`
+	// Input is outside input, not a call: a signal or an update the
+	// workflow received (State.Input).
+	Input bool `json:"input,omitempty"`
 }
 
 var corpusSources = []string{"seed000", "seed001", "seed002", "seed003", "seed004", "openhands", "cline", "swe-agent", "temporal", "loopguard"}
@@ -102,7 +105,7 @@ func observe(p Policy, c corpusCall) Observation {
 		if !ok {
 			kind, msg = "", c.Error
 		}
-		return Observation{Failed: true, ErrorSig: ErrorSignature(kind, msg)}
+		return Observation{Failed: true, ErrorSig: ErrorSignature(kind, msg), ErrorHash: ErrorHash(kind, msg)}
 	}
 	return Extract(p, c.Node, c.Output)
 }
@@ -115,6 +118,11 @@ func replay(p Policy, calls []corpusCall) (int, *Trip) {
 	s := NewState(p)
 	now := t0
 	for i := 0; i < len(calls); {
+		if calls[i].Input {
+			s.Input(now)
+			i++
+			continue
+		}
 		j := i + 1
 		for j < len(calls) && calls[j].Parallel {
 			j++

@@ -9,9 +9,12 @@ import (
 // finalised, in priority order, and returns the first trip.
 func (s *State) detect(i int, r *rec, now time.Time) *Trip {
 	var t *Trip
-	if s.pol.v2() {
+	switch {
+	case s.pol.v3():
+		t = s.detectLoopV3(i, now)
+	case s.pol.v2():
 		t = s.detectRepeatsV2(i, r, now)
-	} else {
+	default:
 		t = s.detectRepeats(i, r, now)
 	}
 	if t != nil {
@@ -53,6 +56,9 @@ func (s *State) detectDeclared(i int, r *rec, now time.Time) *Trip {
 	if k := s.noImprovement(n, r); k > 0 {
 		return s.trip(DetectorNoImprovement, i, now,
 			fmt.Sprintf("%s metric has not improved on its best (%.6g) for %d steps", n.name, n.best, k))
+	}
+	if s.pol.v3() {
+		return nil // transitions repeat as part of the sequence rule
 	}
 	if p := s.transitionOscillation(); p > 0 {
 		return s.transitionTrip(i, p, now)

@@ -15,18 +15,32 @@ const (
 	// compares results as a person would (canonical JSON, masked volatile
 	// tokens, learnt volatile fields, near-duplicate text) and tells waiting
 	// (one node polled with a durable timer between polls) from looping.
-	// DefaultPolicy selects it.
 	DetectionV2 Generation = 2
+	// DetectionV3 judges the sequence of the execution's calls: a loop is
+	// a stretch of calls that repeats, call for call and result for
+	// result, with a period of up to MaxLoopPeriod calls. Outside input (a
+	// signal, an update, a resume) breaks a repetition. Results are read
+	// as DetectionV2 reads them, except that only noise is masked: numbers
+	// that name an entity or move (counts, scores) are information, and
+	// nothing is merged as "nearly the same" (see docs/detection.md).
+	// DefaultPolicy selects it.
+	DetectionV3 Generation = 3
 )
 
 // Valid reports whether g is a known generation.
 func (g Generation) Valid() bool {
-	return g == DetectionLegacy || g == DetectionV2
+	return g == DetectionLegacy || g == DetectionV2 || g == DetectionV3
 }
 
-// v2 reports whether the policy selects the second generation's rules.
-// Unknown generations get the legacy rules (a loader should reject them
-// with Valid first).
+// v2 reports whether the policy selects the second generation's rules or
+// the third, which keeps the second's reading of results, its waiting
+// rule and its learning state. Unknown generations get the legacy rules
+// (a loader should reject them with Valid first).
 func (p *Policy) v2() bool {
-	return p.Detection == DetectionV2
+	return p.Detection == DetectionV2 || p.Detection == DetectionV3
+}
+
+// v3 reports whether the policy selects the third generation's rules.
+func (p *Policy) v3() bool {
+	return p.Detection == DetectionV3
 }

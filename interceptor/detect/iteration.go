@@ -132,14 +132,14 @@ func (s *State) judge(n *node, r *rec, a *agg) {
 			l.basis = basisExact
 		case prev.action != 0 && prev.action == r.action:
 			l.basis = basisCommentary
-		case prev.shape != 0 && prev.shape == r.shape && (r.count-prev.count == 1 || prev.count-r.count == 1):
+		case !s.pol.v3() && prev.shape != 0 && prev.shape == r.shape && (r.count-prev.count == 1 || prev.count-r.count == 1):
 			l.basis = basisCounter
 		case same && l.volatileRepeat(cur, prev.out, r.out):
 			l.basis = basisVolatile
 		}
 		if l.basis != basisNone {
 			r.flags |= recFuzzy
-		} else if prev.count == r.count && nearDup(prev.sim, r.sim) {
+		} else if !s.pol.v3() && prev.count == r.count && nearDup(prev.sim, r.sim) {
 			// Near-duplicate text with the same numbers: no new
 			// information for the iteration rule, but never a repeat of
 			// its own (an edit that moved one bracket is a new edit).

@@ -63,6 +63,7 @@ type agg struct {
 	ok        bool // at least one call succeeded
 	out       uint64
 	errSig    string
+	errHash   uint64 // DetectionV3: the first error's ErrorHash
 	hasProg   bool
 	prog      uint64
 	progRaw   string

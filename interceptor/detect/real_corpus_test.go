@@ -102,8 +102,8 @@ func readRealTrace(t testing.TB, path string) realTrace {
 // where the loop's onset step begins (0 for a progressing trace). This is
 // the one place to change when detection is tuned against the corpus:
 //
-//   - a user step (outside input) is one call of node "user" whose output
-//     is the text, as a JSON string;
+//   - a user step is outside input (State.Input), as a signal or an update
+//     carrying the message would be;
 //   - a tool step is two calls: node "llm" with the action text as output
 //     (the model's turn that emitted the call), then node = the tool name
 //     with the observation as output, or, when the step failed, with the
@@ -120,7 +120,7 @@ func realCalls(tr *realTrace) (calls []corpusCall, onset int) {
 		}
 		switch s.Kind {
 		case "user":
-			calls = append(calls, corpusCall{Node: "user", Output: str(s.Text)})
+			calls = append(calls, corpusCall{Input: true})
 		case "llm":
 			calls = append(calls, corpusCall{Node: "llm", Output: str(s.Text)})
 		case "tool":
@@ -143,7 +143,16 @@ func realCalls(tr *realTrace) (calls []corpusCall, onset int) {
 // reference treats a trace's first node as the agent, and a real trace
 // starts with the task (node "user"). OpenHands' own detector likewise
 // looks only at the history after the user's task.
+//
+// The reference sees outside input as an event of its own, a user
+// message unlike any other.
 func openHandsFrom(calls []corpusCall) int {
+	calls = slices.Clone(calls)
+	for i, c := range calls {
+		if c.Input {
+			calls[i] = corpusCall{Node: "user", Output: json.RawMessage(fmt.Sprintf("%q", fmt.Sprint("user message ", i)))}
+		}
+	}
 	k := slices.IndexFunc(calls, func(c corpusCall) bool { return c.Node == "llm" })
 	if k < 0 {
 		return -1
@@ -232,12 +241,15 @@ func TestRealCorpus(t *testing.T) {
 	}
 	rules := []rule{
 		{"OpenHands StuckDetector", openHandsFrom},
-		{"loopguard DefaultPolicy, budgets raised", func(calls []corpusCall) int {
+	}
+	for _, gen := range []Generation{DetectionV2, DetectionV3} {
+		rules = append(rules, rule{fmt.Sprintf("loopguard generation %d", gen), func(calls []corpusCall) int {
 			p := DefaultPolicy()
+			p.Detection = gen
 			raiseBudgets(&p)
 			at, _ := replay(p, calls)
 			return at
-		}},
+		}})
 	}
 	fmt.Fprintf(&report, "\n%-42s %-6s %-14s %-24s %-22s %s\n", "rule (budgets raised)", "half", "loops caught", "progressing runs halted", "loops halted early", "median latency (calls after onset)")
 	for _, r := range rules {

@@ -73,6 +73,7 @@ func (s *State) reset(d Detector, ni, ci int) {
 		if n != nil {
 			n.resetHistory()
 		}
+		s.barrier() // a human's answer is outside input
 		if c != nil && s.pol.v2() {
 			// The second generation judges the loop, not the node: the
 			// halt was about the whole iteration, so a resume clears what

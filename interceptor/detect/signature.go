@@ -15,17 +15,34 @@ const maxSigLen = 160
 // whitespace collapsed and trimmed, at most 160 bytes. So "timeout after 31s
 // (attempt 2)" and "timeout after 45s (attempt 3)" match.
 func ErrorSignature(kind, message string) string {
+	return truncate(normaliseError(kind, message, maxSigLen), maxSigLen)
+}
+
+// maxErrorHashLen bounds the normalised error ErrorHash reads.
+const maxErrorHashLen = 16 << 10
+
+// ErrorHash is the hash of the error normalised as ErrorSignature
+// normalises it, but not cut at 160 bytes (at most 16 KiB are read): two
+// linter reports that begin alike and name other symbols differ. The third
+// detection generation compares errors by it; 0 is never returned.
+func ErrorHash(kind, message string) uint64 {
+	return nonZero(fnvString(fnvOffset, normaliseError(kind, message, maxErrorHashLen)))
+}
+
+// normaliseError writes the kind, ":" and the message with ids masked and
+// whitespace collapsed, stopping once limit bytes are written.
+func normaliseError(kind, message string, limit int) string {
 	kind = strings.ToLower(strings.Join(strings.Fields(kind), " "))
 	if kind == "" {
 		kind = "error"
 	}
 	var b strings.Builder
-	b.Grow(min(len(kind)+1+len(message), maxSigLen+8))
+	b.Grow(min(len(kind)+1+len(message), limit+8))
 	b.WriteString(kind)
 	b.WriteByte(':')
 	start := b.Len()
 	space := false
-	for i := 0; i < len(message) && b.Len() <= maxSigLen; {
+	for i := 0; i < len(message) && b.Len() <= limit; {
 		c := message[i]
 		if isWordByte(c) {
 			j := i
@@ -55,7 +72,7 @@ func ErrorSignature(kind, message string) string {
 		}
 		i += size
 	}
-	return truncate(b.String(), maxSigLen)
+	return b.String()
 }
 
 // isWordByte: ASCII letters, digits and '-' form tokens (UUIDs keep their

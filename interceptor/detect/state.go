@@ -32,6 +32,7 @@ type State struct {
 	timerSeq int // DetectionV2: s.seq when the workflow last set a durable timer
 	cand     int // DetectionV2: node whose repetition waits for the rest of its loop, -1: none
 	candSeq  int // the step of cand that repeated
+	steps    ring[seqStep] // DetectionV3: the latest steps and barriers, in the order they finished
 	pending  *Trip
 	// stop is a human's stop that arrived while another trip was pending:
 	// it becomes the pending trip when that one is resumed (see Stop).
@@ -62,7 +63,12 @@ func NewState(p Policy) *State {
 
 func newState(p Policy) *State {
 	lim := newLimits(p)
+	var steps ring[seqStep]
+	if p.v3() {
+		steps = newRing[seqStep](seqCap)
+	}
 	return &State{
+		steps:    steps,
 		pol:      p,
 		lim:      lim,
 		index:    make(map[string]int32),

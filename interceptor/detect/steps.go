@@ -22,6 +22,7 @@ func (s *State) End(ref StepRef, obs Observation, now time.Time) {
 	if obs.Failed {
 		if a.errSig == "" {
 			a.errSig = truncate(obs.ErrorSig, maxNameLen)
+			a.errHash = obs.ErrorHash
 		}
 	} else {
 		a.ok = true
@@ -89,6 +90,9 @@ func (s *State) finalise(i int, now time.Time) {
 		s.noveltyV2(n, &r, prog)
 	}
 	n.hist.push(r)
+	if s.pol.v3() {
+		s.pushSeq(i, &r, a.errHash)
+	}
 
 	if prog {
 		for _, e := range n.in {

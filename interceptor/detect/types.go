@@ -143,6 +143,9 @@ type Observation struct {
 	Failed   bool   `json:"failed,omitempty"`
 	Output   uint64 `json:"output,omitempty"`   // hash of the normalised result (when !Failed)
 	ErrorSig string `json:"errorSig,omitempty"` // normalised error signature (when Failed)
+	// ErrorHash is ErrorHash of the error (when Failed), which the third
+	// detection generation compares; 0: compare ErrorSig.
+	ErrorHash uint64 `json:"errorHash,omitempty"`
 
 	HasProgress bool    `json:"hasProgress,omitempty"`
 	Progress    uint64  `json:"progress,omitempty"` // hash of the declared progress fields
