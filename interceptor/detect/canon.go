@@ -30,6 +30,11 @@ import (
 // numbers (up to a million) stay.
 const maskDigits = 7
 
+// maskDigitsV3 is the third generation's: a 7-digit order or record id
+// names the entity a call is about, so only epochs (10 digits, 13 in
+// milliseconds) and longer ids are masked.
+const maskDigitsV3 = 10
+
 // Bounds of one canonical reading.
 const (
 	maxFields        = 16      // volatile-field candidates kept per result
@@ -74,6 +79,10 @@ type canonScan struct {
 	nums   int64
 	comm   uint64 // what commentary fields and measurements add to the hash
 	inComm bool
+	// v3: the third generation's reading: measurements (non-integer
+	// numbers) stay in the action hash, and the shape is kept whatever the
+	// amount of text.
+	v3 bool
 }
 
 // mix64 is SplitMix64's finaliser: a bijection that spreads every input
@@ -113,8 +122,8 @@ func (x *hp) add(y hp) { x.v += y.v; x.s += y.s }
 
 // readCanonical reads body (trimmed, non-empty) into c. Invalid JSON is
 // hashed as raw bytes.
-func readCanonical(body []byte, c *canonical) {
-	sc := canonScan{b: body, fields: c.fields, nf: c.nf}
+func readCanonical(body []byte, c *canonical, v3 bool) {
+	sc := canonScan{b: body, fields: c.fields, nf: c.nf, v3: v3}
 	x, ok := sc.value(fnvOffset, true)
 	sc.skipSpace()
 	if !ok || sc.i != len(sc.b) {
@@ -127,7 +136,7 @@ func readCanonical(body []byte, c *canonical) {
 	if sc.comm != 0 {
 		c.action = nonZero(x.v - sc.comm)
 	}
-	if sc.tokens < counterMinTokens || sc.tokens > counterMaxTokens {
+	if !v3 && (sc.tokens < counterMinTokens || sc.tokens > counterMaxTokens) {
 		// Too little text to tell a counter from content, or so much that a
 		// number moving by one is content (an edit's line range).
 		c.shape = 0
@@ -200,6 +209,10 @@ func (sc *canonScan) value(path uint64, top bool) (hp, bool) {
 		}
 		num := sc.b[start:sc.i]
 		h := fnvBytes(fnvOffset^kindNumber, num)
+		if digits := len(num); sc.v3 && integer && (digits >= maskDigitsV3+1 || digits == maskDigitsV3 && num[0] != '-') {
+			// An epoch or a long id, as in text.
+			h = fnvByte(fnvOffset^kindNumber, '#')
+		}
 		shape := h
 		if integer && len(num) <= 15 {
 			var v int64
@@ -215,21 +228,71 @@ func (sc *canonScan) value(path uint64, top bool) (hp, bool) {
 			shape = fnvOffset ^ kindNumber
 		}
 		x := leaf2(path, h, shape)
-		if !integer && !sc.inComm {
+		if !integer && !sc.inComm && !sc.v3 {
 			// A measurement (a duration, a cost, a score): left out of the
 			// action hash.
 			sc.comm += x.v - leaf(path, fnvOffset^kindNumber^'.')
 		}
-		if top {
-			sc.addField(path, x.v)
+		if top && !(sc.v3 && sc.inComm) {
+			sc.addField(path, x.v, numValue(num))
 		}
 		return x, true
 	}
 	return hp{}, false
 }
 
-func (sc *canonScan) addField(path, s uint64) {
-	sc.addFolded(Field{Path: uint32(path) ^ uint32(path>>32), Sum: s})
+func (sc *canonScan) addField(path, s uint64, v float64) {
+	sc.addFolded(Field{Path: uint32(path) ^ uint32(path>>32), Sum: s, Num: v})
+}
+
+// numValue reads a JSON number closely enough to order it: sign, digits
+// and a fraction; an exponent scales it. It never fails (0 for nonsense).
+func numValue(b []byte) float64 {
+	neg := len(b) > 0 && b[0] == '-'
+	if neg {
+		b = b[1:]
+	}
+	v, scale, frac := 0.0, 1.0, false
+	i := 0
+	for ; i < len(b); i++ {
+		c := b[i]
+		switch {
+		case isDigit(c):
+			if frac {
+				scale /= 10
+				v += float64(c-'0') * scale
+			} else {
+				v = v*10 + float64(c-'0')
+			}
+		case c == '.':
+			frac = true
+		default:
+			goto exp
+		}
+	}
+exp:
+	if i+1 < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		e, eneg := 0, false
+		for _, c := range b[i+1:] {
+			switch {
+			case c == '-':
+				eneg = true
+			case isDigit(c) && e < 400:
+				e = e*10 + int(c-'0')
+			}
+		}
+		for ; e > 0; e-- {
+			if eneg {
+				v /= 10
+			} else {
+				v *= 10
+			}
+		}
+	}
+	if neg {
+		v = -v
+	}
+	return v
 }
 
 func (sc *canonScan) addFolded(f Field) {
@@ -266,7 +329,7 @@ func (sc *canonScan) object(path uint64, top bool) (hp, bool) {
 			return hp{}, false
 		}
 		sc.i++
-		comm := !sc.inComm && commentaryKey(key)
+		comm := !sc.inComm && (commentaryKey(key) || sc.v3 && measurementKey(key))
 		if comm {
 			sc.inComm = true
 		}
@@ -521,7 +584,7 @@ func (sc *canonScan) stringValue(path uint64, raw []byte, esc, top bool) hp {
 	}
 	if t := trimSpace(s); !esc && len(t) >= 2 && len(t) <= maxEmbedLength && (t[0] == '{' && t[len(t)-1] == '}' || t[0] == '[' && t[len(t)-1] == ']') {
 		// The nested scan has its own buffer: t may live in sc.buf.
-		inner := canonScan{b: t, depth: sc.depth}
+		inner := canonScan{b: t, depth: sc.depth, v3: sc.v3}
 		if x, ok := inner.value(path, top); ok {
 			inner.skipSpace()
 			if inner.i == len(inner.b) {
@@ -576,6 +639,11 @@ func (sc *canonScan) text1(s []byte, esc bool) (h, shape uint64, nums int64) {
 	// hashing the space between them.
 	h, shape = fnvOffset^kindString, fnvOffset^kindString
 	var tokBuf [64]byte
+	// v3: the hashes before the last token, when it was a number, so that
+	// a unit word after it ("1.378 s") masks both.
+	var numH, numS uint64
+	var numN int64
+	afterNum := false
 	for i := 0; i < len(s); {
 		for i < len(s) {
 			k := byteClass[s[i]]
@@ -622,16 +690,29 @@ func (sc *canonScan) text1(s []byte, esc bool) (h, shape uint64, nums int64) {
 			}
 		}
 		var th, ts uint64
+		var n int64
 		if !digit {
 			// No digit, nothing to mask: the token hashes at once, and
 			// its shape is the same.
 			th = wordHash(w)
 			ts = th
 		} else {
-			var n int64
-			th, ts, n = maskToken(w)
-			nums += n
+			th, ts, n = maskToken(w, sc.v3)
 		}
+		if sc.v3 {
+			if afterNum && !digit && unitLen(w) == len(w) {
+				// A duration written with a space: the number and its
+				// unit are masked together, as "1.378s" is.
+				th = fnvBytes(fnvByte(fnvOffset, '#'), w)
+				ts = th
+				h, shape, nums = numH, numS, nums-numN
+				n = 0
+				afterNum = false
+			} else if afterNum = digit && numberWord(w); afterNum {
+				numH, numS, numN = h, shape, n
+			}
+		}
+		nums += n
 		h = (h ^ th) * fnvPrime
 		shape = (shape ^ ts) * fnvPrime
 		sc.simToken(th, len(w))
@@ -850,8 +931,12 @@ func nearDup(a, b uint64) bool {
 // (a timestamp, an id) or to hold no digit (hashed whole, as a plain
 // word), its hashes are redone from where it began. The hashes are passed
 // by value, not through a struct pointer, so that they stay in registers.
-func maskToken(w []byte) (h, shape uint64, nums int64) {
+func maskToken(w []byte, v3 bool) (h, shape uint64, nums int64) {
 	h, shape = fnvOffset, fnvOffset
+	md := maskDigits
+	if v3 {
+		md = maskDigitsV3
+	}
 	for i := 0; i < len(w); {
 		c := w[i]
 		if byteClass[c]&clAlnum == 0 {
@@ -868,7 +953,7 @@ func maskToken(w []byte) (h, shape uint64, nums int64) {
 			}
 			if j == len(w) || byteClass[w[j]]&clAlnum == 0 && (byteClass[w[j]]&clSep == 0 || j+1 == len(w) || byteClass[w[j+1]]&clAlnum == 0) {
 				shape = fnvByte(shape, '#')
-				if j-i >= maskDigits {
+				if j-i >= md {
 					h = fnvByte(h, '#')
 				} else {
 					h = fnvBytes(h, w[i:j])
@@ -958,7 +1043,7 @@ func maskToken(w []byte) (h, shape uint64, nums int64) {
 						break
 					}
 				}
-				if n >= maskDigits {
+				if n >= md {
 					h, shape = fnvByte(h, '#'), fnvByte(shape, '#')
 				} else {
 					h = fnvBytes(h, w[i:j])
@@ -997,9 +1082,61 @@ func maskToken(w []byte) (h, shape uint64, nums int64) {
 			// "2026-11-23T12:48:26.5Z"). Hex ids: hex digits (and
 			// separators) only, 8 or more, one of them a decimal digit.
 			h, shape, nums = fnvByte(h0, '#'), fnvByte(s0, '#'), n0
+		case v3 && generatedID(word):
+			h, shape, nums = fnvByte(h0, '#'), fnvByte(s0, '#'), n0
 		}
 	}
 	return h, shape, nums
+}
+
+// generatedID reports whether a word holds a part (between '-', '_', '.'
+// or ':') of 16 or more letters and digits with a digit, an upper-case and
+// a lower-case letter, whose character class changes at 4 or more of every
+// 10 positions: a random base62 id (OpenAI's "chatcmpl-…" and "call_…",
+// Anthropic's "msg_…" and "toolu_…"). Class changes are about 6 in 10 in
+// a random base62 string and 3 in 10 in a CamelCase identifier.
+func generatedID(w []byte) bool {
+	for i := 0; i < len(w); {
+		j := i
+		var digit, upper, lower bool
+		changes, prev := 0, 0
+		for ; j < len(w) && isAlnum(w[j]); j++ {
+			cls := 1
+			switch c := w[j]; {
+			case c >= 'a' && c <= 'z':
+				lower, cls = true, 2
+			case c >= 'A' && c <= 'Z':
+				upper, cls = true, 3
+			default:
+				digit = true
+			}
+			if j > i && cls != prev {
+				changes++
+			}
+			prev = cls
+		}
+		if n := j - i; n >= 16 && digit && upper && lower && changes*10 >= 4*n {
+			return true
+		}
+		i = j + 1
+	}
+	return false
+}
+
+// numberWord reports whether w is a plain number: digits, with at most one
+// '.' between digits.
+func numberWord(w []byte) bool {
+	dot := false
+	for k, c := range w {
+		switch {
+		case isDigit(c):
+		case c == '.' && !dot && k > 0 && k+1 < len(w):
+			dot = true
+		default:
+			return false
+		}
+	}
+	return len(w) > 0
 }
 
 // hasLetter reports whether w holds a letter that is not a hex digit.
@@ -1109,6 +1246,30 @@ func unitLen(w []byte) int {
 		return n
 	}
 	return 0
+}
+
+// measurementKey: an object key that names a measurement of the call
+// itself, not of the work (DetectionV3): how long it took, when it ran.
+// The third generation keeps other non-integer numbers (a score is
+// information), so the key is the evidence.
+func measurementKey(k []byte) bool {
+	var b [32]byte
+	if len(k) > len(b) {
+		return false
+	}
+	for i, c := range k {
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		b[i] = c
+	}
+	l := b[:len(k)]
+	for _, s := range [...]string{"time", "duration", "elapsed", "latency", "took", "timestamp", "_ms", "_ns", "_us", "_sec", "_secs", "seconds", "millis"} {
+		if bytes.HasSuffix(l, []byte(s)) {
+			return true
+		}
+	}
+	return false
 }
 
 // commentaryKey: an object key whose value is what an agent says about its

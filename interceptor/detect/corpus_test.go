@@ -27,6 +27,10 @@ type corpusTrace struct {
 	// legacy rules needed); the note says why.
 	WantReasonV2   Reason   `json:"wantReasonV2,omitempty"`
 	WantDetectorV2 Detector `json:"wantDetectorV2,omitempty"`
+	// WantReasonV3 and WantDetectorV3 label the trace for DetectionV3 when
+	// it halts for another reason than DetectionV2; the note says why.
+	WantReasonV3   Reason   `json:"wantReasonV3,omitempty"`
+	WantDetectorV3 Detector `json:"wantDetectorV3,omitempty"`
 	// Generation 2: the label holds from DetectionV2 on (the peers' ported
 	// scenarios); the legacy rules are measured on it but not held to it.
 	Generation Generation `json:"generation,omitempty"`
@@ -190,10 +194,13 @@ func raiseBudgets(p *Policy) {
 
 // want returns the reason and detector a trace is labelled with for gen.
 func (tr *corpusTrace) want(gen Generation) (Reason, Detector) {
-	if gen == DetectionV2 && tr.WantReasonV2 != "" {
+	if gen >= DetectionV3 && tr.WantReasonV3 != "" {
+		return tr.WantReasonV3, tr.WantDetectorV3
+	}
+	if gen >= DetectionV2 && tr.WantReasonV2 != "" {
 		return tr.WantReasonV2, tr.WantDetectorV2
 	}
-	if gen == DetectionV2 {
+	if gen >= DetectionV2 {
 		return tr.WantReason, tr.WantDetectorV2
 	}
 	return tr.WantReason, tr.WantDetector
@@ -247,7 +254,7 @@ func median(v []int) string {
 // (calls from onset to the halted call). The legacy generation is held to
 // the traces labelled before DetectionV2 (generation 0).
 func TestCorpus(t *testing.T) {
-	for _, gen := range []Generation{DetectionLegacy, DetectionV2} {
+	for _, gen := range []Generation{DetectionLegacy, DetectionV2, DetectionV3} {
 		t.Run(fmt.Sprintf("generation-%d", gen), func(t *testing.T) {
 			runCorpus(t, loadCorpus(t), gen)
 		})

@@ -301,7 +301,7 @@ func extractV2(p Policy, node string, body []byte) Observation {
 		}
 	}
 	var c canonical
-	readCanonical(body, &c)
+	readCanonical(body, &c, p.v3())
 	obs.Output, obs.Sim = nonZero(c.sum), c.sim
 	obs.Count, obs.Action = c.nums, c.action
 	if c.shape != 0 {

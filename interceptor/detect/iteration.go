@@ -38,6 +38,8 @@ const maxVolatile = 8 // learnt volatile fields per node
 type learning struct {
 	prev  [maxFields]Field // the fields of the node's previous output
 	chg   [maxFields]uint8 // consecutive changes of each prev field
+	dir   [maxFields]int8  // DetectionV3: the direction of each prev field's last change (-1, 0, 1)
+	turns [maxFields]uint8 // DetectionV3: how many of its consecutive changes turned direction
 	nprev int
 	vol   [maxVolatile]uint32 // learnt volatile field paths
 	nvol  int
@@ -151,7 +153,11 @@ func (s *State) judge(n *node, r *rec, a *agg) {
 		for k, f := range cur {
 			if f.Sum != l.prev[k].Sum {
 				l.chg[k] = min(l.chg[k]+1, 255)
-				if l.chg[k] >= 2 {
+				ordered := false
+				if s.pol.v3() {
+					ordered = l.turn(k, f.Num-l.prev[k].Num)
+				}
+				if l.chg[k] >= 2 && (!s.pol.v3() || !ordered) {
 					l.addVolatile(f.Path)
 				}
 			} else {
@@ -160,9 +166,46 @@ func (s *State) judge(n *node, r *rec, a *agg) {
 		}
 	} else {
 		clear(l.chg[:])
+		clear(l.dir[:])
+		clear(l.turns[:])
+	}
+	if s.pol.v3() && same && l.nvol > 0 {
+		// The third generation compares results without their learnt
+		// volatile fields (the sequence rule needs exact keys).
+		for _, f := range cur {
+			if l.isVolatile(f.Path) {
+				r.key -= f.Sum
+			}
+		}
+		r.key = nonZero(r.key)
 	}
 	l.nprev = copy(l.prev[:], cur)
 	l.npend = 0
+}
+
+// turn records the change d of prev field k, its chg[k]-th change in a
+// row, and reports whether the field carries order (DetectionV3): it is
+// noise only when at least half of its changes turned direction and it
+// has changed three times in a row. A number that only rises or only
+// falls (a count of errors left, a score, a sequence number), or that
+// rises and restarts (a job's progress, 0 to 100 and again), is
+// information; a duration or a random number turns about two times in
+// three.
+func (l *learning) turn(k int, d float64) (ordered bool) {
+	var sign int8
+	switch {
+	case d > 0:
+		sign = 1
+	case d < 0:
+		sign = -1
+	}
+	if l.chg[k] <= 1 {
+		l.turns[k] = 0
+	} else if sign != 0 && l.dir[k] != 0 && sign != l.dir[k] {
+		l.turns[k] = min(l.turns[k]+1, 255)
+	}
+	l.dir[k] = sign
+	return l.chg[k] < 3 || 2*int(l.turns[k]) < int(l.chg[k])
 }
 
 // sameFields: the previous output had the same field paths, in order.

@@ -176,6 +176,7 @@ func TestPeers(t *testing.T) {
 		}
 	}
 	rules := []rule{
+		{"loopguard DetectionV3", ours(DetectionV3)},
 		{"loopguard DetectionV2", ours(DetectionV2)},
 		{"loopguard legacy (v1-3)", ours(DetectionLegacy)},
 		{"OpenHands StuckDetector", func(tr *corpusTrace) int { return openHandsRule(tr.Calls) }},
@@ -244,8 +245,8 @@ func TestPeers(t *testing.T) {
 
 	// The original corpus with default budgets: V2 keeps every verdict and
 	// detects sooner on average.
-	var mean [2]float64
-	for gi, gen := range []Generation{DetectionLegacy, DetectionV2} {
+	var mean [3]float64
+	for gi, gen := range []Generation{DetectionLegacy, DetectionV2, DetectionV3} {
 		var st corpusStats
 		for k := range traces {
 			tr := &traces[k]

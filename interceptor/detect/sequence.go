@@ -43,16 +43,29 @@ const seqCap = 2 * MaxLoopPeriod
 
 // seqStep is one finished step of the execution's sequence, or a barrier.
 type seqStep struct {
-	key    uint64 // the node and its result
+	exact  uint64 // the node and its result, as read
+	key    uint64 // the same without the node's learnt volatile fields
 	node   int32  // -1: a barrier (outside input)
 	failed bool
 	waited bool
+	count  int64  // the sum of the result's integers (Observation.Count)
+	shape  uint64 // the result with its numbers masked (Observation.Shape)
 }
 
-// same reports whether two sequence steps are the same step; a barrier is
-// the same as nothing.
-func (a *seqStep) same(b *seqStep) bool {
-	return a.node >= 0 && a.node == b.node && a.key == b.key
+// same reports whether two sequence steps are the same step (by their
+// exact results, or without learnt volatile fields); a barrier is the
+// same as nothing. With anyError, two failures of the node are the same
+// whatever their errors.
+func (a *seqStep) same(b *seqStep, exact, anyError bool) bool {
+	switch {
+	case a.node < 0 || a.node != b.node:
+		return false
+	case anyError && a.failed && b.failed:
+		return true
+	case exact:
+		return a.exact == b.exact
+	}
+	return a.key == b.key
 }
 
 // kindError and kindSilent are mixed into the keys of failed steps and
@@ -64,20 +77,29 @@ const (
 
 // pushSeq appends node i's finished step r to the sequence.
 func (s *State) pushSeq(i int, r *rec, errHash uint64) {
-	v := r.key
+	v, x := r.key, r.out
+	if r.action != 0 {
+		x = r.action
+	}
 	switch {
 	case r.failed() && errHash != 0:
 		v = errHash ^ kindError
+		x = v
 	case r.failed():
 		v = fnvString(fnvOffset^kindError, r.errSig)
+		x = v
 	case r.silent():
-		v = kindSilent
+		v, x = kindSilent, kindSilent
 	}
+	node := uint64(i+1) * 0x9e3779b97f4a7c15
 	s.steps.push(seqStep{
-		key:    mix64(uint64(i+1)*0x9e3779b97f4a7c15 ^ v),
+		exact:  mix64(node ^ x),
+		key:    mix64(node ^ v),
 		node:   int32(i),
 		failed: r.failed(),
 		waited: r.waited(),
+		count:  r.count,
+		shape:  r.shape,
 	})
 }
 
@@ -91,19 +113,39 @@ func (s *State) Input(now time.Time) {
 }
 
 // loopPeriod returns the period p of the repetition that ends the
-// sequence and how many times it repeated, or 0, 0.
-func (s *State) loopPeriod() (p, k int) {
-	n := s.steps.n
-	for p := 1; p <= MaxLoopPeriod && 2*p <= n; p++ {
-		periodic := true
-		for j := 0; j < p && periodic; j++ {
-			periodic = s.steps.at(j).same(s.steps.at(j + p))
+// sequence, how many times it repeated and how many steps it spans, or
+// zeros. Exact repetition is looked for first, then repetition without
+// the learnt volatile fields: a number that flips between two values is
+// an oscillation before it is noise. A period in which every node steps
+// once has repeated k times at the first step of its k-th iteration: the
+// same call, after the same results twice, is about to be made a third
+// time. In a period with a step that succeeded, a step that failed
+// matches any failure of its node (the same action, failing each time,
+// whatever the error says).
+func (s *State) loopPeriod() (p, k, span int) {
+	for _, exact := range [2]bool{true, false} {
+		if p, k, span := s.period(exact); p > 0 {
+			return p, k, span
 		}
-		if !periodic {
+	}
+	return 0, 0, 0
+}
+
+func (s *State) period(exact bool) (p, k, span int) {
+	n := s.steps.n
+	for p := 1; p <= MaxLoopPeriod && p < n; p++ {
+		anyError := false
+		if p > 1 {
+			for j := 0; j < p && !anyError; j++ {
+				anyError = !s.steps.at(j).failed && s.steps.at(j).node >= 0
+			}
+		}
+		if !s.steps.at(0).same(s.steps.at(p), exact, anyError && p < n-1) {
 			continue
 		}
+		twice := s.nodeTwice(p)
 		k := s.lim.repeat
-		if s.nodeTwice(p) {
+		if twice {
 			k = s.lim.oscPeriods
 		}
 		if k == 0 {
@@ -112,17 +154,63 @@ func (s *State) loopPeriod() (p, k int) {
 		if k*p > seqCap {
 			k = 2
 		}
-		if k*p > n {
+		span := k * p
+		if !twice {
+			span = (k-1)*p + 1
+		}
+		if span > n {
 			continue
 		}
-		for j := p; j+p < k*p && periodic; j++ {
-			periodic = s.steps.at(j).same(s.steps.at(j + p))
+		periodic := true
+		for j := 1; j+p < span && periodic; j++ {
+			// The oldest step of the stretch must match as read: a
+			// failure there followed a call the stretch does not hold.
+			periodic = s.steps.at(j).same(s.steps.at(j+p), exact, anyError && j+p < span-1)
 		}
-		if periodic && !s.waitedAll(k*p) {
-			return p, k
+		if periodic && !s.waitedAll(span) && !s.restarts(p) {
+			return p, k, span
 		}
 	}
-	return 0, 0
+	return 0, 0, 0
+}
+
+// restarts reports whether, in the latest p steps, a node steps three
+// times or more with results that differ only in their numbers, and its
+// integers, read round the period in time order, rise at every step but
+// one, or fall at every step but one: a job that runs to its end and
+// starts again (progress 0, 25, 50, 75, 100, then 0), not a loop.
+func (s *State) restarts(p int) bool {
+	var counts [MaxLoopPeriod]int64
+	for a := 0; a < p; a++ {
+		first := s.steps.at(a)
+		m := 0
+		for b := p - 1; b >= a; b-- { // oldest first
+			if st := s.steps.at(b); st.node == first.node {
+				if st.failed || st.shape == 0 || st.shape != first.shape {
+					m = 0
+					break
+				}
+				counts[m] = st.count
+				m++
+			}
+		}
+		if m < 3 {
+			continue
+		}
+		up, down := 0, 0
+		for j := range m {
+			switch next := counts[(j+1)%m]; {
+			case next > counts[j]:
+				up++
+			case next < counts[j]:
+				down++
+			}
+		}
+		if up >= m-1 || down >= m-1 {
+			return true
+		}
+	}
+	return false
 }
 
 // nodeTwice reports whether a node steps twice in the latest p steps.
@@ -151,7 +239,7 @@ func (s *State) waitedAll(w int) bool {
 // detectLoopV3 runs the third generation's loop rule after node i's step,
 // then the persistent error rule.
 func (s *State) detectLoopV3(i int, now time.Time) *Trip {
-	p, k := s.loopPeriod()
+	p, k, span := s.loopPeriod()
 	if p == 0 {
 		if k := s.errorRun(); k > 0 {
 			n := &s.nodes[i]
@@ -182,9 +270,9 @@ func (s *State) detectLoopV3(i int, now time.Time) *Trip {
 			fmt.Sprintf("the loop repeated %d times with the same results: %s", k, path))
 	default:
 		t = s.trip(DetectorOutputOscillation, i, now,
-			fmt.Sprintf("the last %d steps repeat %d times with period %d and the same results: %s", k*p, k, p, path))
+			fmt.Sprintf("the last %d steps repeat %d times with period %d and the same results: %s", span, k, p, path))
 	}
-	t.Evidence.Same = fmt.Sprintf("%d steps, each equal to the one %d before it after canonical reading, with no outside input between", (k-1)*p, p)
+	t.Evidence.Same = fmt.Sprintf("%d steps, each equal to the one %d before it after canonical reading, with no outside input between", span-p, p)
 	t.Evidence.Ignored = []string{
 		"JSON key order and whitespace runs in strings",
 		"JSON inside string fields read as JSON; arrays of strings compared as sets",
@@ -208,7 +296,7 @@ func (s *State) errorRun() int {
 	}
 	need := s.lim.errRepeat + 2
 	last := s.steps.at(0)
-	c, between := 0, 0
+	c, between, waited := 0, 0, true
 	for j := 0; j < s.steps.n; j++ {
 		st := s.steps.at(j)
 		if st.node < 0 {
@@ -225,8 +313,12 @@ func (s *State) errorRun() int {
 			return 0
 		}
 		if c++; c == need {
+			if waited {
+				return 0 // polling a service that is down, with a timer between polls
+			}
 			return need
 		}
+		waited = waited && st.waited
 	}
 	return 0
 }

@@ -179,6 +179,9 @@ type Observation struct {
 type Field struct {
 	Path uint32 `json:"p"`
 	Sum  uint64 `json:"s"`
+	// Num is the number's value, for the order of its changes
+	// (DetectionV3).
+	Num float64 `json:"n,omitempty"`
 }
 
 // Extension raises limits when a human resumes a halted loop. Node-scoped
