@@ -233,8 +233,11 @@ func (sc *canonScan) value(path uint64, top bool) (hp, bool) {
 			// action hash.
 			sc.comm += x.v - leaf(path, fnvOffset^kindNumber^'.')
 		}
-		if top && !(sc.v3 && sc.inComm) {
+		switch {
+		case sc.v3 && !sc.inComm && top:
 			sc.addField(path, x.v, numValue(num))
+		case !sc.v3 && top:
+			sc.addField(path, x.v, 0) // the second generation needs no value
 		}
 		return x, true
 	}
@@ -643,7 +646,7 @@ func (sc *canonScan) text1(s []byte, esc bool) (h, shape uint64, nums int64) {
 	// a unit word after it ("1.378 s") masks both.
 	var numH, numS uint64
 	var numN int64
-	afterNum := false
+	afterNum, afterCount := false, false
 	for i := 0; i < len(s); {
 		for i < len(s) {
 			k := byteClass[s[i]]
@@ -700,6 +703,14 @@ func (sc *canonScan) text1(s []byte, esc bool) (h, shape uint64, nums int64) {
 			th, ts, n = maskToken(w, sc.v3)
 		}
 		if sc.v3 {
+			if afterCount && digit && countToken(w) {
+				// "retry 4", "attempt #3:": the number counts the
+				// attempts, the word before it says so.
+				th = fnvBytes(fnvByte(fnvOffset, '#'), w[countDigits(w):])
+				ts = th
+				n = 0
+			}
+			afterCount = !digit && counterWord(w)
 			if afterNum && !digit && unitLen(w) == len(w) {
 				// A duration written with a space: the number and its
 				// unit are masked together, as "1.378s" is.
@@ -1121,6 +1132,54 @@ func generatedID(w []byte) bool {
 		i = j + 1
 	}
 	return false
+}
+
+// counterWord: a word that names a repetition ("attempt", "Retry",
+// "try", "iteration", "round"), after which a number counts attempts
+// (DetectionV3).
+func counterWord(w []byte) bool {
+	if len(w) < 3 || len(w) > 9 {
+		return false
+	}
+	var b [9]byte
+	for i, c := range w {
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		b[i] = c
+	}
+	switch string(b[:len(w)]) {
+	case "attempt", "retry", "try", "iteration", "round", "retrying", "attempts", "retries":
+		return true
+	}
+	return false
+}
+
+// countToken: an optional '#', digits, then only punctuation ("3", "#3:",
+// "4,").
+func countToken(w []byte) bool {
+	k := countDigits(w)
+	if k == 0 || k == 1 && w[0] == '#' {
+		return false
+	}
+	for _, c := range w[k:] {
+		if isAlnum(c) {
+			return false
+		}
+	}
+	return true
+}
+
+// countDigits returns the length of w's leading '#' and digits.
+func countDigits(w []byte) int {
+	k := 0
+	if k < len(w) && w[k] == '#' {
+		k++
+	}
+	for k < len(w) && isDigit(w[k]) {
+		k++
+	}
+	return k
 }
 
 // numberWord reports whether w is a plain number: digits, with at most one

@@ -213,6 +213,52 @@ func (s *State) restarts(p int) bool {
 	return false
 }
 
+// staleRound reports whether the latest steps go round the same nodes in
+// the same order, period p with every node once and at least three nodes
+// (a round of two is one model turn and one tool call, and re-running a
+// command whose output was seen before is everyday work there: the real
+// corpus shows it), RepeatThreshold times,
+// and no step after the first round brought back a result its node had
+// not already shown since the last outside input: the loop revisits what it has tried (plan A, plan B,
+// plan A again) without anything new. It returns p, or 0.
+func (s *State) staleRound() int {
+	k := s.lim.repeat
+	if k == 0 {
+		return 0
+	}
+	n := s.steps.n
+	for p := 3; p <= MaxLoopPeriod && k*p <= n; p++ {
+		if s.nodeTwice(p) {
+			continue
+		}
+		ok := true
+		for j := 0; j+p < k*p && ok; j++ {
+			a, b := s.steps.at(j), s.steps.at(j+p)
+			ok = a.node >= 0 && a.node == b.node
+		}
+		if !ok {
+			continue
+		}
+		// Every step after the first round repeats an earlier result
+		// of its node, since the last outside input.
+		for j := 0; j < (k-1)*p && ok; j++ {
+			a, seen := s.steps.at(j), false
+			for m := j + p; m < n && !seen; m++ {
+				b := s.steps.at(m)
+				if b.node < 0 {
+					break
+				}
+				seen = a.same(b, false, false)
+			}
+			ok = seen
+		}
+		if ok && !s.waitedAll(k*p) {
+			return p
+		}
+	}
+	return 0
+}
+
 // nodeTwice reports whether a node steps twice in the latest p steps.
 func (s *State) nodeTwice(p int) bool {
 	for a := 0; a < p; a++ {
@@ -241,6 +287,16 @@ func (s *State) waitedAll(w int) bool {
 func (s *State) detectLoopV3(i int, now time.Time) *Trip {
 	p, k, span := s.loopPeriod()
 	if p == 0 {
+		if p := s.staleRound(); p > 0 {
+			names := make([]string, 0, p)
+			for j := p - 1; j >= 0; j-- {
+				names = append(names, s.nodes[s.steps.at(j).node].name)
+			}
+			t := s.trip(DetectorTransitionOscillation, i, now,
+				fmt.Sprintf("the loop went round %s %d times and each result was one it had already shown", truncate(strings.Join(names, "→"), maxNameLen), s.lim.repeat))
+			t.Evidence.Same = "every step's result equal to one of the same node earlier in the stretch, after canonical reading"
+			return t
+		}
 		if k := s.errorRun(); k > 0 {
 			n := &s.nodes[i]
 			t := s.trip(DetectorRepeatedError, i, now,
