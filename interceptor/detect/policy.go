@@ -4,7 +4,7 @@ package detect
 // doc's table). Cost, runtime and cycle-runtime budgets are off by default.
 func DefaultPolicy() Policy {
 	return Policy{
-		Detection:              DetectionV2,
+		Detection:              DetectionV3,
 		MaxCallsPerNode:        10,
 		MaxNodeRuntime:         0,
 		MaxTotalCalls:          1000,

@@ -47,6 +47,7 @@ type seqStep struct {
 	key    uint64 // the same without the node's learnt volatile fields
 	node   int32  // -1: a barrier (outside input)
 	failed bool
+	silent bool // an empty result: no evidence of its own
 	waited bool
 	count  int64  // the sum of the result's integers (Observation.Count)
 	shape  uint64 // the result with its numbers masked (Observation.Shape)
@@ -54,13 +55,17 @@ type seqStep struct {
 
 // same reports whether two sequence steps are the same step (by their
 // exact results, or without learnt volatile fields); a barrier is the
-// same as nothing. With anyError, two failures of the node are the same
-// whatever their errors.
-func (a *seqStep) same(b *seqStep, exact, anyError bool) bool {
+// same as nothing. With loose (the period holds a step that returned
+// something), two failures of the node are the same whatever their
+// errors, and two empty results are the same; otherwise an empty result
+// is the same as nothing: a void call repeated on its own shows nothing.
+func (a *seqStep) same(b *seqStep, exact, loose bool) bool {
 	switch {
 	case a.node < 0 || a.node != b.node:
 		return false
-	case anyError && a.failed && b.failed:
+	case a.silent || b.silent:
+		return loose && a.silent && b.silent
+	case loose && a.failed && b.failed:
 		return true
 	case exact:
 		return a.exact == b.exact
@@ -97,6 +102,7 @@ func (s *State) pushSeq(i int, r *rec, errHash uint64) {
 		key:    mix64(node ^ v),
 		node:   int32(i),
 		failed: r.failed(),
+		silent: r.silent(),
 		waited: r.waited(),
 		count:  r.count,
 		shape:  r.shape,
@@ -137,7 +143,8 @@ func (s *State) period(exact bool) (p, k, span int) {
 		anyError := false
 		if p > 1 {
 			for j := 0; j < p && !anyError; j++ {
-				anyError = !s.steps.at(j).failed && s.steps.at(j).node >= 0
+				st := s.steps.at(j)
+				anyError = !st.failed && !st.silent && st.node >= 0
 			}
 		}
 		if !s.steps.at(0).same(s.steps.at(p), exact, anyError && p < n-1) {
@@ -165,6 +172,7 @@ func (s *State) period(exact bool) (p, k, span int) {
 		for j := 1; j+p < span && periodic; j++ {
 			// The oldest step of the stretch must match as read: a
 			// failure there followed a call the stretch does not hold.
+			// (anyError is the loose matching of same.)
 			periodic = s.steps.at(j).same(s.steps.at(j+p), exact, anyError && j+p < span-1)
 		}
 		if periodic && !s.waitedAll(span) && !s.restarts(p) {
@@ -307,26 +315,27 @@ func (s *State) detectLoopV3(i int, now time.Time) *Trip {
 		return nil
 	}
 	names := make([]string, 0, p)
-	failed, twice := 0, s.nodeTwice(p)
+	twice, errSig := s.nodeTwice(p), ""
 	for j := p - 1; j >= 0; j-- {
 		st := s.steps.at(j)
-		names = append(names, s.nodes[st.node].name)
-		if st.failed {
-			failed++
+		n := &s.nodes[st.node]
+		names = append(names, n.name)
+		if st.failed && n.hist.n > 0 {
+			errSig = n.hist.at(0).errSig
 		}
 	}
 	path := truncate(strings.Join(names, "→"), maxNameLen)
 	var t *Trip
 	switch {
-	case failed > 0:
+	case errSig != "":
 		t = s.trip(DetectorRepeatedError, i, now,
-			fmt.Sprintf("the last %d steps repeat %d times with the same results and %d failing with the same error: %s", p, k, failed, path))
+			fmt.Sprintf("%s repeated %d times in a row, failing each time: %s", path, k, errSig))
 	case !twice:
 		t = s.trip(DetectorIdenticalOutput, i, now,
-			fmt.Sprintf("the loop repeated %d times with the same results: %s", k, path))
+			fmt.Sprintf("%s repeated with the same results %d times in a row", path, k))
 	default:
 		t = s.trip(DetectorOutputOscillation, i, now,
-			fmt.Sprintf("the last %d steps repeat %d times with period %d and the same results: %s", span, k, p, path))
+			fmt.Sprintf("%s repeated with the same results %d times in a row (a period of %d steps)", path, k, p))
 	}
 	t.Evidence.Same = fmt.Sprintf("%d steps, each equal to the one %d before it after canonical reading, with no outside input between", span-p, p)
 	t.Evidence.Ignored = []string{

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -31,7 +32,24 @@ type snapshot struct {
 	Pending    *Trip       `json:"p,omitempty"`
 	Stop       *Trip       `json:"st,omitempty"` // a stop queued behind Pending
 	Ext        *Extension  `json:"x,omitempty"`
+	Steps      []snapStep  `json:"sq,omitempty"` // DetectionV3: the step sequence, oldest first
 }
+
+// snapStep is one entry of the step sequence (DetectionV3).
+type snapStep struct {
+	Exact string `json:"x,omitempty"`
+	Key   string `json:"k,omitempty"`
+	Node  int32  `json:"n"` // -1: a barrier
+	Flags uint8  `json:"f,omitempty"`
+	Count int64  `json:"c,omitempty"`
+	Shape string `json:"s,omitempty"`
+}
+
+const (
+	stepFailed uint8 = 1 << iota
+	stepWaited
+	stepSilent
+)
 
 type snapNode struct {
 	Name     string     `json:"n"`
@@ -61,13 +79,15 @@ type snapNode struct {
 }
 
 // snapLearn is a node's learning state (DetectionV2): fields as
-// "path:sum" hex pairs.
+// "path:sum" hex pairs, with ":value" when DetectionV3 read a value.
 type snapLearn struct {
 	Prev  []string `json:"p,omitempty"`
 	Chg   []uint8  `json:"c,omitempty"`
 	Vol   []uint32 `json:"v,omitempty"`
 	Pend  []string `json:"pd,omitempty"` // the open step's fields
 	Basis [3]uint8 `json:"b"`            // basis, SimHash distance, fields ignored
+	Dir   []int8   `json:"d,omitempty"`  // DetectionV3: direction of each prev field's last change
+	Turns []uint8  `json:"t,omitempty"`  // DetectionV3: turns among its consecutive changes
 }
 
 type snapAgg struct {
@@ -86,6 +106,7 @@ type snapAgg struct {
 	Count     int64   `json:"ct,omitempty"`
 	Action    string  `json:"ac,omitempty"`
 	Fanout    bool    `json:"fo,omitempty"`
+	ErrHash   string  `json:"eh,omitempty"`
 }
 
 type snapRec struct {
@@ -174,6 +195,20 @@ func (s *State) snapshot() snapshot {
 		t := s.trans.at(k)
 		sn.Trans = append(sn.Trans, [4]int{int(t.from), int(t.to), t.seq, int(t.prog)})
 	}
+	for k := s.steps.n - 1; k >= 0; k-- {
+		st := s.steps.at(k)
+		var f uint8
+		if st.failed {
+			f |= stepFailed
+		}
+		if st.waited {
+			f |= stepWaited
+		}
+		if st.silent {
+			f |= stepSilent
+		}
+		sn.Steps = append(sn.Steps, snapStep{Exact: hexOrEmpty(st.exact), Key: hexOrEmpty(st.key), Node: st.node, Flags: f, Count: st.count, Shape: hexOrEmpty(st.shape)})
+	}
 	return sn
 }
 
@@ -192,6 +227,7 @@ func snapNodeOf(n *node, seq int) snapNode {
 			HasProg: a.hasProg, Prog: hexOrEmpty(a.prog), ProgRaw: a.progRaw,
 			HasMetric: a.hasMetric, Metric: a.metric, Cost: a.cost,
 			Sim: hexOrEmpty(a.sim), Shape: hexOrEmpty(a.shape), Count: a.count, Action: hexOrEmpty(a.action), Fanout: a.fanout,
+			ErrHash: hexOrEmpty(a.errHash),
 		}
 	}
 	if l := &n.learn; l.nprev > 0 || l.nvol > 0 || l.npend > 0 || l.basis != basisNone {
@@ -199,6 +235,10 @@ func snapNodeOf(n *node, seq int) snapNode {
 			Chg: append([]uint8(nil), l.chg[:l.nprev]...), Vol: append([]uint32(nil), l.vol[:l.nvol]...),
 			Prev: fieldStrings(l.prev[:l.nprev]), Pend: fieldStrings(l.pend[:l.npend]),
 			Basis: [3]uint8{uint8(l.basis), l.dist, l.nign},
+		}
+		if hasNonZero(l.dir[:l.nprev]) || hasNonZero(l.turns[:l.nprev]) {
+			sl.Dir = append([]int8(nil), l.dir[:l.nprev]...)
+			sl.Turns = append([]uint8(nil), l.turns[:l.nprev]...)
 		}
 		sn.Learn = sl
 	}
@@ -261,6 +301,7 @@ func (s *State) restore(sn *snapshot) error {
 				hasProg: a.HasProg, prog: parseHex(a.Prog), progRaw: truncate(a.ProgRaw, maxRawLen),
 				hasMetric: a.HasMetric, metric: a.Metric, cost: a.Cost,
 				sim: parseHex(a.Sim), shape: parseHex(a.Shape), count: a.Count, action: parseHex(a.Action), fanout: a.Fanout,
+				errHash: parseHex(a.ErrHash),
 			}
 		}
 		n.novelSeq, n.varied, n.openWaited = seqAt(sn.Seq, x.NovelSeq), x.Varied, x.Waited
@@ -335,6 +376,19 @@ func (s *State) restore(sn *snapshot) error {
 		}
 		s.trans.push(trans{from: int32(t[0]), to: int32(t[1]), seq: t[2], prog: int8(t[3])})
 	}
+	if len(sn.Steps) > 0 && !s.pol.v3() {
+		return errors.New("a step sequence in a snapshot of another generation than 3")
+	}
+	for _, x := range sn.Steps {
+		if x.Node != -1 && !valid(int(x.Node)) {
+			return fmt.Errorf("step of node %d: no such node", x.Node)
+		}
+		s.steps.push(seqStep{
+			exact: parseHex(x.Exact), key: parseHex(x.Key), node: x.Node,
+			failed: x.Flags&stepFailed != 0, waited: x.Flags&stepWaited != 0, silent: x.Flags&stepSilent != 0,
+			count: x.Count, shape: parseHex(x.Shape),
+		})
+	}
 	s.pending = sn.Pending
 	if s.pending != nil {
 		s.stop = sn.Stop
@@ -374,9 +428,22 @@ func parseHex(s string) uint64 {
 func fieldStrings(fs []Field) []string {
 	var out []string
 	for _, f := range fs {
-		out = append(out, fmt.Sprintf("%08x:%s", f.Path, hex16(f.Sum)))
+		s := fmt.Sprintf("%08x:%s", f.Path, hex16(f.Sum))
+		if f.Num != 0 {
+			s += ":" + strconv.FormatFloat(f.Num, 'g', -1, 64)
+		}
+		out = append(out, s)
 	}
 	return out
+}
+
+func hasNonZero[T int8 | uint8](v []T) bool {
+	for _, x := range v {
+		if x != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func parseFields(dst []Field, src []string) (int, error) {
@@ -389,7 +456,14 @@ func parseFields(dst []Field, src []string) (int, error) {
 		if !ok || err != nil {
 			return 0, fmt.Errorf("bad field %q", f)
 		}
-		dst[k] = Field{Path: uint32(p), Sum: parseHex(sum)}
+		sum, num, hasNum := strings.Cut(sum, ":")
+		var v float64
+		if hasNum {
+			if v, err = strconv.ParseFloat(num, 64); err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+				return 0, fmt.Errorf("bad field %q", f)
+			}
+		}
+		dst[k] = Field{Path: uint32(p), Sum: parseHex(sum), Num: v}
 	}
 	return len(src), nil
 }
@@ -406,6 +480,11 @@ func (l *learning) restore(sl *snapLearn) error {
 		return err
 	}
 	copy(l.chg[:], sl.Chg)
+	if len(sl.Dir) > l.nprev || len(sl.Turns) > l.nprev {
+		return errors.New("learning state too large")
+	}
+	copy(l.dir[:], sl.Dir)
+	copy(l.turns[:], sl.Turns)
 	l.nvol = copy(l.vol[:], sl.Vol)
 	l.basis, l.dist, l.nign = sameBasis(sl.Basis[0]), sl.Basis[1], sl.Basis[2]
 	return nil

@@ -100,7 +100,8 @@ func TestLegacyUnchangedByV2(t *testing.T) {
 // exactly like the uninterrupted one.
 func TestV2SnapshotContinues(t *testing.T) {
 	p := DefaultPolicy()
-	calls := []corpusCall{
+	p.Detection = DetectionV2
+	snapshotContinues(t, p, []corpusCall{
 		{Node: "agent", Output: json.RawMessage(`{"id":1,"action":"run","args":{"command":"ls"}}`)},
 		{Node: "run", Output: json.RawMessage(`{"content":"a.txt","took":0.5}`)},
 		{Node: "agent", Output: json.RawMessage(`{"id":2,"action":"run","args":{"command":"ls"}}`)},
@@ -108,7 +109,27 @@ func TestV2SnapshotContinues(t *testing.T) {
 		{Node: "agent", Output: json.RawMessage(`{"id":3,"action":"run","args":{"command":"ls"}}`)},
 		{Node: "run", Output: json.RawMessage(`{"content":"a.txt","took":0.9}`)},
 		{Node: "agent", Output: json.RawMessage(`{"id":4,"action":"run","args":{"command":"ls"}}`)},
+	})
+}
+
+// TestV3SnapshotContinues: a DetectionV3 state restored mid-run (its step
+// sequence, a barrier, learnt noise whose order turned) trips exactly like
+// the uninterrupted one.
+func TestV3SnapshotContinues(t *testing.T) {
+	p := DefaultPolicy()
+	require.Equal(t, DetectionV3, p.Detection)
+	calls := []corpusCall{{Node: "agent", Output: json.RawMessage(`{"action":"plan"}`)}, {Input: true}}
+	for _, jitter := range []string{"5", "3", "8", "2", "9", "4", "7", "1"} {
+		calls = append(calls,
+			corpusCall{Node: "agent", Output: json.RawMessage(`{"action":"run","args":{"command":"ls"}}`)},
+			corpusCall{Node: "run", Output: json.RawMessage(`{"content":"a.txt","jitter":` + jitter + `}`)},
+			corpusCall{Node: "check", Error: "ToolError: exit status 1"})
 	}
+	snapshotContinues(t, p, calls)
+}
+
+func snapshotContinues(t *testing.T, p Policy, calls []corpusCall) {
+	t.Helper()
 	want, wantTrip := replay(p, calls)
 	require.NotNil(t, wantTrip)
 	for cut := 1; cut < want; cut++ {
@@ -121,6 +142,10 @@ func TestV2SnapshotContinues(t *testing.T) {
 				require.NoError(t, err)
 				s, err = Restore(p, b)
 				require.NoError(t, err)
+			}
+			if c.Input {
+				s.Input(now)
+				continue
 			}
 			ref, trip := s.Begin(c.Node, now)
 			if trip != nil {
@@ -178,16 +203,16 @@ func TestBudgetTable(t *testing.T) {
 	assert.False(t, ok)
 }
 
-// TestGeneration: the zero value is legacy; DefaultPolicy selects V2; a
+// TestGeneration: the zero value is legacy; DefaultPolicy selects V3; a
 // pinned policy without the field decodes as legacy.
 func TestGeneration(t *testing.T) {
-	assert.Equal(t, DetectionV2, DefaultPolicy().Detection)
+	assert.Equal(t, DetectionV3, DefaultPolicy().Detection)
 	var p Policy
 	require.NoError(t, json.Unmarshal([]byte(`{"maxCallsPerNode":10}`), &p))
 	assert.Equal(t, DetectionLegacy, p.Detection)
 	b, err := json.Marshal(DefaultPolicy())
 	require.NoError(t, err)
-	assert.Contains(t, string(b), `"detection":2`)
+	assert.Contains(t, string(b), `"detection":3`)
 	// Decoded over a value that had another generation (the interceptor
 	// reads its pinned config into the worker's current one): still legacy.
 	over := DefaultPolicy()
@@ -196,8 +221,10 @@ func TestGeneration(t *testing.T) {
 	assert.Equal(t, 4, over.MaxCallsPerNode)
 	assert.Equal(t, DefaultPolicy().MaxTotalCalls, over.MaxTotalCalls, "other fields keep overlay semantics")
 	require.NoError(t, json.Unmarshal(b, &over))
-	assert.Equal(t, DetectionV2, over.Detection)
+	assert.Equal(t, DetectionV3, over.Detection)
 	assert.True(t, DetectionV2.Valid())
+	assert.True(t, DetectionV3.Valid())
+	assert.False(t, Generation(4).Valid())
 	assert.False(t, Generation(1).Valid())
 }
 
