@@ -32,10 +32,10 @@ var wantHalt = map[string]struct {
 }{
 	"identical-patch":    {detect.DetectorIdenticalOutput, NodeCode, []int{3}},
 	"same-failing-tests": {detect.DetectorNoImprovement, NodeVerify, []int{5}},
-	"oscillating":        {detect.DetectorOutputOscillation, NodeCode, []int{4}},
-	"repeated-error":     {detect.DetectorRepeatedError, NodeVerify, []int{4}},
+	"oscillating":        {detect.DetectorOutputOscillation, NodeVerify, []int{5}},
+	"repeated-error":     {detect.DetectorRepeatedError, NodeVerify, []int{5}},
 	"budget":             {detect.DetectorCycleIterations, NodeCode, []int{9}},
-	"planner-research":   {detect.DetectorOutputOscillation, NodePlan, []int{4}},
+	"planner-research":   {detect.DetectorOutputOscillation, NodeResearch, []int{5}},
 	"child-stalled":      {detect.DetectorIdenticalOutput, NodeIteration, []int{4}},
 }
 

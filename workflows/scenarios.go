@@ -7,13 +7,13 @@
 //
 //	scenario            workflow               want                    first detector to trip, and where
 //	converging          CoderVerifierLoop      completed               -: new patch each turn, failing 7→4→2→0 improves every turn; passes at V4
-//	identical-patch     CoderVerifierLoop      halted stalled          identical_output on Code: C1=C2=C3 (3 in a row), read at V3's call (turn 3)
+//	identical-patch     CoderVerifierLoop      halted stalled          identical_output: Code→Verify the same 3 times (C1=C2=C3), read at V3's call (turn 3)
 //	same-failing-tests  CoderVerifierLoop      halted stalled          no_improvement on Verify: failing stays 4, V2,V3,V4 do not beat V1; read at C5's call (turn 5)
-//	oscillating         CoderVerifierLoop      halted oscillating      output_oscillation on Code: A,B,A,B = 2 periods at C4, read at V4's call (turn 4); Verify's 3,2,3,2 stalls no sooner than V5
-//	repeated-error      CoderVerifierLoop      halted repeated_error   repeated_error on Verify: V1,V2,V3 fail with the same SandboxUnavailable error, read at C4's call (turn 4)
+//	oscillating         CoderVerifierLoop      halted oscillating      output_oscillation: Code→Verify with A,3,B,2 twice = 2 periods at V4, read at C5's call (turn 5); detection generation 2 read Code's A,B,A,B at V4's call (turn 4)
+//	repeated-error      CoderVerifierLoop      halted repeated_error   repeated_error on Verify: V1..V4 fail with the same SandboxUnavailable error after different patches, read at C5's call (turn 5; generation 2: 3 failures, turn 4)
 //	budget              CoderVerifierLoop      halted budget_exceeded  cycle_iterations on cycle Code→Verify: 8/8 iterations, refused at C9 (turn 9); every result is new and the metric improves, so nothing else trips (node_calls would at C11)
 //	polling             PollingJob             completed               -: 11 polls, 3 identical statuses in a row, but CheckStatus is Exempt; Summarize runs once
-//	planner-research    PlannerResearcherLoop  halted oscillating      output_oscillation on Plan: assess auth/session/auth/session = 2 periods at P4, read at R4's call (step 4); no output repeats in a row, so nothing stalls first
+//	planner-research    PlannerResearcherLoop  halted oscillating      output_oscillation: Plan→Research with auth/session twice = 2 periods at R4, read at P5's call (step 5; generation 2: at R4's call); no output repeats in a row, so nothing stalls first
 //	child-converging    ChildIterationLoop     completed               -: one IterationWorkflow per turn, failing 7→4→2→0
 //	child-stalled       ChildIterationLoop     halted stalled          identical_output on IterationWorkflow: I1=I2=I3 (same patch, 4 failing), read at I4's call (turn 4)
 //

@@ -359,7 +359,7 @@ func (s *State) errorRun() int {
 	if s.lim.errRepeat == 0 || s.steps.n == 0 || !s.steps.at(0).failed {
 		return 0
 	}
-	need := s.lim.errRepeat + 2
+	need := s.lim.errRepeat + 1
 	last := s.steps.at(0)
 	c, between, waited := 0, 0, true
 	for j := 0; j < s.steps.n; j++ {

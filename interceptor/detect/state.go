@@ -29,9 +29,9 @@ type State struct {
 	last       int // node of the most recently started step, -1: none
 
 	trans    ring[trans]
-	timerSeq int // DetectionV2: s.seq when the workflow last set a durable timer
-	cand     int // DetectionV2: node whose repetition waits for the rest of its loop, -1: none
-	candSeq  int // the step of cand that repeated
+	timerSeq int           // DetectionV2: s.seq when the workflow last set a durable timer
+	cand     int           // DetectionV2: node whose repetition waits for the rest of its loop, -1: none
+	candSeq  int           // the step of cand that repeated
 	steps    ring[seqStep] // DetectionV3: the latest steps and barriers, in the order they finished
 	pending  *Trip
 	// stop is a human's stop that arrived while another trip was pending:
