@@ -40,8 +40,12 @@ const (
 	// not counted as an error; the pause's start is set in
 	// PausedSinceAttribute; a run continued as new from a halted or
 	// escalated run shows itself running.
-	versionSteady  = workflow.Version(5)
-	guardedVersion = versionSteady // what new executions run
+	versionSteady = workflow.Version(5)
+	// versionDetection3 (issue 15): new executions pin detection
+	// generation 3 (DefaultPolicy), and the workflow's own signals and
+	// updates are outside input to it: no repetition spans them.
+	versionDetection3 = workflow.Version(6)
+	guardedVersion    = versionDetection3 // what new executions run
 	// carryHeader carries the guard's state across continue-as-new.
 	carryHeader = "loopguard-carry"
 )
@@ -174,6 +178,7 @@ func (g *guard) carryOnReturn(ctx workflow.Context, can *workflow.ContinueAsNewE
 		g.state.Abandon(p.ref, now)
 	}
 	g.pending = nil
+	g.flushInput(now)
 	state, err := json.Marshal(g.state)
 	if err != nil {
 		return fmt.Errorf("loopguard: snapshot state: %w", err)

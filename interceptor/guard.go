@@ -46,6 +46,12 @@ type guard struct {
 	// pause is the halt in force, its decision and the last outcome.
 	pause pause
 
+	// input is set when the workflow received outside input (a signal or
+	// an update of its own) since its last guarded call; the next call
+	// tells the detector, after the results it reads first, so that the
+	// barrier falls between the calls made before the input and after it.
+	input bool
+
 	// raising is set while the guard runs its own local activity, which
 	// must not count as a guarded call.
 	raising bool
@@ -96,6 +102,25 @@ func (g *guard) nodeName(kind CallKind, typ string, args []any) string {
 	return typ
 }
 
+// outsideInput notes that the workflow received input from outside its
+// loop (a signal or an update of its own): from guard version 6, no
+// repetition spans it (detection generation 3; earlier generations ignore
+// it).
+func (g *guard) outsideInput(workflow.Context) {
+	if g.active && g.version >= versionDetection3 {
+		g.input = true
+	}
+}
+
+// flushInput tells the detector of the outside input noted since the last
+// call.
+func (g *guard) flushInput(now time.Time) {
+	if g.input {
+		g.state.Input(now)
+		g.input = false
+	}
+}
+
 // admit runs before a guarded call: it observes finished calls, then asks
 // the detectors whether the call may go ahead, halting as the policy says
 // when it may not. A non-nil error (LoopEscalated) replaces the call.
@@ -107,6 +132,7 @@ func (g *guard) admit(ctx workflow.Context, node string) (detect.StepRef, error)
 	// results and the first Begin share one clock reading.
 	now := workflow.Now(ctx)
 	g.observeReadyAt(ctx, now)
+	g.flushInput(now)
 	for round := 0; round < maxAdmitRounds; round++ {
 		ref, trip := g.state.Begin(node, now)
 		if trip == nil {

@@ -99,5 +99,16 @@ func (i *inbound) HandleSignal(ctx workflow.Context, in *sdkinterceptor.HandleSi
 			return nil
 		}
 	}
+	g.outsideInput(ctx)
 	return i.Next.HandleSignal(ctx, in)
+}
+
+// ExecuteUpdate notes the workflow's own updates as outside input; the
+// guard's resume and escalate updates are answers, which the detector
+// hears through Resume.
+func (i *inbound) ExecuteUpdate(ctx workflow.Context, in *sdkinterceptor.UpdateInput) (any, error) {
+	if g := i.g; g.active && in.Name != g.cfg.ResumeUpdate && in.Name != g.cfg.EscalateUpdate {
+		g.outsideInput(ctx)
+	}
+	return i.Next.ExecuteUpdate(ctx, in)
 }
