@@ -75,6 +75,14 @@ const (
 // field is pinned per execution when the execution starts: redeploying a
 // worker with other Options never changes the policy of in-flight workflows.
 type Options struct {
+	// Grain says what one guarded call is, which sets the default budgets.
+	// GrainTurn (the zero value): a whole agent turn (coder↔verifier,
+	// planner→researcher), with the seeds' budgets below. GrainToolCall:
+	// one model call or one tool call of an LLM↔tool loop, where a real
+	// 100-step run makes 100 model calls: 150 steps per node, 150
+	// iterations per cycle, 30 transitions without progress
+	// (detect.ToolCallPolicy). A field set here overrides either.
+	Grain Grain
 	// MaxCallsPerNode caps the steps of one node (activity, local activity
 	// or child workflow type) per execution. Concurrent calls of one node
 	// count as one step (fan-out). Default 10.
@@ -256,9 +264,27 @@ type hooks struct {
 	retire        bool
 }
 
+// Grain is what one guarded call is (Options.Grain).
+type Grain string
+
+// The grains.
+const (
+	// GrainTurn: a call is a whole agent turn (the default).
+	GrainTurn Grain = ""
+	// GrainToolCall: a call is one model call or one tool call.
+	GrainToolCall Grain = "tool_call"
+)
+
 // buildConfig validates o and fills in the defaults.
 func buildConfig(o Options) (config, hooks, error) {
 	def := detect.DefaultPolicy()
+	switch o.Grain {
+	case GrainTurn:
+	case GrainToolCall:
+		def = detect.ToolCallPolicy()
+	default:
+		return config{}, hooks{}, &OptionError{Field: "Grain", Reason: fmt.Sprintf("unknown grain %q (want \"\" for agent turns or %q)", o.Grain, GrainToolCall)}
+	}
 	c := config{
 		OnHalt:            pick(o.OnHalt, OnHaltPause),
 		PauseTimeout:      o.PauseTimeout,

@@ -69,3 +69,4 @@ func TestPluginGuardsLikeTheInterceptor(t *testing.T) {
 	assert.True(t, res.Escalated, "the plugin's guard escalates the stall")
 	assert.Equal(t, 4, res.Calls)
 }
+

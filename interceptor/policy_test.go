@@ -116,6 +116,7 @@ func TestApplyPolicyOverlays(t *testing.T) {
 // policy-file change, or this test says which one is missing.
 func TestPolicyRoundTrip(t *testing.T) {
 	give := interceptor.Options{
+		Grain:           interceptor.GrainToolCall,
 		MaxCallsPerNode: 11, MaxNodeRuntime: 10 * time.Minute, MaxTotalCalls: 500, MaxCost: 1.5,
 		MaxCycleIterations: 6, MaxCycleRuntime: time.Hour, MaxCycleCost: 0.5, MaxEdgeWithoutProgress: 4,
 		RepeatThreshold: 4, ErrorRepeatThreshold: 4, StallIterations: 4, NoImproveIterations: 4,

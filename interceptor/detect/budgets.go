@@ -35,6 +35,9 @@ type Budget struct {
 	Option   string     // the interceptor Options field ("MaxCallsPerNode")
 	JSON     string     // the Policy / Extension / policy-file / resume "extend" key ("maxCallsPerNode")
 	Default  string     // DefaultPolicy's value, as documented ("10", "0 (off)")
+	// ToolCalls is ToolCallPolicy's value, as documented ("150"), when it
+	// differs from Default; "" when it is the same.
+	ToolCalls string
 	Doc      string     // what it limits, one line
 	Reset    string     // what Resume resets when an extension does not raise the limit
 
@@ -161,7 +164,7 @@ func clampAt(f any) {
 var budgetTable = []Budget{
 	{
 		Detector: DetectorNodeCalls, Reason: ReasonBudgetExceeded, Scope: ScopeNode, Kind: BudgetCount,
-		Option: "MaxCallsPerNode", JSON: "maxCallsPerNode", Default: "10",
+		Option: "MaxCallsPerNode", JSON: "maxCallsPerNode", Default: "10", ToolCalls: "150",
 		Doc:            "a node's steps (NodePolicy.MaxCalls overrides it per node)",
 		Reset:          "the node's steps → 0",
 		PolicyField:    func(p *Policy) any { return &p.MaxCallsPerNode },
@@ -205,7 +208,7 @@ var budgetTable = []Budget{
 	},
 	{
 		Detector: DetectorCycleIterations, Reason: ReasonBudgetExceeded, Scope: ScopeCycle, Kind: BudgetCount,
-		Option: "MaxCycleIterations", JSON: "maxCycleIterations", Default: "8",
+		Option: "MaxCycleIterations", JSON: "maxCycleIterations", Default: "8", ToolCalls: "150",
 		Doc:            "iterations of one cycle (taking an anchor edge would exceed it)",
 		Reset:          "the cycle's iteration → 1",
 		PolicyField:    func(p *Policy) any { return &p.MaxCycleIterations },
@@ -244,7 +247,7 @@ var budgetTable = []Budget{
 	},
 	{
 		Detector: DetectorEdgeWithoutProgress, Reason: ReasonStalled, Scope: ScopeNode, Kind: BudgetCount,
-		Option: "MaxEdgeWithoutProgress", JSON: "maxEdgeWithoutProgress", Default: "5",
+		Option: "MaxEdgeWithoutProgress", JSON: "maxEdgeWithoutProgress", Default: "5", ToolCalls: "30",
 		Doc:            "times an edge A→B is taken without progress at B (scope: B)",
 		Reset:          "the counters of the edges into the node → 0",
 		PolicyField:    func(p *Policy) any { return &p.MaxEdgeWithoutProgress },

@@ -711,7 +711,7 @@ func (sc *canonScan) text1(s []byte, esc bool) (h, shape uint64, nums int64) {
 				n = 0
 			}
 			afterCount = !digit && counterWord(w)
-			if afterNum && !digit && unitLen(w) == len(w) {
+			if afterNum && !digit && unitWord(w) {
 				// A duration written with a space: the number and its
 				// unit are masked together, as "1.378s" is.
 				th = fnvBytes(fnvByte(fnvOffset, '#'), w)
@@ -1100,38 +1100,49 @@ func maskToken(w []byte, v3 bool) (h, shape uint64, nums int64) {
 	return h, shape, nums
 }
 
-// generatedID reports whether a word holds a part (between '-', '_', '.'
-// or ':') of 16 or more letters and digits with a digit, an upper-case and
-// a lower-case letter, whose character class changes at 4 or more of every
-// 10 positions: a random base62 id (OpenAI's "chatcmpl-…" and "call_…",
-// Anthropic's "msg_…" and "toolu_…"). Class changes are about 6 in 10 in
-// a random base62 string and 3 in 10 in a CamelCase identifier.
+// generatedID reports whether a word holds a provider's generated id: a
+// lower-case prefix of at most 12 letters, '_' or '-', then 16 or more
+// letters and digits with a digit, an upper-case and a lower-case letter
+// (OpenAI's "chatcmpl-…" and "call_…", Anthropic's "msg_…" and
+// "toolu_…"). The prefix is what tells an id from a CamelCase name with a
+// version number ("MyHandlerClass2023Version"): the mix of letters and
+// digits alone does not.
 func generatedID(w []byte) bool {
+	prefix := false // the part before was a lower-case prefix and a separator
 	for i := 0; i < len(w); {
 		j := i
 		var digit, upper, lower bool
-		changes, prev := 0, 0
 		for ; j < len(w) && isAlnum(w[j]); j++ {
-			cls := 1
 			switch c := w[j]; {
 			case c >= 'a' && c <= 'z':
-				lower, cls = true, 2
+				lower = true
 			case c >= 'A' && c <= 'Z':
-				upper, cls = true, 3
+				upper = true
 			default:
 				digit = true
 			}
-			if j > i && cls != prev {
-				changes++
-			}
-			prev = cls
 		}
-		if n := j - i; n >= 16 && digit && upper && lower && changes*10 >= 4*n {
+		if prefix && j-i >= 16 && digit && upper && lower {
 			return true
 		}
+		prefix = j < len(w) && (w[j] == '_' || w[j] == '-') && j-i >= 1 && j-i <= 12 && lower && !upper && !digit
 		i = j + 1
 	}
 	return false
+}
+
+// unitWord: a duration unit, then only punctuation ("s", "ms,", "s)").
+func unitWord(w []byte) bool {
+	u := unitLen(w)
+	if u == 0 {
+		return false
+	}
+	for _, c := range w[u:] {
+		if isAlnum(c) {
+			return false
+		}
+	}
+	return true
 }
 
 // counterWord: a word that names a repetition ("attempt", "Retry",

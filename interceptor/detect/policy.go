@@ -1,5 +1,10 @@
 package detect
 
+import (
+	"strconv"
+	"strings"
+)
+
 // DefaultPolicy returns the documented default thresholds (see the package
 // doc's table). Cost, runtime and cycle-runtime budgets are off by default.
 func DefaultPolicy() Policy {
@@ -22,6 +27,35 @@ func DefaultPolicy() Policy {
 		Window:                 8,
 		MaxNodes:               64,
 	}
+}
+
+// ToolCallPolicy returns DefaultPolicy with the budgets of the tool-call
+// grain, for LLM↔tool loops where one guarded call is one model call or one
+// tool call rather than a whole agent turn (the Budget table's ToolCalls
+// column): 150 steps per node and 150 iterations per cycle, so that a
+// 100-step run is never halted by a budget, and 30 transitions without
+// progress. Measured on the real corpus's progressing runs (up to 183
+// calls, median 43): at most 92 steps of one node, 92 iterations of one
+// cycle, 14 transitions without progress (docs/detection.md). The
+// detectors are the same.
+func ToolCallPolicy() Policy {
+	p := DefaultPolicy()
+	for _, b := range budgetTable {
+		if v, ok := b.toolCallValue(); ok {
+			b.Set(&p, v)
+		}
+	}
+	return p
+}
+
+// toolCallValue reads the row's ToolCalls column: its leading number.
+func (b Budget) toolCallValue() (float64, bool) {
+	f := strings.Fields(b.ToolCalls)
+	if len(f) == 0 {
+		return 0, false
+	}
+	v, err := strconv.ParseFloat(f[0], 64)
+	return v, err == nil
 }
 
 // Bounds the State never exceeds whatever the Policy says.
