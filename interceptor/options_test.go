@@ -69,4 +69,3 @@ func TestPluginGuardsLikeTheInterceptor(t *testing.T) {
 	assert.True(t, res.Escalated, "the plugin's guard escalates the stall")
 	assert.Equal(t, 4, res.Calls)
 }
-

@@ -38,8 +38,8 @@ type Budget struct {
 	// ToolCalls is ToolCallPolicy's value, as documented ("150"), when it
 	// differs from Default; "" when it is the same.
 	ToolCalls string
-	Doc      string     // what it limits, one line
-	Reset    string     // what Resume resets when an extension does not raise the limit
+	Doc       string // what it limits, one line
+	Reset     string // what Resume resets when an extension does not raise the limit
 
 	// PolicyField and ExtensionField return a pointer to the row's field:
 	// *int for BudgetCount, *time.Duration for BudgetDuration, *float64 for
