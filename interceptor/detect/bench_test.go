@@ -171,10 +171,13 @@ func realisticResult(size, i int) []byte {
 // between the two is the cost of reading results as a person would.
 func BenchmarkDetectV2(b *testing.B) {
 	for _, size := range []int{4 << 10, 1 << 20} {
-		for _, gen := range []Generation{DetectionV2, DetectionLegacy} {
+		for _, gen := range []Generation{DetectionV2, DetectionV3, DetectionLegacy} {
 			name := fmt.Sprintf("%dKB", size>>10)
-			if gen == DetectionLegacy {
+			switch gen {
+			case DetectionLegacy:
 				name += "-legacy"
+			case DetectionV3:
+				name += "-v3"
 			}
 			b.Run(name, func(b *testing.B) { benchDetect(b, size, gen) })
 		}
@@ -235,15 +238,19 @@ func BenchmarkExtractPeers(b *testing.B) {
 		}
 	}
 	require.NotEmpty(b, outputs)
-	p := DefaultPolicy()
-	p.Detection = DetectionV2
-	b.ReportAllocs()
-	b.ResetTimer()
-	for range b.N {
-		for _, o := range outputs {
-			Extract(p, "node", o)
-		}
+	for _, gen := range []Generation{DetectionV2, DetectionV3} {
+		b.Run(fmt.Sprintf("generation-%d", gen), func(b *testing.B) {
+			p := DefaultPolicy()
+			p.Detection = gen
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				for _, o := range outputs {
+					Extract(p, "node", o)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/(float64(size)/1024), "ns/KB")
+			b.ReportMetric(float64(len(outputs)), "outputs")
+		})
 	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/(float64(size)/1024), "ns/KB")
-	b.ReportMetric(float64(len(outputs)), "outputs")
 }
