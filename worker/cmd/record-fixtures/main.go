@@ -178,7 +178,30 @@ func specs() []spec {
 		PerRun:  4,
 		Persist: true,
 	}
+	// A fix-and-check loop converging: the fix's acknowledgement is the
+	// same every turn, the check's failing count falls.
+	var converging []fixtures.Turn
+	for failing := 6; failing >= 0; failing-- {
+		converging = append(converging, fixtures.Turn{Node: "Code", Output: "applied"},
+			fixtures.Turn{Node: "Verify", Output: fmt.Sprintf("%d tests failed", failing)})
+	}
+	// The same patch twice, a user's message (the workflow's own proceed
+	// signal), the same patch twice more, then a pass.
+	message := append(fixtures.Repeat("Code", "the same patch", 2),
+		fixtures.Turn{Node: "Code", Output: "the same patch", WaitSignal: true},
+		fixtures.Turn{Node: "Code", Output: "the same patch"},
+		fixtures.Turn{Node: "Verify", Output: "0 tests failed"})
 	return []spec{
+		{name: "v6-converging-count", desc: "[guard version 6] zero Options; a fix-and-check loop: Code acknowledges with the same result every turn, Verify's failing count falls 6 to 0: detection generation 3 reads the falling count as information, no halt, the loop completes (generation 2 read the count as an attempt counter and halted it at its third turn as stalled)",
+			registry: "fixtures", guard: "defaults", workflow: fixtures.WorkflowScripted, input: converging},
+		{name: "v6-user-message-between-repeats", desc: "[guard version 6] Code returns the same patch twice, the workflow waits for its own proceed signal (a user's message), then Code returns it twice more and Verify passes: no repetition spans the outside input, no halt, the loop completes (version 5 halted before the fourth Code call)",
+			registry: "fixtures", guard: "defaults", workflow: fixtures.WorkflowScripted, input: message,
+			during: func(ctx context.Context, c client.Client, id string) error {
+				if _, err := testsuite.WaitStatus(ctx, c, id, func(s interceptor.Status) bool { return s.TotalCalls >= 2 }); err != nil {
+					return err
+				}
+				return c.SignalWorkflow(ctx, id, "", fixtures.ProceedSignal, nil)
+			}},
 		{name: "v5-observe-stop-behind-trip", desc: "[guard version 5] OnHalt: observe; identical_output trips while the loop waits (workflow.Await) for a signal, and a human sends halt then: the detector's trip is observed, and the human's stop pauses the next call (version 4 refused the stop as \"a halt is already pending\"); resumed by signal; the loop completes",
 			registry: "fixtures", guard: "defaults-observe", workflow: fixtures.WorkflowScripted, input: stopBehindTrip,
 			answers: []answer{signal("resume", by("checked, carry on"))},
