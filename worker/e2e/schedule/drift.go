@@ -109,7 +109,7 @@ func driftValues(base interceptor.Options, name string) ([]reflect.Value, error)
 			cands = append(cands, reflect.ValueOf(x).Convert(f.Type()))
 		}
 	case f.Kind() == reflect.String:
-		for _, s := range []string{"drift-" + name, "observe", "fail", "escalate", "resume"} {
+		for _, s := range []string{"drift-" + name, "observe", "fail", "escalate", "resume", string(interceptor.GrainToolCall)} {
 			cands = append(cands, reflect.ValueOf(s).Convert(f.Type()))
 		}
 	case f.Kind() == reflect.Bool:
