@@ -1093,7 +1093,7 @@ func maskToken(w []byte, v3 bool) (h, shape uint64, nums int64) {
 			// "2026-11-23T12:48:26.5Z"). Hex ids: hex digits (and
 			// separators) only, 8 or more, one of them a decimal digit.
 			h, shape, nums = fnvByte(h0, '#'), fnvByte(s0, '#'), n0
-		case v3 && generatedID(word):
+		case v3 && seps > 0 && len(word) >= 18 && generatedID(word):
 			h, shape, nums = fnvByte(h0, '#'), fnvByte(s0, '#'), n0
 		}
 	}
@@ -1149,19 +1149,26 @@ func unitWord(w []byte) bool {
 // "try", "iteration", "round"), after which a number counts attempts
 // (DetectionV3).
 func counterWord(w []byte) bool {
-	if len(w) < 3 || len(w) > 9 {
+	// Every word is read: its length and first byte leave most at once.
+	var cands []string
+	switch len(w) {
+	case 3:
+		cands = []string{"try"}
+	case 5:
+		cands = []string{"retry", "round"}
+	case 7:
+		cands = []string{"attempt", "retries"}
+	case 8:
+		cands = []string{"attempts", "retrying"}
+	case 9:
+		cands = []string{"iteration"}
+	default:
 		return false
 	}
-	var b [9]byte
-	for i, c := range w {
-		if c >= 'A' && c <= 'Z' {
-			c += 'a' - 'A'
+	for _, c := range cands {
+		if w[0]|0x20 == c[0] && suffixFold(w, c) {
+			return true
 		}
-		b[i] = c
-	}
-	switch string(b[:len(w)]) {
-	case "attempt", "retry", "try", "iteration", "round", "retrying", "attempts", "retries":
-		return true
 	}
 	return false
 }
@@ -1323,23 +1330,56 @@ func unitLen(w []byte) int {
 // The third generation keeps other non-integer numbers (a score is
 // information), so the key is the evidence.
 func measurementKey(k []byte) bool {
-	var b [32]byte
-	if len(k) > len(b) {
+	if len(k) < 3 {
 		return false
 	}
-	for i, c := range k {
-		if c >= 'A' && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		b[i] = c
+	// Every key is read: the last byte picks the few suffixes to try.
+	var cands []string
+	switch k[len(k)-1] | 0x20 {
+	case 'e':
+		cands = []string{"time"}
+	case 'p':
+		cands = []string{"timestamp"}
+	case 'n':
+		cands = []string{"duration"}
+	case 'd':
+		cands = []string{"elapsed"}
+	case 'y':
+		cands = []string{"latency"}
+	case 'k':
+		cands = []string{"took"}
+	case 'c':
+		cands = []string{"_sec"}
+	case 's':
+		cands = []string{"_ms", "_ns", "_us", "_secs", "seconds", "millis"}
+	default:
+		return false
 	}
-	l := b[:len(k)]
-	for _, s := range [...]string{"time", "duration", "elapsed", "latency", "took", "timestamp", "_ms", "_ns", "_us", "_sec", "_secs", "seconds", "millis"} {
-		if bytes.HasSuffix(l, []byte(s)) {
+	for _, c := range cands {
+		if suffixFold(k, c) {
 			return true
 		}
 	}
 	return false
+}
+
+// suffixFold reports whether k ends with the lower-case ASCII suffix,
+// ignoring case.
+func suffixFold(k []byte, suffix string) bool {
+	if len(k) < len(suffix) {
+		return false
+	}
+	k = k[len(k)-len(suffix):]
+	for i := range len(suffix) {
+		c := k[i]
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != suffix[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // commentaryKey: an object key whose value is what an agent says about its

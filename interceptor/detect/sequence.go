@@ -236,15 +236,12 @@ func (s *State) staleRound() int {
 	}
 	n := s.steps.n
 	for p := 3; p <= MaxLoopPeriod && k*p <= n; p++ {
-		if s.nodeTwice(p) {
-			continue
-		}
 		ok := true
 		for j := 0; j+p < k*p && ok; j++ {
 			a, b := s.steps.at(j), s.steps.at(j+p)
 			ok = a.node >= 0 && a.node == b.node
 		}
-		if !ok {
+		if !ok || s.nodeTwice(p) {
 			continue
 		}
 		// Every step after the first round repeats an earlier result
