@@ -32,24 +32,8 @@ type snapshot struct {
 	Pending    *Trip       `json:"p,omitempty"`
 	Stop       *Trip       `json:"st,omitempty"` // a stop queued behind Pending
 	Ext        *Extension  `json:"x,omitempty"`
-	Steps      []snapStep  `json:"sq,omitempty"` // DetectionV3: the step sequence, oldest first
+	Steps      string      `json:"sq,omitempty"` // DetectionV3: the step sequence (sequence_snapshot.go)
 }
-
-// snapStep is one entry of the step sequence (DetectionV3).
-type snapStep struct {
-	Exact string `json:"x,omitempty"`
-	Key   string `json:"k,omitempty"`
-	Node  int32  `json:"n"` // -1: a barrier
-	Flags uint8  `json:"f,omitempty"`
-	Count int64  `json:"c,omitempty"`
-	Shape string `json:"s,omitempty"`
-}
-
-const (
-	stepFailed uint8 = 1 << iota
-	stepWaited
-	stepSilent
-)
 
 type snapNode struct {
 	Name     string     `json:"n"`
@@ -195,20 +179,7 @@ func (s *State) snapshot() snapshot {
 		t := s.trans.at(k)
 		sn.Trans = append(sn.Trans, [4]int{int(t.from), int(t.to), t.seq, int(t.prog)})
 	}
-	for k := s.steps.n - 1; k >= 0; k-- {
-		st := s.steps.at(k)
-		var f uint8
-		if st.failed {
-			f |= stepFailed
-		}
-		if st.waited {
-			f |= stepWaited
-		}
-		if st.silent {
-			f |= stepSilent
-		}
-		sn.Steps = append(sn.Steps, snapStep{Exact: hexOrEmpty(st.exact), Key: hexOrEmpty(st.key), Node: st.node, Flags: f, Count: st.count, Shape: hexOrEmpty(st.shape)})
-	}
+	sn.Steps = s.encodeSteps()
 	return sn
 }
 
@@ -376,18 +347,11 @@ func (s *State) restore(sn *snapshot) error {
 		}
 		s.trans.push(trans{from: int32(t[0]), to: int32(t[1]), seq: t[2], prog: int8(t[3])})
 	}
-	if len(sn.Steps) > 0 && !s.pol.v3() {
+	if sn.Steps != "" && !s.pol.v3() {
 		return errors.New("a step sequence in a snapshot of another generation than 3")
 	}
-	for _, x := range sn.Steps {
-		if x.Node != -1 && !valid(int(x.Node)) {
-			return fmt.Errorf("step of node %d: no such node", x.Node)
-		}
-		s.steps.push(seqStep{
-			exact: parseHex(x.Exact), key: parseHex(x.Key), node: x.Node,
-			failed: x.Flags&stepFailed != 0, waited: x.Flags&stepWaited != 0, silent: x.Flags&stepSilent != 0,
-			count: x.Count, shape: parseHex(x.Shape),
-		})
+	if err := s.decodeSteps(sn.Steps, valid); err != nil {
+		return err
 	}
 	s.pending = sn.Pending
 	if s.pending != nil {
