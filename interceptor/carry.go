@@ -45,7 +45,11 @@ const (
 	// generation 3 (DefaultPolicy), and the workflow's own signals and
 	// updates are outside input to it: no repetition spans them.
 	versionDetection3 = workflow.Version(6)
-	guardedVersion    = versionDetection3 // what new executions run
+	// versionGuidance (issue 16): a resume may carry guidance for the
+	// agent, and the calls of the loop's nodes carry it in a notice
+	// header until the loop halts again.
+	versionGuidance = workflow.Version(7)
+	guardedVersion  = versionGuidance // what new executions run
 	// carryHeader carries the guard's state across continue-as-new.
 	carryHeader = "loopguard-carry"
 )
@@ -61,6 +65,8 @@ type carried struct {
 	// attribute (version 5). Continue-as-new copies both to the next run,
 	// which must not show a halt or escalation of the run before it.
 	Shown State `json:"shown,omitempty"`
+	// Guidance is the guidance in force (version 7).
+	Guidance *Guidance `json:"guidance,omitempty"`
 }
 
 // setup decides whether this execution is guarded and pins its config. It
@@ -116,6 +122,9 @@ func (g *guard) setup(ctx workflow.Context) error {
 			st = detect.NewState(g.cfg.Policy)
 		}
 		g.state, g.halts = st, carry.Halts
+		if g.version >= versionGuidance {
+			g.guidance = carry.Guidance
+		}
 		if g.version >= versionSteady && carry.Shown != "" && carry.Shown != StateRunning {
 			g.publish(ctx, StateRunning, nil)
 		}
@@ -183,7 +192,7 @@ func (g *guard) carryOnReturn(ctx workflow.Context, can *workflow.ContinueAsNewE
 	if err != nil {
 		return fmt.Errorf("loopguard: snapshot state: %w", err)
 	}
-	c := carried{Config: g.cfg, State: state, Halts: g.halts}
+	c := carried{Config: g.cfg, State: state, Halts: g.halts, Guidance: g.guidance}
 	if g.version >= versionSteady {
 		c.Shown = g.shown
 	}

@@ -52,6 +52,10 @@ type guard struct {
 	// barrier falls between the calls made before the input and after it.
 	input bool
 
+	// guidance is the human's guidance in force (version 7): the calls of
+	// its nodes carry it in their notice until the next halt.
+	guidance *Guidance
+
 	// raising is set while the guard runs its own local activity, which
 	// must not count as a guarded call.
 	raising bool

@@ -37,6 +37,9 @@ var suggestions = map[detect.Reason][]string{
 // paused (version 4).
 func (g *guard) halt(ctx workflow.Context, node string, trip *detect.Trip) error {
 	g.halts++
+	if g.version >= versionGuidance {
+		g.guidance = nil // the loop halted again: the guidance did not help
+	}
 	policy := g.cfg.OnHalt
 	if trip.Reason == ReasonUserStop && policy == OnHaltObserve && g.version >= versionStopWins {
 		// Shadow mode is for the detectors; a human who asks to stop means it.
@@ -87,6 +90,7 @@ func (g *guard) halt(ctx workflow.Context, node string, trip *detect.Trip) error
 			g.state.Paused(workflow.Now(ctx).Sub(p.since), g.version >= versionSteady)
 		}
 		g.state.Resume(trip, ext)
+		g.guide(ev, d)
 		p.set(phaseRunning, nil, "", time.Time{}, &d)
 		log.Info("loopguard: loop resumed", "by", d.By, "reason", d.Reason, "haltSeq", d.HaltSeq)
 		g.countDecision(ctx, MetricResumes, &ev)

@@ -40,6 +40,11 @@ func (i *inbound) ExecuteWorkflow(ctx workflow.Context, in *sdkinterceptor.Execu
 		return nil, err
 	}
 	i.deliverEarly()
+	if n, ok := readNotice(sdkinterceptor.WorkflowHeader(ctx)); ok {
+		// The notice this (child) workflow was started with, kept before
+		// the guard's own calls rewrite the outgoing header.
+		ctx = workflow.WithValue(ctx, noticeKey{}, n)
+	}
 	res, err := i.Next.ExecuteWorkflow(ctx, in)
 	i.g.awaitEchoes(ctx)
 	var can *workflow.ContinueAsNewError

@@ -119,6 +119,19 @@ func (g *guard) parse(name string, p *commonpb.Payload) (ResumeRequest, error) {
 	if req.Extend != nil && name != g.cfg.ResumeSignal && name != g.cfg.ResumeUpdate {
 		return req, &InputError{Name: name, Reason: `"extend" is only accepted by resume`}
 	}
+	switch {
+	case req.Guidance == "":
+	case g.version < versionGuidance:
+		// What guards before version 7 said, so that their histories
+		// replay: the field did not exist.
+		return req, &InputError{Name: name, Reason: `unknown field "guidance"`}
+	case name != g.cfg.ResumeSignal && name != g.cfg.ResumeUpdate:
+		return req, &InputError{Name: name, Reason: `"guidance" is only accepted by resume`}
+	case len(req.Guidance) > MaxGuidanceBytes:
+		return req, &InputError{Name: name, Reason: fmt.Sprintf(`"guidance" is %d bytes, at most %d`, len(req.Guidance), MaxGuidanceBytes)}
+	case !utf8.ValidString(req.Guidance):
+		return req, &InputError{Name: name, Reason: `"guidance" is not valid UTF-8`}
+	}
 	return req, nil
 }
 
@@ -128,7 +141,7 @@ func (g *guard) decide(action Action, req ResumeRequest) Decision {
 	if req.Extend != nil {
 		ext = *req.Extend
 	}
-	return g.pause.decide(Decision{Action: action, Reason: req.Reason, By: req.By}, ext)
+	return g.pause.decide(Decision{Action: action, Reason: req.Reason, By: req.By, Guidance: req.Guidance}, ext)
 }
 
 // onSignal handles the guard's signals. It runs outside any coroutine and

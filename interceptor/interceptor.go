@@ -1,6 +1,8 @@
 package interceptor
 
 import (
+	"context"
+
 	sdkinterceptor "go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -34,8 +36,9 @@ func NewPlugin(opts Options) (*temporal.SimplePlugin, error) {
 }
 
 // root is the worker interceptor: it gives each workflow execution its own
-// guard. Activities are not intercepted: the guard watches calls from the
-// workflow side, where its state is deterministic.
+// guard. The guard watches calls from the workflow side, where its state is
+// deterministic; on the activity side it only hands each activity its
+// notice (NoticeFrom).
 type root struct {
 	sdkinterceptor.WorkerInterceptorBase
 	cfg   config
@@ -43,6 +46,13 @@ type root struct {
 }
 
 var _ sdkinterceptor.WorkerInterceptor = (*root)(nil)
+
+// InterceptActivity gives activities their notice.
+func (r *root) InterceptActivity(ctx context.Context, next sdkinterceptor.ActivityInboundInterceptor) sdkinterceptor.ActivityInboundInterceptor {
+	a := &activityInbound{}
+	a.Next = next
+	return a
+}
 
 // InterceptWorkflow runs once per workflow context, including every replay
 // from scratch, so the guard's state is rebuilt from history each time.

@@ -91,6 +91,10 @@ type ResumeRequest struct {
 	// Extend raises limits instead of resetting the tripped counter, e.g.
 	// {"maxCycleIterations":4} allows four more iterations of the cycle.
 	Extend *detect.Extension `json:"extend,omitempty"`
+	// Guidance is text for the agent (at most MaxGuidanceBytes): from guard
+	// version 7, every later call of the halted loop's nodes carries it in
+	// its Notice, until the loop halts again.
+	Guidance string `json:"guidance,omitempty"`
 }
 
 // EscalateRequest is the payload of the escalate signal and update.
@@ -125,6 +129,8 @@ type Decision struct {
 	By     string `json:"by,omitempty"`
 	// HaltSeq is the HaltEvent.Seq the decision answered.
 	HaltSeq int `json:"haltSeq"`
+	// Guidance is the resume's guidance for the agent, if any.
+	Guidance string `json:"guidance,omitempty"`
 }
 
 // Rejection records human input the guard refused, and why.
@@ -157,4 +163,7 @@ type Status struct {
 	// Stopping is true when a human's halt was taken and waits for the next
 	// guarded call (behind a detector's trip that halts first, if any).
 	Stopping bool `json:"stopping,omitempty"`
+	// Guidance is the human's guidance in force: what the calls of the
+	// loop's nodes carry in their Notice (guard version 7).
+	Guidance *Guidance `json:"guidance,omitempty"`
 }

@@ -21,6 +21,7 @@ func (g *guard) status() (Status, error) {
 		s.State, s.Halt = StateEscalated, p.halt
 	}
 	s.Stopping = g.state.Stopping()
+	s.Guidance = g.guidance
 	v := g.state.View()
 	s.Cycles, s.Nodes, s.TotalCalls, s.Transitions = v.Cycles, v.Nodes, v.TotalCalls, v.Transitions
 	return s, nil

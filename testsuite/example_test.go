@@ -82,7 +82,7 @@ func ExampleAnswers() {
 		fmt.Printf("halt %d: %s %+v\n", seq, action, payload)
 	}
 	// Output:
-	// halt 1: resume {Reason:looks fine By:testsuite Extend:<nil>}
+	// halt 1: resume {Reason:looks fine By:testsuite Extend:<nil> Guidance:}
 	// halt 2: escalate {Reason:enough By:testsuite}
 	// halt 3: escalate {Reason:enough By:testsuite}
 }

@@ -1,0 +1,163 @@
+package interceptor_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/loopguard/loopguard/interceptor"
+)
+
+// heedfulAgent repeats itself until its call carries guidance, then
+// follows it: each answer is new. It returns what it was told too.
+func heedfulAgent(ctx context.Context, turn int) (string, error) {
+	if n, ok := interceptor.NoticeFrom(ctx); ok && n.Guidance != "" {
+		return fmt.Sprintf("turn %d, following %q from %s", turn, n.Guidance, n.By), nil
+	}
+	return "the same patch", nil
+}
+
+// guidedLoop calls the heedful agent n times, as an activity or a local
+// activity, and returns its answers.
+func guidedLoop(ctx workflow.Context, n int, local bool) ([]string, error) {
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: time.Minute,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
+	})
+	ctx = workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{StartToCloseTimeout: time.Minute})
+	var out []string
+	for i := range n {
+		var s string
+		var err error
+		if local {
+			err = workflow.ExecuteLocalActivity(ctx, "HeedfulAgent", i).Get(ctx, &s)
+		} else {
+			err = workflow.ExecuteActivity(ctx, "HeedfulAgent", i).Get(ctx, &s)
+		}
+		if err != nil {
+			return out, err
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// TestGuidanceReachesTheAgent: a resume's guidance is carried, in the
+// notice header, by every later call of the halted loop's nodes; the
+// agent reads it with NoticeFrom, follows it, and the loop completes.
+// Before the halt no call carries a header.
+func TestGuidanceReachesTheAgent(t *testing.T) {
+	for _, local := range []bool{false, true} {
+		t.Run(map[bool]string{false: "activity", true: "local activity"}[local], func(t *testing.T) {
+			env := newEnv(t, interceptor.Options{})
+			env.RegisterWorkflow(guidedLoop)
+			env.RegisterActivityWithOptions(heedfulAgent, activity.RegisterOptions{Name: "HeedfulAgent"})
+			var halted interceptor.Status
+			env.RegisterDelayedCallback(func() {
+				halted = status(t, env)
+				env.SignalWorkflow(interceptor.DefaultResumeSignal, interceptor.ResumeRequest{By: "ana", Guidance: "read config/prod.yaml, not config/dev.yaml"})
+			}, time.Hour)
+			env.ExecuteWorkflow(guidedLoop, 6, local)
+			require.True(t, env.IsWorkflowCompleted())
+			require.NoError(t, env.GetWorkflowError())
+			var out []string
+			require.NoError(t, env.GetWorkflowResult(&out))
+
+			require.NotNil(t, halted.Halt, "the agent repeated itself and halted")
+			assert.Equal(t, []string{"the same patch", "the same patch", "the same patch"}, out[:3], "no notice before the halt")
+			for i, s := range out[3:] {
+				assert.Equal(t, fmt.Sprintf(`turn %d, following "read config/prod.yaml, not config/dev.yaml" from ana`, i+3), s)
+			}
+			st := status(t, env)
+			require.NotNil(t, st.Guidance)
+			assert.Equal(t, "read config/prod.yaml, not config/dev.yaml", st.Guidance.Text)
+			assert.Equal(t, []string{"HeedfulAgent"}, st.Guidance.Nodes)
+			require.NotNil(t, st.LastDecision)
+			assert.Equal(t, "read config/prod.yaml, not config/dev.yaml", st.LastDecision.Guidance)
+			assert.Equal(t, 1, st.Halts)
+		})
+	}
+}
+
+// TestGuidanceInputErrors: guidance is only a resume's, at most
+// MaxGuidanceBytes; a refusal says why and changes nothing.
+func TestGuidanceInputErrors(t *testing.T) {
+	tests := []struct {
+		name   string
+		signal string
+		give   any
+		want   string
+	}{
+		{"on escalate", interceptor.DefaultEscalateSignal, map[string]string{"guidance": "stop"}, "only accepted by resume"},
+		{"on halt", interceptor.DefaultHaltSignal, map[string]string{"guidance": "stop"}, "only accepted by resume"},
+		{"too long", interceptor.DefaultResumeSignal, interceptor.ResumeRequest{Guidance: strings.Repeat("x", interceptor.MaxGuidanceBytes+1)}, "at most 512"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := newEnv(t, interceptor.Options{})
+			env.RegisterWorkflow(guidedLoop)
+			env.RegisterActivityWithOptions(heedfulAgent, activity.RegisterOptions{Name: "HeedfulAgent"})
+			var refused interceptor.Status
+			env.RegisterDelayedCallback(func() {
+				env.SignalWorkflow(tt.signal, tt.give)
+			}, time.Hour)
+			env.RegisterDelayedCallback(func() {
+				refused = status(t, env)
+				env.SignalWorkflow(interceptor.DefaultResumeSignal, interceptor.ResumeRequest{By: "ana"})
+			}, 2*time.Hour)
+			env.ExecuteWorkflow(guidedLoop, 4, false)
+			require.True(t, env.IsWorkflowCompleted())
+			require.NotNil(t, refused.LastRejected)
+			assert.Contains(t, refused.LastRejected.Reason, tt.want)
+			assert.Equal(t, interceptor.StateHalted, refused.State, "still paused")
+			assert.Nil(t, status(t, env).Guidance)
+		})
+	}
+}
+
+// childAgent is a child workflow that reads the notice it was started with.
+func childAgent(ctx workflow.Context, turn int) (string, error) {
+	if n, ok := interceptor.WorkflowNotice(ctx); ok && n.Guidance != "" {
+		return fmt.Sprintf("turn %d, following %q", turn, n.Guidance), nil
+	}
+	return "the same plan", nil
+}
+
+// childLoop starts childAgent n times.
+func childLoop(ctx workflow.Context, n int) ([]string, error) {
+	var out []string
+	for i := range n {
+		var s string
+		if err := workflow.ExecuteChildWorkflow(ctx, childAgent, i).Get(ctx, &s); err != nil {
+			return out, err
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// TestGuidanceReachesAChildWorkflow: a child workflow reads the notice it
+// was started with through WorkflowNotice.
+func TestGuidanceReachesAChildWorkflow(t *testing.T) {
+	env := newEnv(t, interceptor.Options{})
+	env.RegisterWorkflow(childLoop)
+	env.RegisterWorkflow(childAgent)
+	env.RegisterDelayedCallback(func() {
+		env.SignalWorkflow(interceptor.DefaultResumeSignal, interceptor.ResumeRequest{By: "ana", Guidance: "plan the migration per tenant"})
+	}, time.Hour)
+	env.ExecuteWorkflow(childLoop, 5)
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+	var out []string
+	require.NoError(t, env.GetWorkflowResult(&out))
+	assert.Equal(t, []string{"the same plan", "the same plan", "the same plan",
+		`turn 3, following "plan the migration per tenant"`, `turn 4, following "plan the migration per tenant"`}, out)
+}
