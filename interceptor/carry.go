@@ -65,8 +65,12 @@ type carried struct {
 	// attribute (version 5). Continue-as-new copies both to the next run,
 	// which must not show a halt or escalation of the run before it.
 	Shown State `json:"shown,omitempty"`
-	// Guidance is the guidance in force (version 7).
-	Guidance *Guidance `json:"guidance,omitempty"`
+	// Guidance is the guidance in force, and the warnings' state
+	// (version 7).
+	Guidance *Guidance      `json:"guidance,omitempty"`
+	Warning  *Warning       `json:"warning,omitempty"`
+	Warned   map[string]int `json:"warned,omitempty"`
+	Warnings []Warning      `json:"warnings,omitempty"`
 }
 
 // setup decides whether this execution is guarded and pins its config. It
@@ -123,7 +127,7 @@ func (g *guard) setup(ctx workflow.Context) error {
 		}
 		g.state, g.halts = st, carry.Halts
 		if g.version >= versionGuidance {
-			g.guidance = carry.Guidance
+			g.guidance, g.warning, g.warned, g.history = carry.Guidance, carry.Warning, carry.Warned, carry.Warnings
 		}
 		if g.version >= versionSteady && carry.Shown != "" && carry.Shown != StateRunning {
 			g.publish(ctx, StateRunning, nil)
@@ -192,7 +196,7 @@ func (g *guard) carryOnReturn(ctx workflow.Context, can *workflow.ContinueAsNewE
 	if err != nil {
 		return fmt.Errorf("loopguard: snapshot state: %w", err)
 	}
-	c := carried{Config: g.cfg, State: state, Halts: g.halts, Guidance: g.guidance}
+	c := carried{Config: g.cfg, State: state, Halts: g.halts, Guidance: g.guidance, Warning: g.warning, Warned: g.warned, Warnings: g.history}
 	if g.version >= versionSteady {
 		c.Shown = g.shown
 	}

@@ -18,6 +18,8 @@ import (
 // suppresses them during replay).
 const (
 	MetricHalts       = "loopguard_halts"
+	MetricWarnings    = "loopguard_warnings"
+	MetricHeeded      = "loopguard_warnings_heeded"
 	MetricResumes     = "loopguard_resumes"
 	MetricEscalations = "loopguard_escalations"
 )
@@ -36,6 +38,10 @@ var suggestions = map[detect.Reason][]string{
 // must not, and the cancellation when the workflow was canceled while
 // paused (version 4).
 func (g *guard) halt(ctx workflow.Context, node string, trip *detect.Trip) error {
+	if g.warnable(trip) {
+		g.warn(ctx, trip)
+		return nil
+	}
 	g.halts++
 	if g.version >= versionGuidance {
 		g.guidance = nil // the loop halted again: the guidance did not help
@@ -46,6 +52,7 @@ func (g *guard) halt(ctx workflow.Context, node string, trip *detect.Trip) error
 		policy = OnHaltPause
 	}
 	ev := g.haltEvent(trip)
+	ev.Warnings = g.unheeded(trip)
 	if ev.Node == "" {
 		// A human stop names no node: it is the call it stops.
 		ev.Node = node

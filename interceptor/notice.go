@@ -24,6 +24,9 @@ const MaxGuidanceBytes = 512
 // guidance from the last resume, for the calls of the loop that halted.
 // A call with nothing to be told carries no header.
 type Notice struct {
+	// Warning is the warning in force for the loop the call belongs to
+	// (Options.Warnings).
+	Warning *Warning `json:"warning,omitempty"`
 	// Guidance is the text of the resume that answered the loop's last
 	// halt, and who sent it.
 	Guidance string `json:"guidance,omitempty"`
@@ -76,10 +79,15 @@ func readNotice(h map[string]*commonpb.Payload) (Notice, bool) {
 
 // notice returns what the next call of node must be told.
 func (g *guard) notice(node string) (Notice, bool) {
-	if gd := g.guidance; gd != nil && slices.Contains(gd.Nodes, node) {
-		return Notice{Guidance: gd.Text, By: gd.By, HaltSeq: gd.HaltSeq}, true
+	var n Notice
+	ok := false
+	if w := g.warning; w != nil && slices.Contains(w.Nodes, node) {
+		n.Warning, ok = w, true
 	}
-	return Notice{}, false
+	if gd := g.guidance; gd != nil && slices.Contains(gd.Nodes, node) {
+		n.Guidance, n.By, n.HaltSeq, ok = gd.Text, gd.By, gd.HaltSeq, true
+	}
+	return n, ok
 }
 
 // setNotice writes the notice of the call of node about to be made into
@@ -92,6 +100,7 @@ func (g *guard) setNotice(ctx workflow.Context, node string) {
 	if h == nil {
 		return
 	}
+	g.heed(ctx, node)
 	n, ok := g.notice(node)
 	if !ok {
 		delete(h, NoticeHeader)

@@ -138,6 +138,16 @@ type Options struct {
 	// are known before they are observed. Default none: learnt at run time.
 	Graph []Edge
 
+	// Warnings is how many warnings a stuck loop gets before it halts
+	// (guard version 7). A warning is a detector's trip (not a budget's,
+	// not a human's stop) that does not pause: the call goes ahead
+	// carrying the warning in its Notice, with a directive the agent can
+	// put in its prompt, and the detector starts over. If the same loop
+	// trips again, it gets the next warning, until they are spent; then it
+	// halts, and the halt's evidence lists the warnings it did not heed.
+	// Default 0: a trip halts at once, as before.
+	Warnings int
+
 	// OnHalt is what a halt does. Default OnHaltPause.
 	OnHalt OnHalt
 	// PauseTimeout ends a pause nobody answered with OnPauseTimeout.
@@ -239,6 +249,7 @@ type NodeOptions struct {
 type config struct {
 	Policy            detect.Policy      `json:"policy"`
 	OnHalt            OnHalt             `json:"onHalt"`
+	Warnings          int                `json:"warnings,omitempty"`
 	PauseTimeout      time.Duration      `json:"pauseTimeout,omitempty"`
 	OnPauseTimeout    PauseTimeoutAction `json:"onPauseTimeout"`
 	ResumeSignal      string             `json:"resumeSignal"`
@@ -287,6 +298,7 @@ func buildConfig(o Options) (config, hooks, error) {
 	}
 	c := config{
 		OnHalt:            pick(o.OnHalt, OnHaltPause),
+		Warnings:          o.Warnings,
 		PauseTimeout:      o.PauseTimeout,
 		OnPauseTimeout:    pick(o.OnPauseTimeout, TimeoutEscalate),
 		ResumeSignal:      pick(o.ResumeSignal, DefaultResumeSignal),
@@ -328,6 +340,7 @@ func buildConfig(o Options) (config, hooks, error) {
 		{"MaxOscillationPeriod", o.MaxOscillationPeriod, def.MaxOscillationPeriod, &c.Policy.MaxOscillationPeriod},
 		{"Window", o.Window, def.Window, &c.Policy.Window},
 		{"MaxPayloadBytes", o.MaxPayloadBytes, defaultMaxPayloadBytes, &c.MaxPayloadBytes},
+		{"Warnings", o.Warnings, 0, &c.Warnings},
 	}
 	for _, f := range ints {
 		if f.v < 0 {

@@ -127,7 +127,7 @@ func TestPolicyRoundTrip(t *testing.T) {
 			ProgressFields: []string{"diff"}, MetricField: "failing", HigherIsBetter: true, CostField: "cost",
 		}},
 		Graph:  []interceptor.Edge{{From: "Code", To: "Verify"}},
-		OnHalt: interceptor.OnHaltObserve, PauseTimeout: 24 * time.Hour, OnPauseTimeout: interceptor.TimeoutResume,
+		OnHalt: interceptor.OnHaltObserve, Warnings: 2, PauseTimeout: 24 * time.Hour, OnPauseTimeout: interceptor.TimeoutResume,
 		ResumeSignal: "r", EscalateSignal: "e", HaltSignal: "h", HaltedSignal: "hd", StatusQuery: "s",
 		ResumeUpdate: "ru", EscalateUpdate: "eu", SupervisorWorkflowID: "sup", SearchAttribute: "SA", PausedSinceAttribute: "SAT",
 		MemoKey: "m", MaxPayloadBytes: 1024, HaltSignalTimeout: 5 * time.Second,

@@ -80,6 +80,9 @@ type HaltEvent struct {
 	// Observed is true when the guard runs with OnHalt: observe and did not
 	// pause the workflow.
 	Observed bool `json:"observed,omitempty"`
+	// Warnings are the warnings the loop got before this halt and did not
+	// heed (Options.Warnings).
+	Warnings []Warning `json:"warnings,omitempty"`
 }
 
 // ResumeRequest is the payload of the resume signal and update. Every field
@@ -166,4 +169,8 @@ type Status struct {
 	// Guidance is the human's guidance in force: what the calls of the
 	// loop's nodes carry in their Notice (guard version 7).
 	Guidance *Guidance `json:"guidance,omitempty"`
+	// Warning is the warning in force (Options.Warnings), and Warnings
+	// counts those issued in this run.
+	Warning  *Warning `json:"warning,omitempty"`
+	Warnings int      `json:"warnings,omitempty"`
 }

@@ -1,0 +1,106 @@
+package interceptor_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
+
+	"github.com/loopguard/loopguard/interceptor"
+)
+
+// stubbornAgent ignores warnings: the same answer every time. It counts
+// the warnings it was shown.
+type stubbornAgent struct{ warned []int }
+
+func (a *stubbornAgent) Run(ctx context.Context, turn int) (string, error) {
+	if n, ok := interceptor.NoticeFrom(ctx); ok && n.Warning != nil {
+		a.warned = append(a.warned, n.Warning.N)
+	}
+	return "the same patch", nil
+}
+
+// warnedAgent changes approach for good as soon as a call carries a
+// warning.
+type warnedAgent struct{ changed bool }
+
+func (a *warnedAgent) Run(ctx context.Context, turn int) (string, error) {
+	if n, ok := interceptor.NoticeFrom(ctx); ok && n.Warning != nil {
+		a.changed = true
+	}
+	if a.changed {
+		return fmt.Sprintf("a new approach, turn %d", turn), nil
+	}
+	return "the same patch", nil
+}
+
+// TestWarningsBeforeHalt: with Options.Warnings 2, a loop that ignores
+// its warnings is warned twice, its calls carrying each warning, and then
+// halts; the halt lists the warnings it did not heed. Each warning costs
+// the loop one more detector window, no more.
+func TestWarningsBeforeHalt(t *testing.T) {
+	env := newEnv(t, interceptor.Options{Warnings: 2, Grain: interceptor.GrainToolCall}) // budgets out of the way
+	agent := &stubbornAgent{}
+	env.RegisterWorkflow(guidedLoop)
+	env.RegisterActivityWithOptions(agent.Run, activity.RegisterOptions{Name: "HeedfulAgent"})
+	halted := statusThen(t, env, time.Hour, func() {
+		env.SignalWorkflow(interceptor.DefaultEscalateSignal, interceptor.EscalateRequest{By: "ana"})
+	})
+	env.ExecuteWorkflow(guidedLoop, 20, false)
+	require.True(t, env.IsWorkflowCompleted())
+
+	require.NotNil(t, halted.Halt, "the warnings were ignored")
+	assert.Equal(t, 1, halted.Halts, "one halt, after two warnings")
+	assert.Equal(t, 2, halted.Warnings)
+	require.Len(t, halted.Halt.Warnings, 2, "the halt lists the unheeded warnings")
+	assert.Equal(t, 1, halted.Halt.Warnings[0].N)
+	assert.Equal(t, 2, halted.Halt.Warnings[1].N)
+	assert.NotEmpty(t, halted.Halt.Warnings[0].Directive)
+	assert.Equal(t, []string{"HeedfulAgent"}, halted.Halt.Warnings[0].Nodes)
+	// Calls 1-3 repeat (the first trip), calls 4-6 carry warning 1 and
+	// repeat, calls 7-9 carry warning 2, and the 10th is paused: two
+	// windows of 3 later than without warnings.
+	assert.Equal(t, []int{1, 1, 1, 2, 2, 2}, agent.warned)
+	assert.Equal(t, 9, halted.TotalCalls)
+}
+
+// TestHeededWarningNeedsNoHuman: an agent that changes approach when
+// warned never halts; once a window of its calls has gone by without
+// another trip, the warning is no longer in force.
+func TestHeededWarningNeedsNoHuman(t *testing.T) {
+	env := newEnv(t, interceptor.Options{Warnings: 1, Grain: interceptor.GrainToolCall})
+	env.RegisterWorkflow(guidedLoop)
+	env.RegisterActivityWithOptions((&warnedAgent{}).Run, activity.RegisterOptions{Name: "HeedfulAgent"})
+	env.ExecuteWorkflow(guidedLoop, 20, false)
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+	var out []string
+	require.NoError(t, env.GetWorkflowResult(&out))
+	st := status(t, env)
+	assert.Zero(t, st.Halts)
+	assert.Equal(t, 1, st.Warnings)
+	assert.Nil(t, st.Warning, "heeded: no longer in force")
+	assert.Equal(t, "the same patch", out[2])
+	assert.Contains(t, out[3], "a new approach, turn 3")
+	assert.Equal(t, "a new approach, turn 19", out[19])
+}
+
+// TestWarningsAreOffByDefault: zero Options keep today's ladder: the
+// first trip halts.
+func TestWarningsAreOffByDefault(t *testing.T) {
+	env := newEnv(t, interceptor.Options{})
+	env.RegisterWorkflow(guidedLoop)
+	env.RegisterActivityWithOptions((&warnedAgent{}).Run, activity.RegisterOptions{Name: "HeedfulAgent"})
+	halted := statusThen(t, env, time.Hour, func() {
+		env.SignalWorkflow(interceptor.DefaultEscalateSignal, interceptor.EscalateRequest{By: "ana"})
+	})
+	env.ExecuteWorkflow(guidedLoop, 20, false)
+	require.NotNil(t, halted.Halt)
+	assert.Zero(t, halted.Warnings)
+	assert.Empty(t, halted.Halt.Warnings)
+	assert.Equal(t, 3, halted.TotalCalls)
+}
