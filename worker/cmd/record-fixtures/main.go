@@ -192,6 +192,14 @@ func specs() []spec {
 		fixtures.Turn{Node: "Code", Output: "the same patch"},
 		fixtures.Turn{Node: "Verify", Output: "0 tests failed"})
 	return []spec{
+		{name: "v7-resume-with-guidance", desc: "[guard version 7] Code repeats itself and halts; resumed by signal with guidance; the later Code calls carry it in a loopguard-notice header (version 6 refused the field) until the loop completes",
+			registry: "fixtures", guard: "defaults", workflow: fixtures.WorkflowScripted,
+			input:   append(fixtures.Repeat("Code", "the same patch", 4), fixtures.Distinct("Code", 2)...),
+			answers: []answer{signal("resume", map[string]string{"by": "record-fixtures", "guidance": "read config/prod.yaml, not config/dev.yaml"})}},
+		{name: "v7-warned-then-halted", desc: "[guard version 7] Warnings 1: Code repeats itself; the first trip warns (the calls carry the warning) and the loop goes on; it repeats itself again and halts, listing the unheeded warning; escalated by signal (version 6 halted at the first trip)",
+			registry: "fixtures", guard: "warnings-1", workflow: fixtures.WorkflowScripted,
+			input:   fixtures.Repeat("Code", "the same patch", 9),
+			answers: []answer{signal("escalate", by("ignored the warning"))}},
 		{name: "v6-converging-count", desc: "[guard version 6] zero Options; a fix-and-check loop: Code acknowledges with the same result every turn, Verify's failing count falls 6 to 0: detection generation 3 reads the falling count as information, no halt, the loop completes (generation 2 read the count as an attempt counter and halted it at its third turn as stalled)",
 			registry: "fixtures", guard: "defaults", workflow: fixtures.WorkflowScripted, input: converging},
 		{name: "v6-user-message-between-repeats", desc: "[guard version 6] Code returns the same patch twice, the workflow waits for its own proceed signal (a user's message), then Code returns it twice more and Verify passes: no repetition spans the outside input, no halt, the loop completes (version 5 halted before the fourth Code call)",
