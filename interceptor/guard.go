@@ -55,6 +55,8 @@ type guard struct {
 	// guidance is the human's guidance in force (version 7): the calls of
 	// its nodes carry it in their notice until the next halt.
 	guidance *Guidance
+	// handler is the workflow's halt handler (SetHaltHandler).
+	handler HaltHandler
 	// warning is the warning in force (version 7), and warned counts the
 	// warnings each loop (cycle id, or node) got since it last made
 	// progress.

@@ -78,6 +78,19 @@ func (g *guard) halt(ctx workflow.Context, node string, trip *detect.Trip) error
 		return g.escalate(ctx, trip, Decision{Action: ActionEscalate, Reason: "policy: fail on halt", By: "loopguard", HaltSeq: ev.Seq})
 	}
 
+	if hd := g.runHandler(ctx, ev); hd.Action != "" && p.decision == nil {
+		// The workflow's own recovery decided before any human did.
+		d := Decision{Action: hd.Action, Reason: hd.Reason, By: HandlerBy, HaltSeq: ev.Seq, Guidance: hd.Guidance}
+		if d.Action == ActionEscalate {
+			return g.escalate(ctx, trip, d)
+		}
+		g.state.Resume(trip, detect.Extension{})
+		g.guide(ev, d)
+		p.set(phaseRunning, nil, "", time.Time{}, &d)
+		log.Info("loopguard: loop resumed by the halt handler", "reason", d.Reason, "haltSeq", d.HaltSeq)
+		g.countDecision(ctx, MetricResumes, &ev)
+		return nil
+	}
 	p.set(phasePaused, nil, "", time.Time{}, nil)
 	g.publish(ctx, StateHalted, &ev)
 	d, ext, err := g.awaitDecision(ctx, ev)

@@ -45,6 +45,7 @@ func (i *inbound) ExecuteWorkflow(ctx workflow.Context, in *sdkinterceptor.Execu
 		// the guard's own calls rewrite the outgoing header.
 		ctx = workflow.WithValue(ctx, noticeKey{}, n)
 	}
+	ctx = workflow.WithValue(ctx, guardKey{}, i.g) // for SetHaltHandler
 	res, err := i.Next.ExecuteWorkflow(ctx, in)
 	i.g.awaitEchoes(ctx)
 	var can *workflow.ContinueAsNewError

@@ -15,7 +15,7 @@ type outbound struct {
 }
 
 func (o *outbound) ExecuteActivity(ctx workflow.Context, activityType string, args ...any) workflow.Future {
-	if !o.g.active {
+	if !o.g.active || handlerCall(ctx) {
 		return o.Next.ExecuteActivity(ctx, activityType, args...)
 	}
 	node := o.g.nodeName(KindActivity, activityType, args)
@@ -31,7 +31,7 @@ func (o *outbound) ExecuteActivity(ctx workflow.Context, activityType string, ar
 }
 
 func (o *outbound) ExecuteLocalActivity(ctx workflow.Context, activityType string, args ...any) workflow.Future {
-	if !o.g.active || o.g.raising {
+	if !o.g.active || o.g.raising || handlerCall(ctx) {
 		return o.Next.ExecuteLocalActivity(ctx, activityType, args...)
 	}
 	node := o.g.nodeName(KindLocalActivity, activityType, args)
@@ -47,7 +47,7 @@ func (o *outbound) ExecuteLocalActivity(ctx workflow.Context, activityType strin
 }
 
 func (o *outbound) ExecuteChildWorkflow(ctx workflow.Context, childWorkflowType string, args ...any) workflow.ChildWorkflowFuture {
-	if !o.g.active {
+	if !o.g.active || handlerCall(ctx) {
 		return o.Next.ExecuteChildWorkflow(ctx, childWorkflowType, args...)
 	}
 	node := o.g.nodeName(KindChildWorkflow, childWorkflowType, args)

@@ -1,0 +1,99 @@
+package interceptor
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"go.temporal.io/sdk/workflow"
+)
+
+// HaltHandler is workflow code that runs at a halt, before a human is
+// asked (guard version 7, OnHalt pause). It is deterministic workflow
+// code like the rest of the workflow: it may call activities or a
+// reviewer child workflow, and change what the workflow's next calls do.
+// Its own calls are not guarded: they can neither halt nor wait on the
+// halt it handles. Other branches' calls wait until it decides.
+type HaltHandler func(ctx workflow.Context, halt HaltEvent) (HandlerDecision, error)
+
+// HandlerDecision is what a halt handler decides. Action ActionResume
+// resumes the loop, with Guidance for the agent if given; ActionEscalate
+// escalates it; an empty Action (or an error, or a panic) hands the halt
+// to a human, as without a handler.
+type HandlerDecision struct {
+	Action   Action `json:"action,omitempty"`
+	Reason   string `json:"reason,omitempty"`
+	Guidance string `json:"guidance,omitempty"`
+}
+
+// HandlerBy is the Decision.By of a handler's decision.
+const HandlerBy = "halt handler"
+
+type guardKey struct{}
+
+type handlerCallKey struct{}
+
+// ErrNotGuarded is returned by SetHaltHandler in a workflow the guard
+// does not guard (not selected, or started before version 7).
+var ErrNotGuarded = errors.New("loopguard: this workflow is not guarded by guard version 7 or later")
+
+// SetHaltHandler registers h for the workflow of ctx; the last one
+// registered wins, and nil removes it. Call it at the start of the
+// workflow function.
+func SetHaltHandler(ctx workflow.Context, h HaltHandler) error {
+	g, _ := ctx.Value(guardKey{}).(*guard)
+	if g == nil || !g.active || g.version < versionGuidance {
+		return ErrNotGuarded
+	}
+	g.handler = h
+	return nil
+}
+
+// cutUTF8 cuts s to at most n bytes, at a rune boundary, and drops
+// invalid bytes.
+func cutUTF8(s string, n int) string {
+	if len(s) > n {
+		for n > 0 && !utf8.RuneStart(s[n]) {
+			n--
+		}
+		s = s[:n]
+	}
+	return strings.ToValidUTF8(s, "")
+}
+
+// handlerCall reports whether ctx belongs to a running halt handler, whose
+// calls go unguarded.
+func handlerCall(ctx workflow.Context) bool {
+	return ctx.Value(handlerCallKey{}) != nil
+}
+
+// runHandler runs the workflow's halt handler for ev, if any, and returns
+// its decision; a missing handler, an error or a panic asks a human.
+func (g *guard) runHandler(ctx workflow.Context, ev HaltEvent) (d HandlerDecision) {
+	if g.handler == nil || g.version < versionGuidance {
+		return HandlerDecision{}
+	}
+	log := g.next.GetLogger(ctx)
+	defer func() {
+		if r := recover(); r != nil {
+			log.Error("loopguard: halt handler panicked; a human decides", "haltSeq", ev.Seq, "panic", fmt.Sprint(r))
+			d = HandlerDecision{}
+		}
+	}()
+	hctx := workflow.WithValue(ctx, handlerCallKey{}, true)
+	d, err := g.handler(hctx, ev)
+	if err != nil {
+		log.Warn("loopguard: halt handler failed; a human decides", "haltSeq", ev.Seq, "error", err)
+		return HandlerDecision{}
+	}
+	switch d.Action {
+	case ActionResume, ActionEscalate:
+		d.Guidance = cutUTF8(d.Guidance, MaxGuidanceBytes)
+		return d
+	case "":
+		return d
+	}
+	log.Warn("loopguard: halt handler returned an unknown action; a human decides", "haltSeq", ev.Seq, "action", d.Action)
+	return HandlerDecision{}
+}

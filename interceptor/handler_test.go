@@ -1,0 +1,112 @@
+package interceptor_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/loopguard/loopguard/interceptor"
+)
+
+// reviewer is the activity a halt handler asks: it reads the halt and
+// proposes what the agent should do instead.
+func reviewer(ctx context.Context, halt interceptor.HaltEvent) (string, error) {
+	return "the loop at " + halt.Node + " repeats: read config/prod.yaml", nil
+}
+
+// handledLoop is guidedLoop with a halt handler that does what mode says.
+func handledLoop(ctx workflow.Context, n int, mode string) ([]string, error) {
+	err := interceptor.SetHaltHandler(ctx, func(ctx workflow.Context, halt interceptor.HaltEvent) (interceptor.HandlerDecision, error) {
+		switch mode {
+		case "review":
+			actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute})
+			var advice string
+			if err := workflow.ExecuteActivity(actx, "Reviewer", halt).Get(ctx, &advice); err != nil {
+				return interceptor.HandlerDecision{}, err
+			}
+			return interceptor.HandlerDecision{Action: interceptor.ActionResume, Reason: "reviewed", Guidance: advice}, nil
+		case "escalate":
+			return interceptor.HandlerDecision{Action: interceptor.ActionEscalate, Reason: "no reviewer can help"}, nil
+		case "fail":
+			return interceptor.HandlerDecision{}, errors.New("reviewer unavailable")
+		case "panic":
+			panic("handler bug")
+		}
+		return interceptor.HandlerDecision{}, nil // a human decides
+	})
+	if err != nil {
+		return nil, err
+	}
+	out, err := guidedLoop(ctx, n, false)
+	if e, ok := interceptor.EscalationFrom(err); ok {
+		return append(out, "escalated: "+e.Reason), nil
+	}
+	return out, err
+}
+
+// TestHaltHandler: the workflow's halt handler runs before a human is
+// asked. It may ask a reviewer activity (whose call is not guarded and
+// does not wait on the halt) and resume with guidance the agent follows,
+// escalate, or hand the halt to a human; an error or a panic hands it to
+// a human too.
+func TestHaltHandler(t *testing.T) {
+	tests := []struct {
+		mode      string
+		wantHuman bool
+		wantLast  string
+	}{
+		{mode: "review", wantLast: `turn 5, following "the loop at HeedfulAgent repeats: read config/prod.yaml" from halt handler`},
+		{mode: "escalate", wantLast: "escalated: no reviewer can help"},
+		{mode: "human", wantHuman: true, wantLast: `turn 5, following "carry on" from ana`},
+		{mode: "fail", wantHuman: true, wantLast: `turn 5, following "carry on" from ana`},
+		{mode: "panic", wantHuman: true, wantLast: `turn 5, following "carry on" from ana`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.mode, func(t *testing.T) {
+			env := newEnv(t, interceptor.Options{})
+			env.RegisterWorkflow(handledLoop)
+			env.RegisterActivityWithOptions(heedfulAgent, activity.RegisterOptions{Name: "HeedfulAgent"})
+			env.RegisterActivityWithOptions(reviewer, activity.RegisterOptions{Name: "Reviewer"})
+			var at interceptor.Status
+			env.RegisterDelayedCallback(func() {
+				at = status(t, env)
+				env.SignalWorkflow(interceptor.DefaultResumeSignal, interceptor.ResumeRequest{By: "ana", Guidance: "carry on"})
+			}, time.Hour)
+			env.ExecuteWorkflow(handledLoop, 6, tt.mode)
+			require.True(t, env.IsWorkflowCompleted())
+			require.NoError(t, env.GetWorkflowError())
+			var out []string
+			require.NoError(t, env.GetWorkflowResult(&out))
+			assert.Equal(t, tt.wantLast, out[len(out)-1])
+			assert.Equal(t, tt.wantHuman, at.State == interceptor.StateHalted, "a human was asked")
+			st := status(t, env)
+			assert.Equal(t, 1, st.Halts)
+			for _, n := range st.Nodes {
+				assert.NotEqual(t, "Reviewer", n.Name, "the handler's calls are not guarded")
+			}
+			if !tt.wantHuman {
+				require.NotNil(t, st.LastDecision)
+				assert.Equal(t, interceptor.HandlerBy, st.LastDecision.By)
+			}
+		})
+	}
+}
+
+// TestSetHaltHandlerUnguarded: a workflow the guard does not guard gets
+// ErrNotGuarded.
+func TestSetHaltHandlerUnguarded(t *testing.T) {
+	env := newEnv(t, interceptor.Options{Workflows: []string{"SomethingElse"}})
+	env.RegisterWorkflow(handledLoop)
+	env.RegisterActivityWithOptions(heedfulAgent, activity.RegisterOptions{Name: "HeedfulAgent"})
+	env.ExecuteWorkflow(handledLoop, 2, "review")
+	require.True(t, env.IsWorkflowCompleted())
+	err := env.GetWorkflowError()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "not guarded")
+}
