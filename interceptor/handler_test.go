@@ -88,7 +88,7 @@ func TestHaltHandler(t *testing.T) {
 			st := status(t, env)
 			assert.Equal(t, 1, st.Halts)
 			for _, n := range st.Nodes {
-				assert.NotEqual(t, "Reviewer", n.Name, "the handler's calls are not guarded")
+				assert.NotEqual(t, "Reviewer", n.Node, "the handler's calls are not guarded")
 			}
 			if !tt.wantHuman {
 				require.NotNil(t, st.LastDecision)
