@@ -64,6 +64,15 @@ func Resume(reason string) AnswerFunc {
 	}
 }
 
+// ResumeWithGuidance answers every halt by resuming it with guidance for
+// the agent, so that a test can check that the agent heeds it (the
+// loop's later calls carry it in their interceptor.Notice).
+func ResumeWithGuidance(guidance string) AnswerFunc {
+	return func(interceptor.Status) (string, any) {
+		return ActionResume, interceptor.ResumeRequest{Reason: "guidance", By: "testsuite", Guidance: guidance}
+	}
+}
+
 // NoAnswer leaves every halt unanswered, to test Options.PauseTimeout.
 func NoAnswer() AnswerFunc {
 	return func(interceptor.Status) (string, any) { return ActionNone, nil }

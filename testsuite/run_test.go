@@ -199,3 +199,20 @@ func TestRunAnswersChildWorkflowHalts(t *testing.T) {
 		})
 	}
 }
+
+// TestRunReportsGuidanceAndWarnings: a test can answer a halt with
+// guidance and see that the agent heeded it, and read the warnings the
+// loop got from the report.
+func TestRunReportsGuidanceAndWarnings(t *testing.T) {
+	rep := testsuite.Run(t, testsuite.RunOptions{
+		Guard:    interceptor.Options{Warnings: 1},
+		Register: fixtures.Register,
+		Answer:   testsuite.ResumeWithGuidance("try the other file"),
+	}, fixtures.ScriptedLoop, fixtures.Repeat("Code", "the same patch", 12))
+	require.True(t, rep.Completed)
+	assert.Equal(t, 2, rep.FinalStatus.Warnings, "warned, halted, resumed: the ladder starts again, and the next trip warns")
+	require.NotEmpty(t, rep.Halts)
+	require.Len(t, rep.Halts[0].Warnings, 1, "the halt lists the unheeded warning")
+	require.NotNil(t, rep.FinalStatus.LastDecision)
+	assert.Equal(t, "try the other file", rep.FinalStatus.LastDecision.Guidance)
+}
