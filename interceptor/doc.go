@@ -43,12 +43,19 @@
 //
 // Progress at a node (a new output, a changed progress value, a better
 // metric) resets the edge counters into it. The repetition detectors judge
-// the loop, not the node (detection generation 2, detect.DetectionV2): a
-// node that repeats halts the workflow only when the rest of its iteration
-// repeats too, and results are compared as a person would with zero
-// Options (key order, whitespace, ids, timestamps and durations do not make
-// a result new); Options.IgnoreFields and NodeOptions.IgnoreFields remove
-// more. A node polled alone with a durable timer between polls is waiting,
+// the sequence of calls (detection generation 3, detect.DetectionV3, from
+// guard version 6): a loop is a stretch of calls that repeats, call for
+// call and result for result, with a period of up to 48 calls; noise
+// (timestamps, epochs, provider ids, durations, attempt counters, fields
+// named like measurements) is masked only with evidence, and counts,
+// scores and entity ids are information; a signal or update the workflow
+// handles is outside input, which no repetition spans.
+// Options.IgnoreFields and NodeOptions.IgnoreFields remove more. Options.Grain
+// (GrainToolCall) sizes the budgets for LLM↔tool loops. From guard version
+// 7, Options.Warnings warns a loop before it halts, a resume may carry
+// guidance for the agent, the calls carry both in a notice header
+// (NoticeFrom, WorkflowNotice), and SetHaltHandler runs workflow code at a
+// halt before a human is asked. A node polled alone with a durable timer between polls is waiting,
 // not looping. Exempt nodes (pollers) never trip a detector, though a
 // human's halt stops them too. The rules and their limits are in the
 // repository's docs/detection.md.

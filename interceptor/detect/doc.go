@@ -30,7 +30,13 @@
 // [Policy.Detection] selects the rules. The zero value, [DetectionLegacy],
 // is the rule set of guard versions 1 to 3, described below, kept bit for
 // bit for the histories they recorded. [DefaultPolicy] selects
-// [DetectionV2], which changes three things (docs/detection.md):
+// [DetectionV3] (guard version 6 on): one sequence of the execution's
+// steps, a loop being a stretch of it that repeats result for result with
+// a period of up to [MaxLoopPeriod] steps; noise masked only with evidence
+// (its shape, its name, or learnt because it turns back and forth);
+// outside input ([State.Input]) breaks repetition; see docs/detection.md.
+// [DetectionV2], which executions of guard versions 4 and 5 keep, changed
+// three things:
 //
 //   - "the same" as a person means it: results are read canonically (key
 //     order, whitespace, JSON inside strings, string arrays as sets,
