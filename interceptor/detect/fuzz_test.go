@@ -21,7 +21,7 @@ func FuzzState(f *testing.F) {
 	f.Add([]byte{2, 2, 2, 10, 10, 10, 2, 2, 2, 10, 10, 10, 0xff, 0xfe, 0x80})
 	f.Add(make([]byte, 300))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		for _, gen := range []Generation{DetectionLegacy, DetectionV2} {
+		for _, gen := range []Generation{DetectionLegacy, DetectionV2, DetectionV3} {
 			fuzzState(t, gen, data)
 		}
 	})
@@ -79,10 +79,13 @@ func fuzzState(t *testing.T, gen Generation, data []byte) {
 				open = append(open[:k], open[k+1:]...)
 			} // op 4 leaves a duplicate End possible
 		case 5:
-			if arg%2 == 0 {
+			switch arg % 3 {
+			case 0:
 				s.Timer(now)
-			} else {
+			case 1:
 				s.Stop("stop", now, false)
+			default:
+				s.Input(now)
 			}
 		case 6:
 			t := last

@@ -169,6 +169,11 @@ func (s *State) period(exact bool) (p, k, span int) {
 			continue
 		}
 		periodic := true
+		for j := 1; j < span && periodic; j++ {
+			// With RepeatThreshold 2 the comparisons below leave steps of
+			// the first period unread: none of them may be a barrier.
+			periodic = s.steps.at(j).node >= 0
+		}
 		for j := 1; j+p < span && periodic; j++ {
 			// The oldest step of the stretch must match as read: a
 			// failure there followed a call the stretch does not hold.

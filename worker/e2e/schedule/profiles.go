@@ -12,7 +12,7 @@ import (
 // The guard profiles a plan can run under: each is one worker's Options.
 const (
 	ProfileDefault = "default" // the guard's defaults
-	ProfileTight   = "tight"   // low thresholds, per-node options, a declared graph
+	ProfileTight   = "tight"   // low thresholds, per-node options, a declared graph, one warning before a halt
 	ProfileObserve = "observe" // OnHalt: observe (feature policy)
 	ProfileFail    = "fail"    // OnHalt: fail (feature policy)
 	ProfileTimeout = "timeout" // a pause that resumes by itself (feature policy)
@@ -70,6 +70,7 @@ var profiles = map[string]func() interceptor.Options{
 		return interceptor.Options{
 			MaxCallsPerNode: 6,
 			RepeatThreshold: 2,
+			Warnings:        1,
 			IgnoreFields:    []string{"stamp"},
 			Nodes: map[string]interceptor.NodeOptions{
 				"Verify": {IgnoreFields: []string{"at"}},
