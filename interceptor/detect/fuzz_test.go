@@ -127,10 +127,12 @@ func FuzzExtract(f *testing.F) {
 	}}}
 	f.Add([]byte(`{"args":"{\"q\": [\"a\", \"b\"], \"n\": 1.5}","thought":"x","id":12345}`))
 	f.Add([]byte(`"2026-11-23T12:48:26Z chatcmpl-9f8e7d6c5b 2.31s line 10 287:295 \ud83d\ude00"`))
-	v2 := p
+	f.Add([]byte(`"msg_01XFDUDYJgAACzvnptvVoYEL retry 4: Time: 1.378 s (took 2.1 s) 1732400000"`))
+	v2, v3 := p, p
 	v2.Detection = DetectionV2
+	v3.Detection = DetectionV3
 	f.Fuzz(func(t *testing.T, data []byte) {
-		for _, pol := range []Policy{p, v2} {
+		for _, pol := range []Policy{p, v2, v3} {
 			for _, node := range []string{"n", "other"} {
 				obs := Extract(pol, node, data)
 				if len(obs.ProgressRaw) > maxRawLen {
@@ -144,6 +146,7 @@ func FuzzExtract(f *testing.F) {
 				}
 			}
 		}
+		_ = ErrorHash(string(data), string(data))
 		if sig := ErrorSignature(string(data), string(data)); len(sig) > maxSigLen {
 			t.Fatalf("signature of %d bytes", len(sig))
 		}
