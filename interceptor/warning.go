@@ -86,6 +86,9 @@ func (g *guard) warn(ctx workflow.Context, t *detect.Trip) {
 		labelReason:   string(t.Reason),
 		labelDetector: string(t.Detector),
 	}).Counter(MetricWarnings).Inc(1)
+	// The UI's current details show the warning (no command).
+	g.showDetails(ctx, fmt.Sprintf("loopguard: warned %d/%d at %s (%s, %s): %s",
+		g.warning.N, g.warning.Of, t.Node, t.Reason, t.Detector, t.Message))
 	g.history = append(g.history, *g.warning)
 	if len(g.history) > maxWarningHistory {
 		g.history = g.history[len(g.history)-maxWarningHistory:]
@@ -112,6 +115,7 @@ func (g *guard) heed(ctx workflow.Context, node string) {
 	}
 	delete(g.warned, key)
 	g.warning = nil
+	g.showDetails(ctx, "")
 	g.next.GetMetricsHandler(ctx).WithTags(map[string]string{labelReason: string(w.Reason)}).Counter(MetricHeeded).Inc(1)
 }
 
