@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/workflow"
 
@@ -199,4 +200,20 @@ func everyKind(ctx workflow.Context) error {
 		return err
 	}
 	return workflow.ExecuteChildWorkflow(ctx, scriptLoop, []turn{{Node: "Verify", Output: "c"}}).Get(ctx, nil)
+}
+
+// TestMetricsCountWarnings: warnings are counted by reason and detector;
+// a warning the loop heeded is counted once its window passes.
+func TestMetricsCountWarnings(t *testing.T) {
+	h := newCountingHandler()
+	env := newEnvWithMetrics(t, interceptor.Options{Warnings: 1, Grain: interceptor.GrainToolCall}, h)
+	env.RegisterWorkflow(guidedLoop)
+	env.RegisterActivityWithOptions((&warnedAgent{}).Run, activity.RegisterOptions{Name: "HeedfulAgent"})
+	env.ExecuteWorkflow(guidedLoop, 20, false)
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+	c := h.counts
+	assert.Equal(t, int64(1), c["loopguard_warnings{detector=identical_output,reason=stalled}"], "%v", c)
+	assert.Equal(t, int64(1), c["loopguard_warnings_heeded{reason=stalled}"], "%v", c)
+	assert.Zero(t, c["loopguard_halts{detector=identical_output,on_halt=pause,reason=stalled}"])
 }
