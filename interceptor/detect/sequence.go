@@ -297,6 +297,13 @@ func (s *State) waitedAll(w int) bool {
 func (s *State) detectLoopV3(i int, now time.Time) *Trip {
 	p, k, span := s.loopPeriod()
 	if p == 0 {
+		if k := s.quietRepeat(); k > 0 {
+			n := &s.nodes[i]
+			t := s.trip(DetectorIdenticalOutput, i, now,
+				fmt.Sprintf("%s returned the same result %d times in a row, and every other node that ran meanwhile repeated its own", n.name, k))
+			t.Evidence.Same = "equal after canonical reading; the other nodes' steps between equal to their step before"
+			return t
+		}
 		if p := s.staleRound(); p > 0 {
 			names := make([]string, 0, p)
 			for j := p - 1; j >= 0; j-- {
@@ -347,6 +354,73 @@ func (s *State) detectLoopV3(i int, now time.Time) *Trip {
 		"noise in strings: timestamps, clock times, UUIDs, hex ids (8+ hex digits), generated ids (16+ mixed-case letters and digits), digit runs of 10+, durations (2.31s, 1.378 s, 150ms)",
 	}
 	return t
+}
+
+// quietRepeat returns RepeatThreshold when the latest step's node returned
+// the same result that many times in a row (its own steps) and every
+// other node that stepped meanwhile repeated its own previous result each
+// time: nothing new, however the steps interleave. Parallel branches that
+// each loop (workflow.Go) finish their steps in no fixed order, so their
+// sequence need not be periodic. It returns 0 otherwise, when the steps
+// waited, or when outside input came between.
+func (s *State) quietRepeat() int {
+	k := s.lim.repeat
+	if k == 0 || s.steps.n == 0 {
+		return 0
+	}
+	last := s.steps.at(0)
+	if last.node < 0 || last.failed || last.silent {
+		return 0
+	}
+	// The stretch: back to the node's k-th newest step.
+	c, end, waited := 0, -1, true
+	for j := 0; j < s.steps.n; j++ {
+		st := s.steps.at(j)
+		if st.node < 0 {
+			return 0
+		}
+		if st.node != last.node {
+			continue
+		}
+		if !st.same(last, false, false) {
+			return 0
+		}
+		if c++; c == k {
+			end = j
+			break
+		}
+		waited = waited && st.waited
+	}
+	if end < 0 || waited {
+		return 0
+	}
+	// Every other node's steps in the stretch equal its step before it.
+	others := false
+	for j := 1; j < end; j++ {
+		st := s.steps.at(j)
+		if st.node == last.node {
+			continue
+		}
+		others = true
+		prev := (*seqStep)(nil)
+		for m := end + 1; m < s.steps.n; m++ {
+			b := s.steps.at(m)
+			if b.node < 0 {
+				break
+			}
+			if b.node == st.node {
+				prev = b
+				break
+			}
+		}
+		if prev == nil || !st.same(prev, false, false) {
+			return 0
+		}
+	}
+	if !others {
+		return 0 // a node alone: the loop rule's period 1
+	}
+	return k
 }
 
 // errorRun returns how many times in a row the latest step's node failed

@@ -32,3 +32,30 @@ func TestNoRepetitionSpansABarrier(t *testing.T) {
 		})
 	}
 }
+
+// TestInterleavedBranchesRepeat: two parallel branches that each repeat
+// finish their steps in no fixed order; the sequence is not periodic, but
+// nothing in it is new, so it halts. A node that repeats while another
+// node brings something new does not.
+func TestInterleavedBranchesRepeat(t *testing.T) {
+	c := corpusCall{Node: "code", Output: json.RawMessage(`"same patch"`)}
+	v := corpusCall{Node: "verify", Output: json.RawMessage(`"same verdict"`)}
+	fresh := func(s string) corpusCall { return corpusCall{Node: "verify", Output: json.RawMessage(`"` + s + `"`)} }
+	tests := []struct {
+		name string
+		give []corpusCall
+		want bool
+	}{
+		{"c v c c v v c", []corpusCall{c, v, c, c, v, v, c}, true},
+		{"v c c v c", []corpusCall{v, c, c, v, c}, true},
+		{"code repeats, verify brings news", []corpusCall{c, fresh("1 failing"), c, c, fresh("0 failing"), c}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := DefaultPolicy()
+			raiseBudgets(&p)
+			_, trip := replay(p, tt.give)
+			assert.Equal(t, tt.want, trip != nil, "%v", trip)
+		})
+	}
+}
