@@ -45,7 +45,7 @@ func ExampleState() {
 	fmt.Printf("cycle %s: Loop %d/%d\n", c.Anchor, c.Iteration, c.MaxIterations)
 	// Output:
 	// halted: stalled identical_output
-	// coder→verifier repeated with the same results 3 times in a row
+	// verifier→coder repeated with the same results 3 times in a row
 	// evidence: 3 output hashes, [coder->verifier verifier->coder coder->verifier verifier->coder coder->verifier]
 	// pending after resume: false
 	// cycle coder: Loop 3/8

@@ -323,9 +323,10 @@ func (s *State) detectLoopV3(i int, now time.Time) *Trip {
 		}
 		return nil
 	}
+	// The period is named from the first step of the repeating stretch.
 	names := make([]string, 0, p)
 	twice, errSig := s.nodeTwice(p), ""
-	for j := p - 1; j >= 0; j-- {
+	for j := span - 1; j >= span-p; j-- {
 		st := s.steps.at(j)
 		n := &s.nodes[st.node]
 		names = append(names, n.name)
