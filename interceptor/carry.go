@@ -67,10 +67,10 @@ type carried struct {
 	Shown State `json:"shown,omitempty"`
 	// Guidance is the guidance in force, and the warnings' state
 	// (version 7).
-	Guidance *Guidance      `json:"guidance,omitempty"`
-	Warning  *Warning       `json:"warning,omitempty"`
-	Warned   map[string]int `json:"warned,omitempty"`
-	Warnings []Warning      `json:"warnings,omitempty"`
+	Guidance    *Guidance `json:"guidance,omitempty"`
+	Warned      []Warning `json:"warned,omitempty"`
+	WarningLeft int       `json:"warningLeft,omitempty"`
+	Warnings    int       `json:"warnings,omitempty"`
 }
 
 // setup decides whether this execution is guarded and pins its config. It
@@ -118,6 +118,7 @@ func (g *guard) setup(ctx workflow.Context) error {
 	g.cfg = pinned
 	g.active = true
 	g.pause.early = g.version >= versionSafety
+	g.pause.rung = g.version >= versionGuidance
 
 	if carry != nil {
 		st, err := detect.Restore(g.cfg.Policy, carry.State)
@@ -127,7 +128,8 @@ func (g *guard) setup(ctx workflow.Context) error {
 		}
 		g.state, g.halts = st, carry.Halts
 		if g.version >= versionGuidance {
-			g.guidance, g.warning, g.warned, g.history = carry.Guidance, carry.Warning, carry.Warned, carry.Warnings
+			g.guidance = carry.Guidance
+			g.pause.warned, g.pause.left, g.pause.issued = carry.Warned, carry.WarningLeft, carry.Warnings
 		}
 		if g.version >= versionSteady && carry.Shown != "" && carry.Shown != StateRunning {
 			g.publish(ctx, StateRunning, nil)
@@ -196,7 +198,8 @@ func (g *guard) carryOnReturn(ctx workflow.Context, can *workflow.ContinueAsNewE
 	if err != nil {
 		return fmt.Errorf("loopguard: snapshot state: %w", err)
 	}
-	c := carried{Config: g.cfg, State: state, Halts: g.halts, Guidance: g.guidance, Warning: g.warning, Warned: g.warned, Warnings: g.history}
+	c := carried{Config: g.cfg, State: state, Halts: g.halts, Guidance: g.guidance,
+		Warned: g.pause.warned, WarningLeft: g.pause.left, Warnings: g.pause.issued}
 	if g.version >= versionSteady {
 		c.Shown = g.shown
 	}

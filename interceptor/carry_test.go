@@ -39,3 +39,30 @@ func TestContinueAsNewCarriesState(t *testing.T) {
 	require.NotEmpty(t, halted.Nodes)
 	assert.Equal(t, 4, halted.Nodes[0].Steps)
 }
+
+// TestContinueAsNewCarriesTheLadder: the warnings issued, the warnings a
+// loop has not answered yet and the guidance in force cross
+// continue-as-new (guard version 7).
+func TestContinueAsNewCarriesTheLadder(t *testing.T) {
+	opts := interceptor.Options{Warnings: 1, Grain: interceptor.GrainToolCall} // budgets out of the way
+	first := newEnv(t, opts)
+	// Warned at the third identical call, it goes on and trips again: the
+	// halt is resumed with guidance; the run then continues as new.
+	first.RegisterDelayedCallback(func() {
+		first.SignalWorkflow("resume", interceptor.ResumeRequest{By: "ana", Guidance: "use the other fixture"})
+	}, decideAfter)
+	first.ExecuteWorkflow(continuingLoop, repeat(8, "Code", "same"), 7)
+	require.True(t, first.IsWorkflowCompleted())
+	var can *workflow.ContinueAsNewError
+	require.True(t, errors.As(first.GetWorkflowError(), &can), "want continue-as-new, got %v", first.GetWorkflowError())
+
+	second := newEnv(t, opts)
+	second.SetHeader(can.Header)
+	second.ExecuteWorkflow(continuingLoop, distinct(2, "Code"), 0)
+	result(t, second)
+	st := status(t, second)
+	assert.Equal(t, 1, st.Warnings, "the warning issued in the first run")
+	require.NotNil(t, st.Guidance, "the guidance in force")
+	assert.Equal(t, "use the other fixture", st.Guidance.Text)
+	assert.Equal(t, []string{"Code"}, st.Guidance.Nodes)
+}

@@ -55,17 +55,12 @@ type guard struct {
 	// guidance is the human's guidance in force (version 7): the calls of
 	// its nodes carry it in their notice until the next halt.
 	guidance *Guidance
+	// noticed is set while the workflow's outgoing header holds a notice
+	// (its own, or the one it was started with), which the next call
+	// without one must take out.
+	noticed bool
 	// handler is the workflow's halt handler (SetHaltHandler).
 	handler HaltHandler
-	// warning is the warning in force (version 7), and warned counts the
-	// warnings each loop (cycle id, or node) got since it last made
-	// progress.
-	warning *Warning
-	warned  map[string]int
-	// warnings counts the warnings issued in this run; history keeps the
-	// latest, for the evidence of a halt that follows them.
-	warnings int
-	history  []Warning
 
 	// raising is set while the guard runs its own local activity, which
 	// must not count as a guarded call.

@@ -52,7 +52,6 @@ func (g *guard) halt(ctx workflow.Context, node string, trip *detect.Trip) error
 		policy = OnHaltPause
 	}
 	ev := g.haltEvent(trip)
-	ev.Warnings = g.unheeded(trip)
 	if ev.Node == "" {
 		// A human stop names no node: it is the call it stops.
 		ev.Node = node

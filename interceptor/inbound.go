@@ -44,6 +44,7 @@ func (i *inbound) ExecuteWorkflow(ctx workflow.Context, in *sdkinterceptor.Execu
 		// The notice this (child) workflow was started with, kept before
 		// the guard's own calls rewrite the outgoing header.
 		ctx = workflow.WithValue(ctx, noticeKey{}, n)
+		i.g.noticed = true // not passed on to this workflow's own calls
 	}
 	ctx = workflow.WithValue(ctx, guardKey{}, i.g) // for SetHaltHandler
 	res, err := i.Next.ExecuteWorkflow(ctx, in)

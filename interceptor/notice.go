@@ -81,7 +81,7 @@ func readNotice(h map[string]*commonpb.Payload) (Notice, bool) {
 func (g *guard) notice(node string) (Notice, bool) {
 	var n Notice
 	ok := false
-	if w := g.warning; w != nil && slices.Contains(w.Nodes, node) {
+	if w := g.pause.warning(); w != nil && slices.Contains(w.Nodes, node) {
 		n.Warning, ok = w, true
 	}
 	if gd := g.guidance; gd != nil && slices.Contains(gd.Nodes, node) {
@@ -96,22 +96,26 @@ func (g *guard) setNotice(ctx workflow.Context, node string) {
 	if g.version < versionGuidance {
 		return
 	}
+	g.heed(ctx, node)
+	n, ok := g.notice(node)
+	if !ok && !g.noticed {
+		return // nothing to say and no notice to take back: the common call costs nothing more
+	}
 	h := sdkinterceptor.WorkflowHeader(ctx)
 	if h == nil {
 		return
 	}
-	g.heed(ctx, node)
-	n, ok := g.notice(node)
-	if !ok {
-		delete(h, NoticeHeader)
-		return
+	var p *commonpb.Payload
+	if ok {
+		p, _ = converter.GetDefaultDataConverter().ToPayload(n) // a Notice always encodes
 	}
-	p, err := converter.GetDefaultDataConverter().ToPayload(n)
-	if err != nil {
+	if p == nil {
 		delete(h, NoticeHeader)
+		g.noticed = false
 		return
 	}
 	h[NoticeHeader] = p
+	g.noticed = true
 }
 
 // guide puts the guidance of a resume in force for the loop of trip.
@@ -123,15 +127,7 @@ func (g *guard) guide(ev HaltEvent, d Decision) {
 	if d.Guidance == "" {
 		return
 	}
-	nodes := []string{ev.Node}
-	if ev.CycleID != "" {
-		for _, c := range g.state.View().Cycles {
-			if c.CycleID == ev.CycleID {
-				nodes = append([]string(nil), c.Nodes...)
-			}
-		}
-	}
-	g.guidance = &Guidance{Text: d.Guidance, By: d.By, HaltSeq: d.HaltSeq, Nodes: nodes}
+	g.guidance = &Guidance{Text: d.Guidance, By: d.By, HaltSeq: d.HaltSeq, Nodes: g.loopNodes(ev.CycleID, ev.Node)}
 }
 
 // activityInbound gives an activity its notice (NoticeFrom).

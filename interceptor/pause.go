@@ -2,6 +2,7 @@ package interceptor
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/loopguard/loopguard/interceptor/detect"
@@ -50,7 +51,20 @@ type pause struct {
 	// raised (guard version 4); older versions took decisions only once
 	// paused, and replay must decide as they did.
 	early bool
+
+	// The warning rung (guard version 7, Options.Warnings), below the
+	// halt: warned are the warnings issued to loops that have neither
+	// heeded them nor halted since, oldest first; the last one is in
+	// force while left (calls of its loop's nodes) is positive. issued
+	// counts every warning of the run.
+	rung   bool
+	warned []Warning
+	left   int
+	issued int
 }
+
+// maxWarned bounds the warnings kept for the evidence of a halt.
+const maxWarned = 8
 
 // set is the one transition function. It moves to phase to, keeping the
 // invariants: a halt is in force exactly while halting or paused, and a
@@ -63,6 +77,10 @@ func (p *pause) set(to phase, ev *HaltEvent, policy OnHalt, now time.Time, d *De
 		// (admit), so a new halt always starts from running or escalated.
 		p.halt, p.policy, p.since = ev, policy, now
 		p.decision, p.extend = nil, detect.Extension{}
+		if p.rung {
+			// The halt answers the warnings its loop did not heed.
+			ev.Warnings = p.answer(warningKey(ev.CycleID, ev.Node))
+		}
 	case phaseRunning, phaseEscalated:
 		if from == phaseHalting || from == phasePaused {
 			// The halt in force ends with decision d (nil: observed).
@@ -120,4 +138,68 @@ func (p *pause) decide(d Decision, ext detect.Extension) Decision {
 	d.HaltSeq = p.halt.Seq
 	p.decision, p.extend = &d, ext
 	return d
+}
+
+// warning returns the warning in force, or nil.
+func (p *pause) warning() *Warning {
+	if p.left <= 0 || len(p.warned) == 0 {
+		return nil
+	}
+	return &p.warned[len(p.warned)-1]
+}
+
+// warnings counts the warnings the loop of key got and has not answered.
+func (p *pause) warnings(key string) int {
+	n := 0
+	for i := range p.warned {
+		if p.warned[i].key() == key {
+			n++
+		}
+	}
+	return n
+}
+
+// warn puts w in force for left calls of its loop's nodes.
+func (p *pause) warn(w Warning, left int) {
+	p.warned = append(p.warned, w)
+	if len(p.warned) > maxWarned {
+		p.warned = p.warned[len(p.warned)-maxWarned:]
+	}
+	p.left = left
+	p.issued++
+}
+
+// heed counts a call of node against the warning in force and returns it
+// when that call ends its window: the loop heeded it, and its count
+// starts over.
+func (p *pause) heed(node string) *Warning {
+	w := p.warning()
+	if w == nil || !slices.Contains(w.Nodes, node) {
+		return nil
+	}
+	if p.left--; p.left > 0 {
+		return nil
+	}
+	heeded := *w
+	p.answer(heeded.key())
+	return &heeded
+}
+
+// answer removes and returns the warnings of the loop of key; the warning
+// in force goes with them when it is that loop's.
+func (p *pause) answer(key string) []Warning {
+	if w := p.warning(); w != nil && w.key() == key {
+		p.left = 0
+	}
+	var out []Warning
+	kept := p.warned[:0]
+	for _, w := range p.warned {
+		if w.key() == key {
+			out = append(out, w)
+		} else {
+			kept = append(kept, w)
+		}
+	}
+	p.warned = kept
+	return out
 }

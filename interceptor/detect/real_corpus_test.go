@@ -268,24 +268,7 @@ func TestRealCorpus(t *testing.T) {
 	fmt.Fprintf(&report, "\n%-42s %-6s %-14s %-24s %-22s %s\n", "rule (budgets raised unless named)", "half", "loops caught", "progressing runs halted", "loops halted early", "median latency (calls after onset)")
 	for _, r := range rules {
 		for _, h := range []string{"tune", "check"} {
-			var st corpusStats
-			early := 0
-			for i := range traces {
-				tr := &traces[i]
-				if tr.Half != h {
-					continue
-				}
-				calls, onset := realCalls(tr)
-				at := r.run(calls)
-				var trip *Trip
-				if at >= 0 {
-					trip = &Trip{Reason: ReasonStalled}
-				}
-				if tr.Loop && at >= 0 && at < onset {
-					early++
-				}
-				st.add(&corpusTrace{Name: tr.Name, Loop: tr.Loop, Onset: onset}, at, trip, false)
-			}
+			st, early := scoreReal(traces, r.run, func(tr *realTrace) bool { return tr.Half == h })
 			fmt.Fprintf(&report, "%-42s %-6s %-14s %-24s %-22s %s\n", r.name, h,
 				fmt.Sprintf("%d/%d", st.caught, st.loops), fmt.Sprintf("%d/%d", st.falseHalts, st.progressing),
 				fmt.Sprintf("%d/%d", early, st.loops), median(st.latencies))
@@ -296,20 +279,7 @@ func TestRealCorpus(t *testing.T) {
 	fmt.Fprintf(&report, "\n%-32s %-42s %-14s %s\n", "source (both halves)", "rule", "loops caught", "progressing runs halted")
 	for _, src := range realSources {
 		for _, r := range rules {
-			var st corpusStats
-			for i := range traces {
-				tr := &traces[i]
-				if tr.Source != src {
-					continue
-				}
-				calls, onset := realCalls(tr)
-				at := r.run(calls)
-				var trip *Trip
-				if at >= 0 {
-					trip = &Trip{Reason: ReasonStalled}
-				}
-				st.add(&corpusTrace{Name: tr.Name, Loop: tr.Loop, Onset: onset}, at, trip, false)
-			}
+			st, _ := scoreReal(traces, r.run, func(tr *realTrace) bool { return tr.Source == src })
 			fmt.Fprintf(&report, "%-32s %-42s %-14s %s\n", src, r.name, fmt.Sprintf("%d/%d", st.caught, st.loops), fmt.Sprintf("%d/%d", st.falseHalts, st.progressing))
 		}
 	}
@@ -331,4 +301,27 @@ func TestRealCorpus(t *testing.T) {
 	if testing.Verbose() {
 		fmt.Print(report.String())
 	}
+}
+
+// scoreReal runs a rule on the traces keep selects and scores it: loops
+// caught, progressing runs halted, latency, and how many loops it halted
+// before their labelled onset.
+func scoreReal(traces []realTrace, run func([]corpusCall) int, keep func(*realTrace) bool) (st corpusStats, early int) {
+	for i := range traces {
+		tr := &traces[i]
+		if !keep(tr) {
+			continue
+		}
+		calls, onset := realCalls(tr)
+		at := run(calls)
+		var trip *Trip
+		if at >= 0 {
+			trip = &Trip{Reason: ReasonStalled}
+		}
+		if tr.Loop && at >= 0 && at < onset {
+			early++
+		}
+		st.add(&corpusTrace{Name: tr.Name, Loop: tr.Loop, Onset: onset}, at, trip, false)
+	}
+	return st, early
 }

@@ -305,12 +305,8 @@ func (s *State) detectLoopV3(i int, now time.Time) *Trip {
 			return t
 		}
 		if p := s.staleRound(); p > 0 {
-			names := make([]string, 0, p)
-			for j := p - 1; j >= 0; j-- {
-				names = append(names, s.nodes[s.steps.at(j).node].name)
-			}
 			t := s.trip(DetectorTransitionOscillation, i, now,
-				fmt.Sprintf("the loop went round %s %d times and each result was one it had already shown", truncate(strings.Join(names, "→"), maxNameLen), s.lim.repeat))
+				fmt.Sprintf("the loop went round %s %d times and each result was one it had already shown", s.periodPath(p*s.lim.repeat-1, p), s.lim.repeat))
 			t.Evidence.Same = "every step's result equal to one of the same node earlier in the stretch, after canonical reading"
 			return t
 		}
@@ -323,18 +319,15 @@ func (s *State) detectLoopV3(i int, now time.Time) *Trip {
 		}
 		return nil
 	}
-	// The period is named from the first step of the repeating stretch.
-	names := make([]string, 0, p)
 	twice, errSig := s.nodeTwice(p), ""
-	for j := span - 1; j >= span-p; j-- {
-		st := s.steps.at(j)
-		n := &s.nodes[st.node]
-		names = append(names, n.name)
-		if st.failed && n.hist.n > 0 {
-			errSig = n.hist.at(0).errSig
+	for j := 0; j < p; j++ {
+		if st := s.steps.at(j); st.failed {
+			if n := &s.nodes[st.node]; n.hist.n > 0 {
+				errSig = n.hist.at(0).errSig
+			}
 		}
 	}
-	path := truncate(strings.Join(names, "→"), maxNameLen)
+	path := s.periodPath(span-1, p)
 	var t *Trip
 	switch {
 	case errSig != "":
@@ -463,6 +456,17 @@ func (s *State) errorRun() int {
 		waited = waited && st.waited
 	}
 	return 0
+}
+
+// periodPath names the p steps from the sequence's from-th newest on, in
+// the order they ran: the period, from the first step of the repeating
+// stretch.
+func (s *State) periodPath(from, p int) string {
+	names := make([]string, 0, p)
+	for j := from; j > from-p; j-- {
+		names = append(names, s.nodes[s.steps.at(j).node].name)
+	}
+	return truncate(strings.Join(names, "→"), maxNameLen)
 }
 
 // barrier cuts the sequence, as outside input does (DetectionV3).
