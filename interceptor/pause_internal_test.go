@@ -78,3 +78,61 @@ func TestPauseTransitions(t *testing.T) {
 		})
 	}
 }
+
+// TestWarningRung walks the warning rung: warnings per loop are counted
+// from those kept, the last is in force for its window, heeding or a halt
+// of its loop answers a loop's warnings, and a halt of another loop leaves
+// them.
+func TestWarningRung(t *testing.T) {
+	a := Warning{Node: "Code", Nodes: []string{"Code", "Verify"}, CycleID: "cyc-a"}
+	b := Warning{Node: "Poll", Nodes: []string{"Poll"}}
+	tests := []struct {
+		name       string
+		give       func(p *pause)
+		wantForce  string // key of the warning in force, "" for none
+		wantA      int    // warnings of loop a not answered
+		wantB      int
+		wantIssued int
+	}{
+		{"one warning", func(p *pause) { p.warn(a, 2) }, "cyc-a", 1, 0, 1},
+		{"heeded after its window", func(p *pause) {
+			p.warn(a, 2)
+			p.heed("Verify")
+			p.heed("Poll") // not its loop: no count
+			p.heed("Code")
+		}, "", 0, 0, 1},
+		{"a halt of its loop answers it", func(p *pause) {
+			p.warn(a, 5)
+			ev := &HaltEvent{CycleID: "cyc-a", Node: "Verify"}
+			p.set(phaseHalting, ev, OnHaltPause, time.Time{}, nil)
+			if len(ev.Warnings) != 1 {
+				t.Errorf("the halt lists %d warnings, want 1", len(ev.Warnings))
+			}
+		}, "", 0, 0, 1},
+		{"a halt of another loop leaves them", func(p *pause) {
+			p.warn(a, 5)
+			p.warn(b, 5)
+			ev := &HaltEvent{Node: "Other"}
+			p.set(phaseHalting, ev, OnHaltPause, time.Time{}, nil)
+		}, "node:Poll", 1, 1, 2},
+		{"the in-force loop halts, the older warning stays but is not in force", func(p *pause) {
+			p.warn(a, 5)
+			p.warn(b, 5)
+			p.set(phaseHalting, &HaltEvent{Node: "Poll"}, OnHaltPause, time.Time{}, nil)
+		}, "", 1, 0, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := &pause{rung: true}
+			tt.give(p)
+			force := ""
+			if w := p.warning(); w != nil {
+				force = w.key()
+			}
+			assert.Equal(t, tt.wantForce, force)
+			assert.Equal(t, tt.wantA, p.warnings("cyc-a"))
+			assert.Equal(t, tt.wantB, p.warnings("node:Poll"))
+			assert.Equal(t, tt.wantIssued, p.issued)
+		})
+	}
+}
