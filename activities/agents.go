@@ -1,14 +1,18 @@
 package activities
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"hash/fnv"
+	"slices"
 	"strings"
 	"time"
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
+
+	"github.com/loopguard/loopguard/interceptor"
 )
 
 // Error types of the agents' failures. Both are non-retryable: retrying
@@ -60,6 +64,9 @@ type Patch struct {
 	Cost float64 `json:"cost"`
 	// GeneratedAt is a simulated timestamp that differs on every turn.
 	GeneratedAt string `json:"generatedAt"`
+	// Heeded is what made the coder change approach, when its notice did:
+	// the guard's warning or the guidance of a resume.
+	Heeded string `json:"heeded,omitempty"`
 }
 
 // VerifyRequest asks the verifier to run the tests against a patch.
@@ -152,13 +159,16 @@ type Summary struct {
 	GeneratedAt string  `json:"generatedAt"`
 }
 
-// Code proposes a patch.
+// Code proposes a patch. It reads the guard's notice as an agent would
+// put it into its prompt: in the steerable scenarios the coder changes
+// approach when told (a warning, or a human's or reviewer's guidance).
 func (a *Agents) Code(ctx context.Context, req CodeRequest) (Patch, error) {
-	p, err := scriptPatch(req)
+	n, _ := interceptor.NoticeFrom(ctx)
+	p, err := scriptPatch(req, n)
 	if err != nil {
 		return Patch{}, err
 	}
-	activity.GetLogger(ctx).Info("Coder proposed a patch", "scenario", req.Scenario, "turn", req.Turn, "patch", p.ID, "title", p.Title)
+	activity.GetLogger(ctx).Info("Coder proposed a patch", "scenario", req.Scenario, "turn", req.Turn, "patch", p.ID, "title", p.Title, "heeded", p.Heeded)
 	return p, nil
 }
 
@@ -192,6 +202,48 @@ func (a *Agents) Research(ctx context.Context, req ResearchRequest) (Findings, e
 	activity.GetLogger(ctx).Info("Researcher answered", "scenario", req.Scenario, "step", req.Step, "query", f.Query, "new", f.NewInformation)
 	return f, nil
 }
+
+// ReviewRequest asks the reviewer about a halted loop: what the guard
+// found (interceptor.HaltEvent's reason, node and message).
+type ReviewRequest struct {
+	Scenario string `json:"scenario"`
+	Reason   string `json:"reason"`
+	Node     string `json:"node"`
+	Message  string `json:"message"`
+	// Warnings is how many warnings the loop ignored before it halted.
+	Warnings int `json:"warnings,omitempty"`
+}
+
+// ReviewNote is the reviewer's answer: Guidance for the coder, or empty
+// when the reviewer cannot help and a human must decide.
+type ReviewNote struct {
+	Guidance    string  `json:"guidance,omitempty"`
+	Cost        float64 `json:"cost"`
+	GeneratedAt string  `json:"generatedAt"`
+}
+
+// Review looks at a halted loop and suggests what the coder should do
+// instead (seed 000's spawn_reviewer). Only the reviewed scenario's
+// reviewer knows an answer.
+func (a *Agents) Review(ctx context.Context, req ReviewRequest) (ReviewNote, error) {
+	if !IsScenario(req.Scenario) {
+		return ReviewNote{}, unknownScenario(req.Scenario)
+	}
+	note := ReviewNote{Cost: 300, GeneratedAt: stamp(0, time.Hour)}
+	if req.Scenario == ScenarioReviewed {
+		note.Guidance = reviewerGuidance
+	}
+	activity.GetLogger(ctx).Info("Reviewer answered", "scenario", req.Scenario, "reason", req.Reason, "node", req.Node, "guidance", note.Guidance)
+	return note, nil
+}
+
+// reviewerGuidance is the reviewed scenario's reviewer's advice (the
+// guided scenario's human gives the same).
+const reviewerGuidance = "Stop re-proposing the config default: the failing tests are not about it. Fix the cache TTL arithmetic in cache/ttl.go, then cap the retry backoff."
+
+// OperatorGuidance is what a human could tell the guided scenario's coder
+// when resuming its halt.
+const OperatorGuidance = reviewerGuidance
 
 // CheckStatus polls a long-running job.
 func (a *Agents) CheckStatus(ctx context.Context, req StatusRequest) (JobStatus, error) {
@@ -255,10 +307,38 @@ var (
 	}
 )
 
-func scriptPatch(req CodeRequest) (Patch, error) {
+// fixedTests fail after a steerable coder's first patch of its new approach.
+var fixedTests = suite[len(suite)-2:]
+
+// heard is what the steerable coder of scenario takes from its notice, ""
+// if nothing: guidance always, a warning only in the heeds-warning
+// scenario (the others ignore warnings).
+func heard(scenario string, n interceptor.Notice) string {
+	switch {
+	case n.Guidance != "":
+		return fmt.Sprintf("guidance from %s: %s", cmp.Or(n.By, "a human"), n.Guidance)
+	case n.Warning != nil && scenario == ScenarioHeedsWarning:
+		return fmt.Sprintf("warning %d/%d: %s", n.Warning.N, n.Warning.Of, n.Warning.Directive)
+	}
+	return ""
+}
+
+func scriptPatch(req CodeRequest, n interceptor.Notice) (Patch, error) {
 	turn := max(req.Turn, 1)
 	var e edit
+	heeded := ""
 	switch req.Scenario {
+	case ScenarioHeedsWarning, ScenarioReviewed, ScenarioGuided:
+		// Until told, the identical patch; told, the cache fix; once the
+		// cache fix is verified, the backoff cap, which passes.
+		switch heeded = heard(req.Scenario, n); {
+		case slices.Equal(req.FailingTests, fixedTests):
+			e = convergingEdits[3]
+		case heeded != "":
+			e = convergingEdits[2]
+		default:
+			e = identicalEdit
+		}
 	case ScenarioIdenticalPatch, ScenarioChildStalled:
 		e = identicalEdit
 	case ScenarioSameFailingTests, ScenarioRepeatedError:
@@ -282,6 +362,7 @@ func scriptPatch(req CodeRequest) (Patch, error) {
 		Diff:        diff,
 		Cost:        250 + float64(len(diff)),
 		GeneratedAt: stamp(turn, 0),
+		Heeded:      heeded,
 	}, nil
 }
 
@@ -295,6 +376,15 @@ func scriptVerdict(req VerifyRequest) (Verdict, error) {
 		failing = suite[len(suite)-left:]
 	case ScenarioIdenticalPatch, ScenarioChildStalled, ScenarioSameFailingTests:
 		failing = stuckTests
+	case ScenarioHeedsWarning, ScenarioReviewed, ScenarioGuided:
+		// The verdict follows the patch: the steerable coder's patches.
+		switch req.Patch.Title {
+		case convergingEdits[2].title:
+			failing = fixedTests
+		case convergingEdits[3].title:
+		default:
+			failing = stuckTests
+		}
 	case ScenarioOscillating:
 		failing = oscillatingFailures[(turn-1)%2]
 	case ScenarioRepeatedError:
@@ -349,7 +439,8 @@ func scriptPlan(req PlanRequest) (PlanStep, error) {
 		q := stuckQueries[(step-1)%2]
 		s = PlanStep{Next: NextResearch, Action: "need to assess the " + q, Query: q}
 	case ScenarioConverging, ScenarioIdenticalPatch, ScenarioSameFailingTests, ScenarioOscillating,
-		ScenarioRepeatedError, ScenarioBudget, ScenarioPolling, ScenarioChildConverging, ScenarioChildStalled:
+		ScenarioRepeatedError, ScenarioBudget, ScenarioPolling, ScenarioChildConverging, ScenarioChildStalled,
+		ScenarioHeedsWarning, ScenarioReviewed, ScenarioGuided:
 		// Scenarios without a planner script of their own converge.
 		if step <= len(research) {
 			q := research[step-1].query

@@ -8,6 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
+
+	"github.com/loopguard/loopguard/interceptor"
 )
 
 // harness runs the agents in Temporal's activity test environment.
@@ -330,6 +332,10 @@ func TestUnknownScenario(t *testing.T) {
 			_, err := h.env.ExecuteActivity(h.a.Summarize, SummarizeRequest{Scenario: "nope"})
 			return err
 		},
+		"Review": func() error {
+			_, err := h.env.ExecuteActivity(h.a.Review, ReviewRequest{Scenario: "nope"})
+			return err
+		},
 	}
 	for name, call := range calls {
 		err := call()
@@ -340,13 +346,80 @@ func TestUnknownScenario(t *testing.T) {
 	}
 }
 
+// TestSteerableCoder: the steerable coders repeat the identical patch
+// until told; what tells them depends on the scenario; told, they change
+// approach, and the verdicts follow the patches to a pass.
+func TestSteerableCoder(t *testing.T) {
+	warning := interceptor.Notice{Warning: &interceptor.Warning{N: 1, Of: 1, Directive: "change your approach"}}
+	guidance := interceptor.Notice{Guidance: "fix the cache", By: "ana"}
+	tests := []struct {
+		give     string
+		notice   interceptor.Notice
+		want     string // the patch title
+		wantHeed string
+	}{
+		{ScenarioHeedsWarning, interceptor.Notice{}, identicalEdit.title, ""},
+		{ScenarioHeedsWarning, warning, convergingEdits[2].title, "warning 1/1: change your approach"},
+		{ScenarioReviewed, warning, identicalEdit.title, ""},
+		{ScenarioGuided, warning, identicalEdit.title, ""},
+		{ScenarioReviewed, guidance, convergingEdits[2].title, "guidance from ana: fix the cache"},
+		{ScenarioGuided, interceptor.Notice{Guidance: "fix the cache"}, convergingEdits[2].title, "guidance from a human: fix the cache"},
+		{ScenarioHeedsWarning, guidance, convergingEdits[2].title, "guidance from ana: fix the cache"},
+	}
+	for _, tt := range tests {
+		p, err := scriptPatch(CodeRequest{Scenario: tt.give, Turn: 4, FailingTests: stuckTests}, tt.notice)
+		require.NoError(t, err)
+		require.Equal(t, tt.want, p.Title, "%s %+v", tt.give, tt.notice)
+		require.Equal(t, tt.wantHeed, p.Heeded, tt.give)
+	}
+
+	for _, scenario := range []string{ScenarioHeedsWarning, ScenarioReviewed, ScenarioGuided} {
+		var feedback []string
+		var titles []string
+		var failing []int
+		for turn := 1; turn <= 4; turn++ {
+			n := interceptor.Notice{}
+			if turn >= 3 {
+				n = guidance // stays in force until the loop halts again
+			}
+			p, err := scriptPatch(CodeRequest{Scenario: scenario, Turn: turn, FailingTests: feedback}, n)
+			require.NoError(t, err)
+			v, err := scriptVerdict(VerifyRequest{Scenario: scenario, Turn: turn, Patch: p})
+			require.NoError(t, err)
+			titles, failing, feedback = append(titles, p.Title), append(failing, v.Failing), v.FailingTests
+			if v.Passed {
+				break
+			}
+		}
+		require.Equal(t, []string{identicalEdit.title, identicalEdit.title, convergingEdits[2].title, convergingEdits[3].title}, titles, scenario)
+		require.Equal(t, []int{4, 4, 2, 0}, failing, scenario)
+	}
+}
+
+func TestReview(t *testing.T) {
+	h := newHarness(t)
+	for _, tt := range []struct {
+		give string
+		want string
+	}{
+		{ScenarioReviewed, reviewerGuidance},
+		{ScenarioIdenticalPatch, ""}, // the reviewer cannot help: a human decides
+	} {
+		val, err := h.env.ExecuteActivity(h.a.Review, ReviewRequest{Scenario: tt.give, Reason: "stalled", Node: "Code"})
+		require.NoError(t, err)
+		var note ReviewNote
+		require.NoError(t, val.Get(&note))
+		require.Equal(t, tt.want, note.Guidance, tt.give)
+	}
+}
+
 // TestDeterministic: the same request gives the same result, timestamps
 // included, so runs are repeatable.
 func TestDeterministic(t *testing.T) {
 	for _, scenario := range ScenarioNames() {
 		for turn := 1; turn <= 5; turn++ {
-			p1, err1 := scriptPatch(CodeRequest{Scenario: scenario, Turn: turn})
-			p2, err2 := scriptPatch(CodeRequest{Scenario: scenario, Turn: turn})
+			p1, err1 := scriptPatch(CodeRequest{Scenario: scenario, Turn: turn}, interceptor.Notice{})
+			p2, err2 := scriptPatch(CodeRequest{Scenario: scenario, Turn: turn}, interceptor.Notice{})
 			require.NoError(t, err1)
 			require.NoError(t, err2)
 			require.Equal(t, p1, p2)
@@ -363,7 +436,7 @@ func TestDeterministic(t *testing.T) {
 
 func TestScenarioNames(t *testing.T) {
 	names := ScenarioNames()
-	require.Len(t, names, 10)
+	require.Len(t, names, 13)
 	for _, n := range names {
 		require.True(t, IsScenario(n))
 	}

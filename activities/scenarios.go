@@ -40,6 +40,20 @@ const (
 	// ScenarioChildStalled: the identical-patch coder and verifier, run one
 	// child workflow per iteration.
 	ScenarioChildStalled = "child-stalled"
+	// ScenarioHeedsWarning: the coder re-proposes the identical patch, as in
+	// ScenarioIdenticalPatch, until a call's notice warns it that it is
+	// looping (interceptor.NoticeFrom); then it changes approach, and the
+	// next two patches leave 2 and then 0 tests failing.
+	ScenarioHeedsWarning = "heeds-warning"
+	// ScenarioReviewed: the coder ignores warnings and re-proposes the
+	// identical patch until it is given guidance. The workflow's halt
+	// handler asks the reviewer (Review), whose guidance the coder follows
+	// as in ScenarioHeedsWarning.
+	ScenarioReviewed = "reviewed"
+	// ScenarioGuided: the coder ignores warnings, as in ScenarioReviewed,
+	// and no reviewer is asked: it follows the guidance of the human who
+	// resumes the halt.
+	ScenarioGuided = "guided"
 )
 
 var scenarioNames = []string{
@@ -53,6 +67,9 @@ var scenarioNames = []string{
 	ScenarioPlannerResearch,
 	ScenarioChildConverging,
 	ScenarioChildStalled,
+	ScenarioHeedsWarning,
+	ScenarioReviewed,
+	ScenarioGuided,
 }
 
 // ScenarioNames returns every scenario name, in a stable order.

@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/worker"
 
+	"github.com/loopguard/loopguard/activities"
 	"github.com/loopguard/loopguard/interceptor"
 	"github.com/loopguard/loopguard/interceptor/detect"
 )
@@ -24,25 +25,34 @@ const decideAfter = time.Hour
 
 // wantHalt is where each halted scenario must halt (see the table in
 // scenarios.go): the detector, the node it blames, and the loop's turn
-// (LoopResult.Iterations) whose call was paused.
+// (LoopResult.Iterations) whose call was paused, after the one warning
+// GuardOptions gives (a warned loop's detector starts over, so the period
+// is named from the call after the warning).
 var wantHalt = map[string]struct {
 	detector   detect.Detector
 	node       string
 	iterations []int // acceptable values
 }{
-	"identical-patch":    {detect.DetectorIdenticalOutput, NodeCode, []int{3}},
-	"same-failing-tests": {detect.DetectorNoImprovement, NodeVerify, []int{5}},
-	"oscillating":        {detect.DetectorOutputOscillation, NodeVerify, []int{5}},
-	"repeated-error":     {detect.DetectorRepeatedError, NodeVerify, []int{5}},
+	"identical-patch":    {detect.DetectorIdenticalOutput, NodeVerify, []int{6}},
+	"same-failing-tests": {detect.DetectorNoImprovement, NodeVerify, []int{9}},
+	"oscillating":        {detect.DetectorOutputOscillation, NodeVerify, []int{9}},
+	"repeated-error":     {detect.DetectorRepeatedError, NodeVerify, []int{9}},
 	"budget":             {detect.DetectorCycleIterations, NodeCode, []int{9}},
-	"planner-research":   {detect.DetectorOutputOscillation, NodeResearch, []int{5}},
-	"child-stalled":      {detect.DetectorIdenticalOutput, NodeIteration, []int{4}},
+	"planner-research":   {detect.DetectorOutputOscillation, NodeResearch, []int{9}},
+	"child-stalled":      {detect.DetectorIdenticalOutput, NodeIteration, []int{7}},
+}
+
+// guardedRun is what became of a guarded run.
+type guardedRun struct {
+	res LoopResult
+	// halted is the guard's status when the human looked, if halted then;
+	// final its status once the workflow completed.
+	halted, final *interceptor.Status
 }
 
 // runGuarded runs a workflow with the guard; a human escalates whatever
-// halt is in force at decideAfter. It returns the loop's result and the
-// guard's status at the halt (nil if it never halted).
-func runGuarded(t *testing.T, opts interceptor.Options, workflowType string, in LoopInput) (LoopResult, *interceptor.Status) {
+// halt is in force at decideAfter, or resumes it with guidance if given.
+func runGuarded(t *testing.T, opts interceptor.Options, workflowType string, in LoopInput, guidance ...string) guardedRun {
 	t.Helper()
 	var s testsuite.WorkflowTestSuite
 	s.SetLogger(log.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))))
@@ -52,34 +62,48 @@ func runGuarded(t *testing.T, opts interceptor.Options, workflowType string, in 
 	env.SetWorkerOptions(worker.Options{Interceptors: []sdkinterceptor.WorkerInterceptor{guard}})
 	Register(env)
 
-	var halted *interceptor.Status
-	env.RegisterDelayedCallback(func() {
+	status := func() *interceptor.Status {
 		v, err := env.QueryWorkflow(interceptor.DefaultStatusQuery)
 		require.NoError(t, err)
 		var st interceptor.Status
 		require.NoError(t, v.Get(&st))
-		halted = &st
+		return &st
+	}
+	var r guardedRun
+	env.RegisterDelayedCallback(func() {
+		r.halted = status()
+		if len(guidance) > 0 {
+			env.SignalWorkflow(interceptor.DefaultResumeSignal, interceptor.ResumeRequest{Reason: "try this", By: "test", Guidance: guidance[0]})
+			return
+		}
 		env.SignalWorkflow(interceptor.DefaultEscalateSignal, interceptor.EscalateRequest{Reason: "not converging", By: "test"})
 	}, decideAfter)
 	env.ExecuteWorkflow(workflowType, in)
 
 	require.True(t, env.IsWorkflowCompleted())
 	require.NoError(t, env.GetWorkflowError())
-	var res LoopResult
-	require.NoError(t, env.GetWorkflowResult(&res))
-	return res, halted
+	require.NoError(t, env.GetWorkflowResult(&r.res))
+	r.final = status()
+	return r
 }
 
 // TestScenariosWithGuard runs every scenario with the guard set up with
 // GuardOptions: each one must complete or halt as Scenarios says; a human
-// then escalates the halt and the loop ends with Outcome escalated.
+// then escalates the halt and the loop ends with Outcome escalated. The
+// steered scenarios complete: the agent heeds the warning, the reviewer's
+// guidance, or the human's.
 func TestScenariosWithGuard(t *testing.T) {
 	for _, sc := range Scenarios() {
 		t.Run(sc.Name, func(t *testing.T) {
-			res, halted := runGuarded(t, GuardOptions(), sc.Workflow, sc.Input)
+			var guidance []string
+			if sc.Steer == SteerHuman {
+				guidance = append(guidance, sc.Guidance)
+			}
+			r := runGuarded(t, GuardOptions(), sc.Workflow, sc.Input, guidance...)
+			res, halted := r.res, r.halted
 			if sc.Want == WantCompleted {
-				require.Nil(t, halted, "the guard must not halt it")
 				assert.Equal(t, OutcomeCompleted, res.Outcome)
+				checkSteered(t, sc, r)
 				return
 			}
 			require.NotNil(t, halted, "the guard must halt it")
@@ -90,6 +114,13 @@ func TestScenariosWithGuard(t *testing.T) {
 			assert.Equal(t, sc.WantReason, halted.Halt.HaltReason)
 			assert.Equal(t, want.detector, halted.Halt.Detector)
 			assert.Equal(t, want.node, halted.Halt.Node)
+			// Budgets halt at once; a detector's halt lists the warning the
+			// agent ignored.
+			wantWarnings := 1
+			if sc.WantReason == interceptor.ReasonBudgetExceeded {
+				wantWarnings = 0
+			}
+			assert.Len(t, halted.Halt.Warnings, wantWarnings)
 
 			assert.Equal(t, OutcomeEscalated, res.Outcome)
 			assert.Contains(t, want.iterations, res.Iterations)
@@ -103,13 +134,51 @@ func TestScenariosWithGuard(t *testing.T) {
 	}
 }
 
+// checkSteered checks how a completed scenario got there: with no halt,
+// or with the one halt its Steer answers, and the agent's patch saying
+// what it heeded.
+func checkSteered(t *testing.T, sc Scenario, r guardedRun) {
+	t.Helper()
+	st := r.final
+	require.NotNil(t, st)
+	switch sc.Steer {
+	case "":
+		assert.Nil(t, r.halted, "the guard must not halt it")
+		assert.Zero(t, st.Warnings, "nor warn it")
+		return
+	case SteerWarning:
+		assert.Nil(t, r.halted, "the agent heeds the warning: no halt")
+		assert.Zero(t, st.Halts)
+		assert.Equal(t, 1, st.Warnings)
+		assert.Contains(t, r.res.Final, "cap the retry backoff")
+	case SteerReviewer:
+		assert.Nil(t, r.halted, "the reviewer answers the halt: no human")
+		assert.Equal(t, 1, st.Halts)
+		require.NotNil(t, st.LastDecision)
+		assert.Equal(t, interceptor.HandlerBy, st.LastDecision.By)
+		assert.Equal(t, activities.OperatorGuidance, st.LastDecision.Guidance)
+	case SteerHuman:
+		require.NotNil(t, r.halted, "a human answers the halt")
+		require.NotNil(t, r.halted.Halt)
+		assert.Equal(t, sc.WantReason, r.halted.Halt.HaltReason)
+		assert.Len(t, r.halted.Halt.Warnings, 1, "the warning it ignored")
+		require.NotNil(t, st.LastDecision)
+		assert.Equal(t, "test", st.LastDecision.By)
+		assert.Equal(t, sc.Guidance, st.LastDecision.Guidance)
+	default:
+		t.Fatalf("unknown Steer %q", sc.Steer)
+	}
+	t.Logf("%s: completed at turn %d, %d halts, %d warnings", sc.Name, r.res.Iterations, st.Halts, st.Warnings)
+}
+
 // TestGuardOptionsMatter: without the sample rules the guard gets the
 // scenarios wrong, so each rule in GuardOptions is needed.
 func TestGuardOptionsMatter(t *testing.T) {
 	t.Run("poller not exempt", func(t *testing.T) {
 		opts := GuardOptions()
 		delete(opts.Nodes, NodeCheckStatus)
-		res, halted := runGuarded(t, opts, WorkflowPolling, LoopInput{Scenario: "polling"})
+		r := runGuarded(t, opts, WorkflowPolling, LoopInput{Scenario: "polling"})
+		res, halted := r.res, r.halted
 		// The poller sleeps between polls: it is waiting on the world, not
 		// stalled, so only its call budget bounds it.
 		require.NotNil(t, halted, "a poller that is not exempt is bounded by its budget")
@@ -120,22 +189,50 @@ func TestGuardOptionsMatter(t *testing.T) {
 	t.Run("timestamp not ignored", func(t *testing.T) {
 		opts := GuardOptions()
 		opts.IgnoreFields = nil
-		_, halted := runGuarded(t, opts, WorkflowCoderVerifier, LoopInput{Scenario: "identical-patch"})
+		halted := runGuarded(t, opts, WorkflowCoderVerifier, LoopInput{Scenario: "identical-patch"}).halted
 		require.NotNil(t, halted)
 		// Every output differs by its timestamp, which the guard masks with
-		// zero options: the identical patches are caught at the coder as
-		// if the timestamp were ignored.
+		// zero options: the identical patches are caught as if the
+		// timestamp were ignored.
 		assert.Equal(t, detect.DetectorIdenticalOutput, halted.Halt.Detector)
-		assert.Equal(t, NodeCode, halted.Halt.Node)
+		assert.Equal(t, wantHalt["identical-patch"].node, halted.Halt.Node)
 	})
 	t.Run("no metric", func(t *testing.T) {
 		opts := GuardOptions()
 		opts.Nodes[NodeVerify] = interceptor.NodeOptions{CostField: "cost"}
-		_, halted := runGuarded(t, opts, WorkflowCoderVerifier, LoopInput{Scenario: "same-failing-tests"})
+		halted := runGuarded(t, opts, WorkflowCoderVerifier, LoopInput{Scenario: "same-failing-tests"}).halted
 		require.NotNil(t, halted)
 		// Nothing reads the failing count: every result is new, so only the
 		// iteration budget stops the loop, four turns later.
 		assert.Equal(t, interceptor.ReasonBudgetExceeded, halted.Halt.HaltReason)
 		assert.Equal(t, detect.DetectorCycleIterations, halted.Halt.Detector)
 	})
+}
+
+// TestWarningDelaysAHaltByAtMostAWindow: an agent that ignores the warning
+// halts, for the same reason, at most one detector window later than with
+// no warning: the window being the turns the detector needed to trip from
+// a fresh start, which is the turn it halted at without warnings.
+func TestWarningDelaysAHaltByAtMostAWindow(t *testing.T) {
+	noWarnings := GuardOptions()
+	noWarnings.Warnings = 0
+	for _, sc := range Scenarios() {
+		if sc.Want != WantHalted {
+			continue
+		}
+		t.Run(sc.Name, func(t *testing.T) {
+			before := runGuarded(t, noWarnings, sc.Workflow, sc.Input)
+			after := runGuarded(t, GuardOptions(), sc.Workflow, sc.Input)
+			require.NotNil(t, before.halted)
+			require.NotNil(t, after.halted)
+			assert.Equal(t, before.halted.Halt.HaltReason, after.halted.Halt.HaltReason)
+			window := before.res.Iterations
+			late := after.res.Iterations - before.res.Iterations
+			t.Logf("%s: halted at turn %d without warnings, %d with one (%d later; window %d)", sc.Name, before.res.Iterations, after.res.Iterations, late, window)
+			assert.LessOrEqual(t, late, window)
+			if sc.WantReason == interceptor.ReasonBudgetExceeded {
+				assert.Zero(t, late, "budgets do not warn")
+			}
+		})
+	}
 }

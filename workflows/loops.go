@@ -6,6 +6,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/loopguard/loopguard/activities"
+	"github.com/loopguard/loopguard/interceptor"
 )
 
 // CoderVerifierLoop is the classic agent loop: the coder proposes a patch,
@@ -24,6 +25,11 @@ func CoderVerifierLoop(ctx workflow.Context, in LoopInput) (LoopResult, error) {
 	logger := workflow.GetLogger(ctx)
 	ctx = workflow.WithActivityOptions(ctx, activityOptions())
 	var agents *activities.Agents
+	if in.Review {
+		if err := interceptor.SetHaltHandler(ctx, askReviewer(in)); err != nil {
+			logger.Warn("No reviewer: a human answers halts", "error", err)
+		}
+	}
 
 	res := newResult(in)
 	var failingTests []string
@@ -71,6 +77,32 @@ func CoderVerifierLoop(ctx workflow.Context, in LoopInput) (LoopResult, error) {
 	}
 	logger.Warn("Coder and verifier gave up", "turns", in.MaxTurns, "failing", res.Failing)
 	return res, nil
+}
+
+// askReviewer is CoderVerifierLoop's halt handler: before a human is
+// asked, the reviewer looks at the halt. Its guidance resumes the loop and
+// reaches the coder in its notice; no guidance, or a failed review, leaves
+// the halt to a human.
+func askReviewer(in LoopInput) interceptor.HaltHandler {
+	return func(ctx workflow.Context, halt interceptor.HaltEvent) (interceptor.HandlerDecision, error) {
+		var agents *activities.Agents
+		var note activities.ReviewNote
+		err := workflow.ExecuteActivity(ctx, agents.Review, activities.ReviewRequest{
+			Scenario: in.Scenario,
+			Reason:   string(halt.HaltReason),
+			Node:     halt.Node,
+			Message:  halt.Message,
+			Warnings: len(halt.Warnings),
+		}).Get(ctx, &note)
+		if err != nil || note.Guidance == "" {
+			return interceptor.HandlerDecision{}, err
+		}
+		return interceptor.HandlerDecision{
+			Action:   interceptor.ActionResume,
+			Reason:   "the reviewer suggested another approach",
+			Guidance: note.Guidance,
+		}, nil
+	}
 }
 
 // PlannerResearcherLoop is a planner that asks a researcher questions

@@ -65,11 +65,15 @@ func TestScenariosWithoutGuard(t *testing.T) {
 			res := r.execute(t, sc.Workflow, sc.Input)
 			require.Equal(t, sc.Name, res.Scenario)
 			require.Nil(t, res.Escalation)
-			switch sc.Want {
-			case WantCompleted:
+			switch {
+			case sc.Steer != "":
+				// Nobody tells the agent it is looping.
+				require.Equal(t, OutcomeGaveUp, res.Outcome, "without the guard, nothing steers it")
+				require.Equal(t, sc.Input.MaxTurns, res.Iterations)
+			case sc.Want == WantCompleted:
 				require.Equal(t, OutcomeCompleted, res.Outcome)
 				require.Less(t, res.Iterations, sc.Input.MaxTurns)
-			case WantHalted:
+			case sc.Want == WantHalted:
 				require.Equal(t, OutcomeGaveUp, res.Outcome, "nothing but the guard stops it")
 				require.Equal(t, sc.Input.MaxTurns, res.Iterations)
 			default:

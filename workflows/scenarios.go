@@ -1,24 +1,34 @@
-// The sample scenarios, and what the guard (GuardOptions, otherwise default
-// thresholds) does with each. Cn/Vn are the coder's/verifier's n-th call,
-// Pn/Rn the planner's/researcher's, In the n-th child workflow. The guard
-// reads a result at the next guarded call, so the result that trips a
-// detector halts the call right after it: the loop pauses there until a
-// human resumes or escalates. TestScenariosWithGuard checks every line.
+// The sample scenarios, and what the guard (GuardOptions: one warning per
+// loop, otherwise default thresholds) does with each. Cn/Vn are the
+// coder's/verifier's n-th call, Pn/Rn the planner's/researcher's, In the
+// n-th child workflow. The guard reads a result at the next guarded call,
+// so the result that trips a detector acts on the call right after it.
+// The first trip of a loop is a warning: the call goes ahead carrying it in
+// its notice, and the detector starts over. The second trip halts: the
+// loop pauses there until a human (or the workflow's halt handler) resumes
+// or escalates. TestScenariosWithGuard checks every line;
+// TestWarningDelaysAHaltByAtMostAWindow checks that each halt comes at
+// most one detector window later than with no warning (the turn in
+// brackets).
 //
-//	scenario            workflow               want                    first detector to trip, and where
+//	scenario            workflow               want                    the warning, then what halts or steers it
 //	converging          CoderVerifierLoop      completed               -: new patch each turn, failing 7→4→2→0 improves every turn; passes at V4
-//	identical-patch     CoderVerifierLoop      halted stalled          identical_output: Code→Verify the same 3 times (C1=C2=C3), read at V3's call (turn 3)
-//	same-failing-tests  CoderVerifierLoop      halted stalled          no_improvement on Verify: failing stays 4, V2,V3,V4 do not beat V1; read at C5's call (turn 5)
-//	oscillating         CoderVerifierLoop      halted oscillating      output_oscillation: Code→Verify with A,3,B,2 twice = 2 periods at V4, read at C5's call (turn 5); detection generation 2 read Code's A,B,A,B at V4's call (turn 4)
-//	repeated-error      CoderVerifierLoop      halted repeated_error   repeated_error on Verify: V1..V4 fail with the same SandboxUnavailable error after different patches, read at C5's call (turn 5; generation 2: 3 failures, turn 4)
-//	budget              CoderVerifierLoop      halted budget_exceeded  cycle_iterations on cycle Code→Verify: 8/8 iterations, refused at C9 (turn 9); every result is new and the metric improves, so nothing else trips (node_calls would at C11)
+//	identical-patch     CoderVerifierLoop      halted stalled          identical_output: C1=C2=C3 warned at V3's call; the coder ignores it; Verify→Code the same 3 times again, halted at C6's call (turn 6; 3)
+//	same-failing-tests  CoderVerifierLoop      halted stalled          no_improvement on Verify: failing stays 4; warned at C5's call, halted at C9's call (turn 9; 5)
+//	oscillating         CoderVerifierLoop      halted oscillating      output_oscillation: Code→Verify with A,3,B,2 twice; warned at C5's call, halted at C9's call (turn 9; 5)
+//	repeated-error      CoderVerifierLoop      halted repeated_error   repeated_error on Verify: the same SandboxUnavailable error 4 times after different patches; warned at C5's call, halted at C9's (turn 9; 5)
+//	budget              CoderVerifierLoop      halted budget_exceeded  cycle_iterations on cycle Code→Verify: 8/8 iterations, refused at C9 (turn 9; budgets do not warn); every result is new and the metric improves
 //	polling             PollingJob             completed               -: 11 polls, 3 identical statuses in a row, but CheckStatus is Exempt; Summarize runs once
-//	planner-research    PlannerResearcherLoop  halted oscillating      output_oscillation: Plan→Research with auth/session twice = 2 periods at R4, read at P5's call (step 5; generation 2: at R4's call); no output repeats in a row, so nothing stalls first
+//	planner-research    PlannerResearcherLoop  halted oscillating      output_oscillation: Plan→Research with auth/session twice; warned at P5's call, halted at P9's (step 9; 5)
 //	child-converging    ChildIterationLoop     completed               -: one IterationWorkflow per turn, failing 7→4→2→0
-//	child-stalled       ChildIterationLoop     halted stalled          identical_output on IterationWorkflow: I1=I2=I3 (same patch, 4 failing), read at I4's call (turn 4)
+//	child-stalled       ChildIterationLoop     halted stalled          identical_output on IterationWorkflow: I1=I2=I3 warned at I4's call, halted at I7's (turn 7; 4)
+//	heeds-warning       CoderVerifierLoop      completed               identical_output warned at V3's call; C4 reads the warning in its notice and changes approach: 2 failing at V4, passes at V5; no halt
+//	reviewed            CoderVerifierLoop      completed               as identical-patch to the halt at C6's call; the halt handler asks Review and resumes with its guidance; C6 follows it, passes at V7; no human
+//	guided              CoderVerifierLoop      completed               as identical-patch to the halt at C6's call; a human resumes with Scenario.Guidance; C6 follows it, passes at V7
 //
-// Without the guard every "halted" scenario runs to LoopInput.MaxTurns and
-// ends with Outcome "gave_up": that is what the guard is for.
+// Without the guard every "halted" and steered scenario runs to
+// LoopInput.MaxTurns and ends with Outcome "gave_up": that is what the
+// guard is for.
 
 package workflows
 
@@ -48,6 +58,7 @@ const (
 	NodeResearch    = "Research"
 	NodeCheckStatus = "CheckStatus"
 	NodeSummarize   = "Summarize"
+	NodeReview      = "Review"
 	NodeIteration   = WorkflowIteration
 )
 
@@ -55,6 +66,19 @@ const (
 const (
 	WantCompleted = "completed"
 	WantHalted    = "halted"
+)
+
+// How a steered scenario gets back on course (Scenario.Steer): each is one
+// rung of the guard's recovery ladder.
+const (
+	// SteerWarning: the agent heeds the guard's warning; no halt.
+	SteerWarning = "warning"
+	// SteerReviewer: the loop halts, and the workflow's halt handler asks a
+	// reviewer, whose guidance the agent follows; no human.
+	SteerReviewer = "reviewer"
+	// SteerHuman: the loop halts, and a human resumes it with
+	// Scenario.Guidance, which the agent follows.
+	SteerHuman = "human"
 )
 
 // Scenario is a sample run and what the guard should make of it.
@@ -66,8 +90,16 @@ type Scenario struct {
 	Input    LoopInput `json:"input"`
 	// Want is WantCompleted (the guard never halts it) or WantHalted.
 	Want string `json:"want"`
-	// WantReason is the halt reason when Want is WantHalted.
+	// WantReason is the halt reason when Want is WantHalted, and the
+	// reason of the warning or halt a steered scenario recovers from.
 	WantReason interceptor.HaltReason `json:"wantReason,omitempty"`
+	// Steer is how a scenario that completes is steered back on course
+	// (SteerWarning, SteerReviewer, SteerHuman); "" if it needs no
+	// steering.
+	Steer string `json:"steer,omitempty"`
+	// Guidance is what the human tells the agent when resuming a
+	// SteerHuman scenario's halt.
+	Guidance string `json:"guidance,omitempty"`
 }
 
 // Scenarios lists every sample scenario with the outcome the guard, set up
@@ -156,15 +188,46 @@ func Scenarios() []Scenario {
 			Want:        WantHalted,
 			WantReason:  interceptor.ReasonStalled,
 		},
+		{
+			Name:        activities.ScenarioHeedsWarning,
+			Description: "the coder re-proposes the same patch until the guard warns it, then changes approach: no halt, no human",
+			Workflow:    WorkflowCoderVerifier,
+			Input:       in(activities.ScenarioHeedsWarning, coderTask),
+			Want:        WantCompleted,
+			WantReason:  interceptor.ReasonStalled,
+			Steer:       SteerWarning,
+		},
+		{
+			Name:        activities.ScenarioReviewed,
+			Description: "the coder ignores the warning and halts; the workflow's halt handler asks a reviewer, whose guidance the coder follows: no human",
+			Workflow:    WorkflowCoderVerifier,
+			Input:       LoopInput{Scenario: activities.ScenarioReviewed, Task: coderTask, MaxTurns: DefaultMaxTurns, Review: true},
+			Want:        WantCompleted,
+			WantReason:  interceptor.ReasonStalled,
+			Steer:       SteerReviewer,
+		},
+		{
+			Name:        activities.ScenarioGuided,
+			Description: "the coder ignores the warning and halts; a human resumes with guidance, which the coder follows",
+			Workflow:    WorkflowCoderVerifier,
+			Input:       in(activities.ScenarioGuided, coderTask),
+			Want:        WantCompleted,
+			WantReason:  interceptor.ReasonStalled,
+			Steer:       SteerHuman,
+			Guidance:    activities.OperatorGuidance,
+		},
 	}
 }
 
 // GuardOptions are the guard options the samples need: the simulated
 // timestamp ignored on every node, the verifier's (and the iteration
 // child's) failing test count as the metric, token costs, and the poller
-// exempt. Every threshold keeps its default.
+// exempt. Every threshold keeps its default. Each stuck loop is warned once
+// before it halts (Warnings: 1): an agent that reads its notice can change
+// approach without a human.
 func GuardOptions() interceptor.Options {
 	return interceptor.Options{
+		Warnings:     1,
 		IgnoreFields: []string{"generatedAt"},
 		Nodes: map[string]interceptor.NodeOptions{
 			NodeCode:        {CostField: "cost"},
@@ -172,6 +235,7 @@ func GuardOptions() interceptor.Options {
 			NodePlan:        {CostField: "cost"},
 			NodeResearch:    {CostField: "cost"},
 			NodeSummarize:   {CostField: "cost"},
+			NodeReview:      {CostField: "cost"},
 			NodeCheckStatus: {Exempt: true},
 			NodeIteration:   {MetricField: "failing", CostField: "cost"},
 		},

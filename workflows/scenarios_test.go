@@ -23,7 +23,10 @@ func TestScenarios(t *testing.T) {
 		require.Contains(t, []string{WorkflowCoderVerifier, WorkflowPlannerResearcher, WorkflowChildIteration, WorkflowPolling}, sc.Workflow, sc.Name)
 		switch sc.Want {
 		case WantCompleted:
-			require.Empty(t, sc.WantReason, sc.Name)
+			// A steered scenario recovers from a warning or halt.
+			require.Equal(t, sc.Steer != "", sc.WantReason != "", sc.Name)
+			require.Equal(t, sc.Steer == SteerHuman, sc.Guidance != "", sc.Name)
+			require.Equal(t, sc.Steer == SteerReviewer, sc.Input.Review, sc.Name)
 		case WantHalted:
 			require.Contains(t, []interceptor.HaltReason{
 				interceptor.ReasonStalled, interceptor.ReasonOscillating,
@@ -61,6 +64,7 @@ func jsonKeys(t *testing.T, v any) []string {
 func TestGuardOptions(t *testing.T) {
 	o := GuardOptions()
 	require.Equal(t, []string{"generatedAt"}, o.IgnoreFields)
+	require.Equal(t, 1, o.Warnings, "one warning before each halt")
 
 	results := map[string]any{
 		NodeCode:        activities.Patch{},
@@ -69,6 +73,7 @@ func TestGuardOptions(t *testing.T) {
 		NodeResearch:    activities.Findings{},
 		NodeCheckStatus: activities.JobStatus{},
 		NodeSummarize:   activities.Summary{},
+		NodeReview:      activities.ReviewNote{},
 		NodeIteration:   IterationResult{},
 	}
 	// Every activity method is a node with options, and nothing else is.
@@ -106,8 +111,9 @@ func TestGuardOptions(t *testing.T) {
 		require.Equal(t, name == NodeCheckStatus, n.Exempt, name)
 	}
 
-	// Nothing but the node rules and the ignored field: default thresholds.
-	o.IgnoreFields, o.Nodes = nil, nil
+	// Nothing but the node rules, the ignored field and the warning:
+	// default thresholds.
+	o.IgnoreFields, o.Nodes, o.Warnings = nil, nil, 0
 	require.True(t, reflect.ValueOf(o).IsZero(), "GuardOptions sets no threshold: %+v", o)
 }
 
@@ -116,7 +122,10 @@ func TestGuardOptions(t *testing.T) {
 func ExampleScenarios() {
 	for _, sc := range Scenarios() {
 		want := sc.Want
-		if sc.WantReason != "" {
+		switch {
+		case sc.Steer != "":
+			want += fmt.Sprintf(" (%s, steered by the %s)", sc.WantReason, sc.Steer)
+		case sc.WantReason != "":
 			want += " " + string(sc.WantReason)
 		}
 		fmt.Printf("%-19s %-22s %s\n", sc.Name, sc.Workflow, want)
@@ -132,4 +141,7 @@ func ExampleScenarios() {
 	// planner-research    PlannerResearcherLoop  halted oscillating
 	// child-converging    ChildIterationLoop     completed
 	// child-stalled       ChildIterationLoop     halted stalled
+	// heeds-warning       CoderVerifierLoop      completed (stalled, steered by the warning)
+	// reviewed            CoderVerifierLoop      completed (stalled, steered by the reviewer)
+	// guided              CoderVerifierLoop      completed (stalled, steered by the human)
 }

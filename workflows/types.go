@@ -50,6 +50,10 @@ type LoopInput struct {
 	// PollInterval is PollingJob's wait between polls. Default
 	// DefaultPollInterval.
 	PollInterval time.Duration `json:"pollInterval,omitempty"`
+	// Review makes CoderVerifierLoop ask the reviewer at a halt, before a
+	// human (its halt handler calls the Review activity and resumes with
+	// the reviewer's guidance, if any).
+	Review bool `json:"review,omitempty"`
 }
 
 func (in LoopInput) withDefaults() LoopInput {
