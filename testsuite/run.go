@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -200,11 +201,58 @@ type Report struct {
 	// Answers are the answers Run sent.
 	Answers []Answer
 	// FinalStatus is the guard's status after the run (zero when
-	// unguarded).
+	// unguarded). Its Warnings counts the warnings the guard gave; each
+	// halt in Halts lists those its loop did not heed.
 	FinalStatus interceptor.Status
+	// Notices are the notices the workflow's activities and local
+	// activities received (interceptor.NoticeFrom), in the order they
+	// started: a test can check that its agent was told, and what it did
+	// next. Calls without a notice are not listed.
+	Notices []NoticeReceived
 	// Env is the test environment the workflow ran in, for further
 	// queries and assertions.
 	Env *sdktestsuite.TestWorkflowEnvironment
+}
+
+// NoticeReceived is a notice an activity received.
+type NoticeReceived struct {
+	// Activity is the activity type; Attempt its attempt.
+	Activity string
+	Attempt  int32
+	Notice   interceptor.Notice
+}
+
+// noticeRecorder records the notices activities receive. It runs inside
+// the guard's activity interceptor, which reads the header.
+type noticeRecorder struct {
+	sdkinterceptor.WorkerInterceptorBase
+	mu  sync.Mutex
+	got []NoticeReceived
+}
+
+func (n *noticeRecorder) InterceptActivity(ctx context.Context, next sdkinterceptor.ActivityInboundInterceptor) sdkinterceptor.ActivityInboundInterceptor {
+	return &noticeInbound{ActivityInboundInterceptorBase: sdkinterceptor.ActivityInboundInterceptorBase{Next: next}, rec: n}
+}
+
+func (n *noticeRecorder) notices() []NoticeReceived {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return append([]NoticeReceived(nil), n.got...)
+}
+
+type noticeInbound struct {
+	sdkinterceptor.ActivityInboundInterceptorBase
+	rec *noticeRecorder
+}
+
+func (a *noticeInbound) ExecuteActivity(ctx context.Context, in *sdkinterceptor.ExecuteActivityInput) (any, error) {
+	if n, ok := interceptor.NoticeFrom(ctx); ok {
+		info := activity.GetInfo(ctx)
+		a.rec.mu.Lock()
+		a.rec.got = append(a.rec.got, NoticeReceived{Activity: info.ActivityType.Name, Attempt: info.Attempt, Notice: n})
+		a.rec.mu.Unlock()
+	}
+	return a.Next.ExecuteActivity(ctx, in)
 }
 
 // Result decodes the workflow's result into valuePtr.
@@ -281,12 +329,13 @@ func Run(t testing.TB, opts RunOptions, workflow any, args ...any) Report {
 	var s sdktestsuite.WorkflowTestSuite
 	s.SetLogger(logger)
 	env := s.NewTestWorkflowEnvironment()
+	notices := &noticeRecorder{}
 	if !o.Unguarded {
 		g, err := interceptor.New(o.Guard)
 		if err != nil {
 			t.Fatalf("testsuite.Run: invalid guard options: %v", err)
 		}
-		env.SetWorkerOptions(worker.Options{Interceptors: []sdkinterceptor.WorkerInterceptor{g}})
+		env.SetWorkerOptions(worker.Options{Interceptors: []sdkinterceptor.WorkerInterceptor{g, notices}})
 	}
 	if o.Register != nil {
 		o.Register(env)
@@ -334,7 +383,7 @@ func Run(t testing.TB, opts RunOptions, workflow any, args ...any) Report {
 			}
 		}
 	}
-	rep.Halts, rep.Answers = r.halts, r.answers
+	rep.Halts, rep.Answers, rep.Notices = r.halts, r.answers, notices.notices()
 	return rep
 }
 

@@ -19,19 +19,23 @@ import (
 func TestRunScenarios(t *testing.T) {
 	for _, sc := range workflows.Scenarios() {
 		t.Run(sc.Name, func(t *testing.T) {
-			rep := testsuite.Run(t, testsuite.RunOptions{
+			opts := testsuite.RunOptions{
 				Guard:    workflows.GuardOptions(),
 				Register: workflows.Register,
-			}, sc.Workflow, sc.Input)
+			}
+			if sc.Steer == workflows.SteerHuman {
+				opts.Answer = testsuite.ResumeWithGuidance(sc.Guidance)
+			}
+			rep := testsuite.Run(t, opts, sc.Workflow, sc.Input)
 			t.Log(rep)
 			require.True(t, rep.Completed, "%v", rep.Err)
 			require.NoError(t, rep.Err)
 			var res workflows.LoopResult
 			require.NoError(t, rep.Result(&res))
 			if sc.Want == workflows.WantCompleted {
-				assert.Empty(t, rep.Halts)
 				assert.Equal(t, workflows.OutcomeCompleted, res.Outcome)
 				assert.Equal(t, interceptor.StateRunning, rep.FinalStatus.State)
+				checkSteered(t, sc, rep)
 				return
 			}
 			require.Len(t, rep.Halts, 1)
@@ -41,6 +45,44 @@ func TestRunScenarios(t *testing.T) {
 			require.Len(t, rep.Answers, 1)
 			assert.Equal(t, "escalate", rep.Answers[0].Name)
 		})
+	}
+}
+
+// checkSteered checks what a completed scenario was told, and by whom.
+func checkSteered(t *testing.T, sc workflows.Scenario, rep testsuite.Report) {
+	t.Helper()
+	// The coder's first notice of the kind it heeds.
+	var told *interceptor.Notice
+	for _, n := range rep.Notices {
+		if n.Activity == workflows.NodeCode && (n.Notice.Guidance != "" || sc.Steer == workflows.SteerWarning) {
+			told = &n.Notice
+			break
+		}
+	}
+	switch sc.Steer {
+	case "":
+		assert.Empty(t, rep.Halts)
+		assert.Empty(t, rep.Notices, "a progressing loop is told nothing")
+		return
+	case workflows.SteerWarning:
+		assert.Empty(t, rep.Halts)
+		assert.Equal(t, 1, rep.FinalStatus.Warnings)
+		require.NotNil(t, told)
+		require.NotNil(t, told.Warning)
+		assert.Equal(t, sc.WantReason, told.Warning.Reason)
+	case workflows.SteerReviewer:
+		assert.Empty(t, rep.Answers, "no human")
+		require.NotNil(t, rep.FinalStatus.LastDecision)
+		assert.Equal(t, interceptor.HandlerBy, rep.FinalStatus.LastDecision.By)
+		require.NotNil(t, told)
+		assert.Equal(t, rep.FinalStatus.LastDecision.Guidance, told.Guidance)
+	case workflows.SteerHuman:
+		require.Len(t, rep.Halts, 1)
+		assert.Len(t, rep.Halts[0].Warnings, 1, "the warning the coder ignored")
+		require.Len(t, rep.Answers, 1)
+		require.NotNil(t, told)
+		assert.Equal(t, sc.Guidance, told.Guidance)
+		assert.Equal(t, "testsuite", told.By)
 	}
 }
 
@@ -57,10 +99,14 @@ func TestRunUnguarded(t *testing.T) {
 
 func TestRunResumeThenEscalate(t *testing.T) {
 	sc := scenario(t, "identical-patch")
+	// With no warnings each resumed loop halts again for the same reason
+	// (with one, the budget would come first).
+	guard := workflows.GuardOptions()
+	guard.Warnings = 0
 	for _, updates := range []bool{false, true} {
 		t.Run(map[bool]string{false: "signals", true: "updates"}[updates], func(t *testing.T) {
 			rep := testsuite.Run(t, testsuite.RunOptions{
-				Guard:      workflows.GuardOptions(),
+				Guard:      guard,
 				Register:   workflows.Register,
 				UseUpdates: updates,
 				Answer:     testsuite.Answers(testsuite.Resume("try again"), testsuite.Resume("once more"), testsuite.Escalate("enough")),
