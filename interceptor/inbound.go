@@ -49,6 +49,9 @@ func (i *inbound) ExecuteWorkflow(ctx workflow.Context, in *sdkinterceptor.Execu
 	ctx = workflow.WithValue(ctx, guardKey{}, i.g) // for SetHaltHandler
 	res, err := i.Next.ExecuteWorkflow(ctx, in)
 	i.g.awaitEchoes(ctx)
+	if err == nil && i.g.active {
+		i.g.endHeeded(ctx)
+	}
 	var can *workflow.ContinueAsNewError
 	if i.g.active && i.g.version >= versionSafety && errors.As(err, &can) {
 		if cerr := i.g.carryOnReturn(ctx, can); cerr != nil {

@@ -203,17 +203,20 @@ func everyKind(ctx workflow.Context) error {
 }
 
 // TestMetricsCountWarnings: warnings are counted by reason and detector;
-// a warning the loop heeded is counted once its window passes.
+// a warning the loop heeded is counted once its window passes, or when the
+// workflow completes first (5 calls: warned at the 4th), never twice.
 func TestMetricsCountWarnings(t *testing.T) {
-	h := newCountingHandler()
-	env := newEnvWithMetrics(t, interceptor.Options{Warnings: 1, Grain: interceptor.GrainToolCall}, h)
-	env.RegisterWorkflow(guidedLoop)
-	env.RegisterActivityWithOptions((&warnedAgent{}).Run, activity.RegisterOptions{Name: "HeedfulAgent"})
-	env.ExecuteWorkflow(guidedLoop, 20, false)
-	require.True(t, env.IsWorkflowCompleted())
-	require.NoError(t, env.GetWorkflowError())
-	c := h.counts
-	assert.Equal(t, int64(1), c["loopguard_warnings{detector=identical_output,reason=stalled}"], "%v", c)
-	assert.Equal(t, int64(1), c["loopguard_warnings_heeded{reason=stalled}"], "%v", c)
-	assert.Zero(t, c["loopguard_halts{detector=identical_output,on_halt=pause,reason=stalled}"])
+	for _, calls := range []int{20, 5} {
+		h := newCountingHandler()
+		env := newEnvWithMetrics(t, interceptor.Options{Warnings: 1, Grain: interceptor.GrainToolCall}, h)
+		env.RegisterWorkflow(guidedLoop)
+		env.RegisterActivityWithOptions((&warnedAgent{}).Run, activity.RegisterOptions{Name: "HeedfulAgent"})
+		env.ExecuteWorkflow(guidedLoop, calls, false)
+		require.True(t, env.IsWorkflowCompleted())
+		require.NoError(t, env.GetWorkflowError())
+		c := h.counts
+		assert.Equal(t, int64(1), c["loopguard_warnings{detector=identical_output,reason=stalled}"], "%d calls: %v", calls, c)
+		assert.Equal(t, int64(1), c["loopguard_warnings_heeded{reason=stalled}"], "%d calls: %v", calls, c)
+		assert.Zero(t, c["loopguard_halts{detector=identical_output,on_halt=pause,reason=stalled}"])
+	}
 }

@@ -90,6 +90,15 @@ func (g *guard) heed(ctx workflow.Context, node string) {
 	}
 }
 
+// endHeeded counts the warning in force as heeded when the workflow
+// completes before a window of the loop's calls went by: the loop ended
+// without a halt after its warning (a metric, no command).
+func (g *guard) endHeeded(ctx workflow.Context) {
+	if w := g.pause.warning(); w != nil {
+		g.next.GetMetricsHandler(ctx).WithTags(map[string]string{labelReason: string(w.Reason)}).Counter(MetricHeeded).Inc(1)
+	}
+}
+
 // loopNodes are the nodes of a loop: the members of cycle cycleID, or
 // node alone.
 func (g *guard) loopNodes(cycleID, node string) []string {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -45,6 +46,10 @@ type demo struct {
 	timeout   time.Duration
 	// nodes are the guard's per-node options, for the names of metrics.
 	nodes map[string]interceptor.NodeOptions
+	// onHalt is the guard's OnHalt: with OnHaltFail nobody (no halt
+	// handler, no human) can steer a halted loop, so the scenarios steered
+	// after a halt end escalated.
+	onHalt interceptor.OnHalt
 }
 
 // demoResult is what became of one scenario's workflow.
@@ -61,15 +66,26 @@ type demoResult struct {
 	Result *workflows.LoopResult
 	// Err is the failure of a failed workflow.
 	Err string
+	// Guided is the demo's own resume, with guidance, of a SteerHuman
+	// scenario's halt (the demo plays the operator there).
+	Guided *interceptor.Decision
+	// escalates is set when the guard escalates the halt a steered
+	// scenario would recover from (OnHaltFail).
+	escalates bool
 }
+
+// demoOperator is the By of the demo's own resumes.
+const demoOperator = "demo operator"
 
 // matches reports whether the outcome is what the scenario wants: completed,
 // or halted (paused, or escalated after the halt) for WantReason.
 func (r *demoResult) matches() bool {
-	switch r.Scenario.Want {
-	case workflows.WantCompleted:
+	switch {
+	case r.escalates:
+		return r.Outcome == outcomeEscalated && r.Halt != nil && r.Halt.HaltReason == r.Scenario.WantReason
+	case r.Scenario.Want == workflows.WantCompleted:
 		return r.Outcome == outcomeCompleted
-	case workflows.WantHalted:
+	case r.Scenario.Want == workflows.WantHalted:
 		return (r.Outcome == outcomeHalted || r.Outcome == outcomeEscalated) &&
 			r.Halt != nil && r.Halt.HaltReason == r.Scenario.WantReason
 	}
@@ -83,6 +99,8 @@ func (r *demoResult) outcomeText() string {
 		if r.Halt != nil {
 			return r.Outcome + ": " + string(r.Halt.HaltReason)
 		}
+	case outcomeCompleted:
+		return r.steeredText()
 	case outcomeGaveUp:
 		return "gave up (no halt)"
 	case outcomeFailed:
@@ -91,6 +109,23 @@ func (r *demoResult) outcomeText() string {
 		return "still running"
 	}
 	return r.Outcome
+}
+
+// steeredText is the OUTCOME of a completed workflow: what steered it
+// there, if anything did.
+func (r *demoResult) steeredText() string {
+	st := r.Status
+	switch {
+	case r.Guided != nil:
+		return "completed: resumed with guidance"
+	case st == nil || st.Halts == 0 && st.Warnings == 0:
+		return outcomeCompleted
+	case st.Halts == 0:
+		return "completed: warned, heeded"
+	case st.LastDecision != nil && st.LastDecision.By == interceptor.HandlerBy:
+		return "completed: halt handler resumed"
+	}
+	return "completed: after a halt"
 }
 
 // iterationsText is the ITERATIONS column: the loop's own count once it
@@ -120,8 +155,11 @@ func (r *demoResult) iterationsText() string {
 }
 
 func wantText(sc workflows.Scenario) string {
-	if sc.Want == workflows.WantHalted {
+	switch {
+	case sc.Want == workflows.WantHalted:
 		return "halted: " + string(sc.WantReason)
+	case sc.Steer != "":
+		return sc.Want + ", steered by the " + sc.Steer
 	}
 	return sc.Want
 }
@@ -178,7 +216,9 @@ func (d *demo) start(ctx context.Context) ([]*demoResult, error) {
 		if err != nil {
 			return nil, fmt.Errorf("demo: start %s: %w", id, err)
 		}
-		results = append(results, &demoResult{Scenario: sc, WorkflowID: id, RunID: run.GetRunID(), Outcome: outcomeRunning})
+		steeredAfterHalt := sc.Steer == workflows.SteerReviewer || sc.Steer == workflows.SteerHuman
+		results = append(results, &demoResult{Scenario: sc, WorkflowID: id, RunID: run.GetRunID(), Outcome: outcomeRunning,
+			escalates: steeredAfterHalt && d.onHalt == interceptor.OnHaltFail})
 	}
 	return results, nil
 }
@@ -258,10 +298,52 @@ func (d *demo) check(ctx context.Context, r *demoResult) bool {
 	}
 	r.Status = st
 	if st.State == interceptor.StateHalted {
+		if r.Scenario.Steer == workflows.SteerHuman && r.Guided == nil && st.Halt != nil {
+			return !d.guide(cctx, r, st.Halt.Seq)
+		}
 		r.Outcome, r.Halt = outcomeHalted, st.Halt
 		return true
 	}
 	return false
+}
+
+// guide plays the operator of a SteerHuman scenario: it resumes the halt
+// with the scenario's guidance, as guideCommand shows. It reports whether
+// the workflow took it.
+func (d *demo) guide(ctx context.Context, r *demoResult, haltSeq int) bool {
+	h, err := d.client.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+		WorkflowID:   r.WorkflowID,
+		RunID:        r.RunID,
+		UpdateName:   interceptor.DefaultResumeUpdate,
+		Args:         []any{guideRequest(r.Scenario)},
+		WaitForStage: client.WorkflowUpdateStageCompleted,
+	})
+	if err != nil {
+		return false
+	}
+	var dec interceptor.Decision
+	if err := h.Get(ctx, &dec); err != nil || dec.HaltSeq != haltSeq {
+		return false
+	}
+	r.Guided = &dec
+	return true
+}
+
+// guideRequest is the demo operator's resume of sc's halt.
+func guideRequest(sc workflows.Scenario) interceptor.ResumeRequest {
+	return interceptor.ResumeRequest{Reason: "try another approach", By: demoOperator, Guidance: sc.Guidance}
+}
+
+// guideCommand is the temporal CLI command a human would type for the
+// demo's own resume.
+func (d *demo) guideCommand(r *demoResult) string {
+	b, _ := json.Marshal(guideRequest(r.Scenario)) // a ResumeRequest always encodes
+	cmd := fmt.Sprintf("temporal workflow update execute --workflow-id %s --name %s --input '%s'",
+		r.WorkflowID, interceptor.DefaultResumeUpdate, strings.ReplaceAll(string(b), "'", `'\''`))
+	if d.needsAddress() {
+		cmd = addFlagAfter(cmd, []string{"temporal workflow update execute"}, "--address "+d.address)
+	}
+	return cmd
 }
 
 // status runs the guard's loop.status query.
@@ -288,6 +370,9 @@ func (d *demo) collect(ctx context.Context, r *demoResult) {
 	if res.Escalation != nil {
 		h := res.Escalation.Halt
 		r.Halt = &h
+	}
+	if st, err := d.status(ctx, r); err == nil {
+		r.Status = st // what steered it, for the table
 	}
 }
 
@@ -383,6 +468,9 @@ func (d *demo) printTable(results []*demoResult) {
 		if r.Outcome == outcomeHalted && r.Halt != nil {
 			d.printHalt(r)
 		}
+		if r.Outcome == outcomeCompleted {
+			d.printSteered(r)
+		}
 	}
 
 	fmt.Fprintln(d.out)
@@ -414,6 +502,9 @@ func (d *demo) printHalt(r *demoResult) {
 	if trend := interceptor.EvidenceTrend(*h, d.nodes[h.Node].MetricField); trend != "" {
 		fmt.Fprintf(d.out, "%strend     %s\n", indent, trend)
 	}
+	for _, w := range h.Warnings {
+		fmt.Fprintf(d.out, "%signored   warning %d/%d at %s (%s): %s\n", indent, w.N, w.Of, w.Node, w.Detector, w.Message)
+	}
 	c := d.commands(r.WorkflowID)
 	fmt.Fprintf(d.out, "%sresume    %s\n", indent, c.Resume)
 	fmt.Fprintf(d.out, "%sescalate  %s\n", indent, c.Escalate)
@@ -421,6 +512,24 @@ func (d *demo) printHalt(r *demoResult) {
 	fmt.Fprintf(d.out, "%s          %s\n", indent, c.TctlEscalate)
 	if d.uiURL != "" {
 		fmt.Fprintf(d.out, "%sUI        %s\n", indent, workflowURL(d.uiURL, d.namespace, r.WorkflowID))
+	}
+}
+
+// printSteered prints, under a completed workflow's row, what steered it:
+// the warning it heeded, the halt handler's guidance, or the demo's own
+// resume with its command.
+func (d *demo) printSteered(r *demoResult) {
+	const indent = "    "
+	st := r.Status
+	if st == nil || st.Halts == 0 && st.Warnings == 0 {
+		return
+	}
+	fmt.Fprintf(d.out, "%swarned    %d time(s); the loop's calls carried the warning in their notice\n", indent, st.Warnings)
+	switch {
+	case r.Guided != nil:
+		fmt.Fprintf(d.out, "%sguidance  the demo resumed the halt as an operator would:\n%s          %s\n", indent, indent, d.guideCommand(r))
+	case st.LastDecision != nil && st.LastDecision.By == interceptor.HandlerBy:
+		fmt.Fprintf(d.out, "%sreviewer  the halt handler resumed the halt: %q\n", indent, st.LastDecision.Guidance)
 	}
 }
 

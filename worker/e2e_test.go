@@ -235,15 +235,18 @@ func testEndToEnd(t *testing.T) {
 	t.Logf("oscillating escalated: %+v", res)
 
 	// The resumed loops go on, make no more progress than before, and are
-	// halted again: identical-patch for the same reason; repeated-error
-	// for the same errors or, as the edge Code→Verify has been taken
-	// without progress all along, as stalled (edge_without_progress).
+	// halted again. A resume starts the warning ladder over, so each is
+	// warned once more, and the cycle's iteration budget (8, which does
+	// not warn) comes before the detector's second trip; without the
+	// warning identical-patch would halt for the same reason, and
+	// repeated-error for the same errors or as stalled.
+	budget := []interceptor.HaltReason{interceptor.ReasonBudgetExceeded, interceptor.ReasonStalled, interceptor.ReasonRepeatedError}
 	for _, tc := range []struct {
 		id      string
 		reasons []interceptor.HaltReason
 	}{
-		{idPatch, []interceptor.HaltReason{interceptor.ReasonStalled}},
-		{repErr, []interceptor.HaltReason{interceptor.ReasonRepeatedError, interceptor.ReasonStalled}},
+		{idPatch, budget},
+		{repErr, budget},
 	} {
 		s := e.waitHalted(ctx, tc.id, 2)
 		assert.Equal(t, 2, s.Halt.Seq, tc.id)

@@ -151,6 +151,7 @@ func serve(ctx context.Context, cfg config, guardOpts interceptor.Options, level
 			tty:       isTerminal(stdout),
 			timeout:   cfg.demoTimeout,
 			nodes:     guardOpts.Nodes,
+			onHalt:    guardOpts.OnHalt,
 		}
 		// While the demo waits, logging is off (unless --log-level says
 		// otherwise): the scenarios' scripted agent failures would be

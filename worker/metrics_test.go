@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/loopguard/loopguard/interceptor"
 	"github.com/loopguard/loopguard/workflows"
 )
 
@@ -46,13 +47,21 @@ func TestDemoMetrics(t *testing.T) {
 	}()
 
 	addr := waitFor(t, ctx, &stdout, regexp.MustCompile(`metrics +http://(127\.0\.0\.1:\d+)/metrics`))
-	waitFor(t, ctx, &stdout, regexp.MustCompile(`All 10 scenarios ended as expected`))
+	waitFor(t, ctx, &stdout, regexp.MustCompile(`All 13 scenarios ended as expected`))
 
+	// Every scenario with a reason halts once, but the one steered by a
+	// warning; every one whose detector trips is warned first; only the
+	// halted ones stay paused.
 	wantHalts := map[string]float64{}
-	halted := 0.0
+	halted, warned := 0.0, 0.0
 	for _, sc := range workflows.Scenarios() {
-		if sc.Want == workflows.WantHalted {
+		if sc.WantReason != "" && sc.Steer != workflows.SteerWarning {
 			wantHalts[string(sc.WantReason)]++
+		}
+		if sc.WantReason != "" && sc.WantReason != interceptor.ReasonBudgetExceeded {
+			warned++
+		}
+		if sc.Want == workflows.WantHalted {
 			halted++
 		}
 	}
@@ -73,6 +82,8 @@ func TestDemoMetrics(t *testing.T) {
 		assert.NotEmpty(t, labels["detector"])
 		assert.NotContains(t, labels, "workflow_id", "unbounded label")
 	}
+	assert.Equal(t, warned, sumBy(families["loopguard_warnings_total"], "")[""], "one warning per tripped loop")
+	assert.Equal(t, 1.0, sumBy(families["loopguard_warnings_heeded_total"], "")[""], "heeds-warning's")
 	calls := sumBy(families["loopguard_guarded_calls_total"], "kind")
 	assert.Positive(t, calls["activity"], "%v", calls)
 	assert.Positive(t, calls["child_workflow"], "%v", calls)

@@ -56,7 +56,7 @@ func testRunDemoOnHaltFail(t *testing.T) {
 	out := stdout.String()
 	t.Logf("stdout:\n%s\nstderr:\n%s", out, stderr.String())
 	require.NoError(t, err)
-	assert.Contains(t, out, "waiting: 10/10 settled (0 halted)")
+	assert.Contains(t, out, "waiting: 13/13 settled (0 halted)")
 	assert.Contains(t, out, "  policy           "+policy+"\n")
 	assert.NotContains(t, out, "Web UI")
 	assert.NotContains(t, out, "http://")
@@ -67,8 +67,9 @@ func testRunDemoOnHaltFail(t *testing.T) {
 		if !assert.GreaterOrEqual(t, i, 0, sc.Name) {
 			continue
 		}
-		want := "  completed  "
-		if sc.Want == workflows.WantHalted {
+		want := "  completed"
+		// Only a warning can steer a loop when every halt fails.
+		if sc.Want == workflows.WantHalted || sc.Steer == workflows.SteerReviewer || sc.Steer == workflows.SteerHuman {
 			want = "  escalated: " + string(sc.WantReason) + "  "
 		}
 		assert.Contains(t, lines[i], want, sc.Name)
@@ -89,8 +90,8 @@ func testRunDemoExit(t *testing.T) {
 
 	assert.Contains(t, out, "Web UI           http://127.0.0.1:")
 	assert.Contains(t, out, "(embedded; data: in memory (--ephemeral))")
-	assert.Contains(t, out, "waiting: 10/10 settled (7 halted)")
-	assert.Contains(t, out, "All 10 scenarios ended as expected.")
+	assert.Contains(t, out, "waiting: 13/13 settled (7 halted)")
+	assert.Contains(t, out, "All 13 scenarios ended as expected.")
 	assert.NotContains(t, out, "\r", "stdout is not a terminal: plain progress lines")
 
 	lines := strings.Split(out, "\n")
@@ -102,14 +103,31 @@ func testRunDemoExit(t *testing.T) {
 		row := lines[i]
 		assert.Contains(t, row, "demo-"+sc.Name+"-", sc.Name)
 		assert.True(t, strings.HasSuffix(row, "  ok"), "%s: %q", sc.Name, row)
+		details := strings.Join(lines[i+1:min(i+9, len(lines))], "\n")
+		switch sc.Steer {
+		case workflows.SteerWarning:
+			assert.Contains(t, row, "  completed: warned, heeded  ", sc.Name)
+			continue
+		case workflows.SteerReviewer:
+			assert.Contains(t, row, "  completed: halt handler resumed  ", sc.Name)
+			assert.Contains(t, details, "reviewer  the halt handler resumed the halt: ", sc.Name)
+			continue
+		case workflows.SteerHuman:
+			assert.Contains(t, row, "  completed: resumed with guidance  ", sc.Name)
+			assert.Contains(t, details, "temporal workflow update execute --address 127.0.0.1:", sc.Name)
+			assert.Contains(t, details, `"guidance":"`, sc.Name)
+			continue
+		}
 		if sc.Want == workflows.WantCompleted {
 			assert.Contains(t, row, "  completed  ", sc.Name)
 			continue
 		}
 		assert.Contains(t, row, "  halted: "+string(sc.WantReason)+"  ", sc.Name)
 		// The halted workflow's details follow its row.
-		details := strings.Join(lines[i+1:min(i+8, len(lines))], "\n")
 		assert.Contains(t, details, "resume    temporal workflow signal --address 127.0.0.1:", sc.Name)
+		if sc.WantReason != interceptor.ReasonBudgetExceeded {
+			assert.Contains(t, details, "ignored   warning 1/1 at ", sc.Name)
+		}
 		assert.Contains(t, details, "--name resume", sc.Name)
 		assert.Contains(t, details, "escalate  temporal workflow signal", sc.Name)
 		assert.Contains(t, details, "tctl      tctl --address", sc.Name)
