@@ -59,6 +59,8 @@ type guard struct {
 	// (its own, or the one it was started with), which the next call
 	// without one must take out.
 	noticed bool
+	// repeats counts the run's calls by action (Options.CountRepeats).
+	repeats repeats
 	// handler is the workflow's halt handler (SetHaltHandler).
 	handler HaltHandler
 

@@ -20,9 +20,10 @@ const NoticeHeader = "loopguard-notice"
 // stays under 1 KiB.
 const MaxGuidanceBytes = 512
 
-// Notice is what the guard has to tell a guarded call: the human's
-// guidance from the last resume, for the calls of the loop that halted.
-// A call with nothing to be told carries no header.
+// Notice is what the guard has to tell a guarded call: the warning in
+// force, the human's guidance from the last resume, for the calls of the
+// loop that halted, and how often the call was made before. A call with
+// nothing to be told carries no header.
 type Notice struct {
 	// Warning is the warning in force for the loop the call belongs to
 	// (Options.Warnings).
@@ -33,6 +34,15 @@ type Notice struct {
 	By       string `json:"by,omitempty"`
 	// HaltSeq is the halt the guidance answered.
 	HaltSeq int `json:"haltSeq,omitempty"`
+	// Repeats is how many guarded calls of this run before this one had
+	// the same node and the same arguments (Options.CountRepeats), so that
+	// a tool can answer "no new information" rather than run again. It
+	// counts within one run: continue-as-new starts it over. Arguments are
+	// compared by their encoding with the default data converter (a 64-bit
+	// hash of it); arguments that do not encode, and new actions once a run
+	// has seen 1024 distinct ones, count 0. The halt handler's calls are
+	// not guarded and not counted.
+	Repeats int `json:"repeats,omitempty"`
 }
 
 // Guidance is the guidance in force, as Status shows it.
@@ -77,10 +87,14 @@ func readNotice(h map[string]*commonpb.Payload) (Notice, bool) {
 	return n, true
 }
 
-// notice returns what the next call of node must be told.
-func (g *guard) notice(node string) (Notice, bool) {
+// notice returns what the next call of node, with args, must be told.
+func (g *guard) notice(node string, args []any) (Notice, bool) {
 	var n Notice
 	ok := false
+	if g.cfg.CountRepeats {
+		n.Repeats = g.repeats.count(node, args)
+		ok = n.Repeats > 0
+	}
 	if w := g.pause.warning(); w != nil && slices.Contains(w.Nodes, node) {
 		n.Warning, ok = w, true
 	}
@@ -92,12 +106,12 @@ func (g *guard) notice(node string) (Notice, bool) {
 
 // setNotice writes the notice of the call of node about to be made into
 // the workflow's outgoing header, or removes an earlier one (version 7).
-func (g *guard) setNotice(ctx workflow.Context, node string) {
+func (g *guard) setNotice(ctx workflow.Context, node string, args []any) {
 	if g.version < versionGuidance {
 		return
 	}
 	g.heed(ctx, node)
-	n, ok := g.notice(node)
+	n, ok := g.notice(node, args)
 	if !ok && !g.noticed {
 		return // nothing to say and no notice to take back: the common call costs nothing more
 	}
