@@ -83,6 +83,10 @@ type guard struct {
 
 	// shown is the state last published (memo, search attribute).
 	shown State
+	// memoHalt is the halt the memo last showed, and memoAt the warnings'
+	// changes it shows (pause.changes, version 8).
+	memoHalt *HaltEvent
+	memoAt   int
 
 	halts        int
 	lastRejected *Rejection

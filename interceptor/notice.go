@@ -111,6 +111,7 @@ func (g *guard) setNotice(ctx workflow.Context, node string, args []any) {
 		return
 	}
 	g.heed(ctx, node)
+	g.refreshMemo(ctx)
 	n, ok := g.notice(node, args)
 	if !ok && !g.noticed {
 		return // nothing to say and no notice to take back: the common call costs nothing more

@@ -190,7 +190,8 @@ type Options struct {
 	// on the namespace first. Default none: not set.
 	PausedSinceAttribute string
 	// MemoKey is the memo entry holding the guard's state summary, upserted
-	// on halts and decisions. Default "loopguard".
+	// on halts and decisions, and from guard version 8 when warnings are
+	// issued or heeded. Default "loopguard".
 	MemoKey string
 	// MaxPayloadBytes caps a human's signal or update payload. Default 16 KiB.
 	MaxPayloadBytes int
