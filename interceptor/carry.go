@@ -51,7 +51,8 @@ const (
 	versionGuidance = workflow.Version(7)
 	// versionWarningMemo: the memo lists the warnings in force, and is
 	// written again whenever they change: at a warning, when one is
-	// heeded, and at a halt that answered some without publishing.
+	// heeded, and at a halt that answered some without publishing. The
+	// notice header is cut to MaxNoticeBytes.
 	versionWarningMemo = workflow.Version(8)
 	guardedVersion     = versionWarningMemo // what new executions run
 	// carryHeader carries the guard's state across continue-as-new.
