@@ -202,7 +202,7 @@ func TestV3ParallelBranches(t *testing.T) {
 
 // withGuardVersion returns a copy of h whose loopguard version marker (and
 // its TemporalChangeVersion search attribute) says version v.
-func withGuardVersion(t *testing.T, h *historypb.History, v int) *historypb.History {
+func withGuardVersion(t testing.TB, h *historypb.History, v int) *historypb.History {
 	t.Helper()
 	orig := testsuite.Inspect(h).GuardVersion
 	h = proto.Clone(h).(*historypb.History)
