@@ -49,7 +49,12 @@ const (
 	// agent, and the calls of the loop's nodes carry it in a notice
 	// header until the loop halts again.
 	versionGuidance = workflow.Version(7)
-	guardedVersion  = versionGuidance // what new executions run
+	// versionWarningMemo: the memo lists the warnings in force, and is
+	// written again whenever they change: at a warning, when one is
+	// heeded, and at a halt that answered some without publishing. The
+	// notice header is cut to MaxNoticeBytes.
+	versionWarningMemo = workflow.Version(8)
+	guardedVersion     = versionWarningMemo // what new executions run
 	// carryHeader carries the guard's state across continue-as-new.
 	carryHeader = "loopguard-carry"
 )

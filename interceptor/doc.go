@@ -54,7 +54,8 @@
 // (GrainToolCall) sizes the budgets for LLM↔tool loops. From guard version
 // 7, Options.Warnings warns a loop before it halts, a resume may carry
 // guidance for the agent, the calls carry both in a notice header
-// (NoticeFrom, WorkflowNotice), and SetHaltHandler runs workflow code at a
+// (NoticeFrom, WorkflowNotice), with Options.CountRepeats also how often
+// the same call was made before, and SetHaltHandler runs workflow code at a
 // halt before a human is asked. A node polled alone with a durable timer between polls is waiting,
 // not looping. Exempt nodes (pollers) never trip a detector, though a
 // human's halt stops them too. The rules and their limits are in the

@@ -59,6 +59,8 @@ type guard struct {
 	// (its own, or the one it was started with), which the next call
 	// without one must take out.
 	noticed bool
+	// repeats counts the run's calls by action (Options.CountRepeats).
+	repeats repeats
 	// handler is the workflow's halt handler (SetHaltHandler).
 	handler HaltHandler
 
@@ -81,6 +83,10 @@ type guard struct {
 
 	// shown is the state last published (memo, search attribute).
 	shown State
+	// memoHalt is the halt the memo last showed, and memoAt the warnings'
+	// changes it shows (pause.changes, version 8).
+	memoHalt *HaltEvent
+	memoAt   int
 
 	halts        int
 	lastRejected *Rejection

@@ -195,14 +195,7 @@ func (g *guard) haltEvent(t *detect.Trip) HaltEvent {
 // and decisions, never on the normal path.
 func (g *guard) publish(ctx workflow.Context, s State, ev *HaltEvent) {
 	g.shown = s
-	summary := memoSummary{State: s}
-	if ev != nil {
-		summary.Reason, summary.Detector, summary.Node = ev.HaltReason, ev.Detector, ev.Node
-		summary.CycleID, summary.Iteration, summary.Seq = ev.CycleID, ev.Iteration, ev.Seq
-	}
-	if err := g.next.UpsertMemo(ctx, map[string]any{g.cfg.MemoKey: summary}); err != nil {
-		g.next.GetLogger(ctx).Warn("loopguard: memo upsert failed", "error", err)
-	}
+	g.writeMemo(ctx, s, ev)
 	var updates []temporal.SearchAttributeUpdate
 	if g.cfg.SearchAttribute != "" {
 		value := string(s)
@@ -228,6 +221,35 @@ func (g *guard) publish(ctx workflow.Context, s State, ev *HaltEvent) {
 		}
 	}
 	g.showDetails(ctx, currentDetails(g.cfg, s, ev))
+}
+
+// writeMemo upserts the guard's memo entry: state s, halt ev, and from
+// version 8 the warnings.
+func (g *guard) writeMemo(ctx workflow.Context, s State, ev *HaltEvent) {
+	summary := memoSummary{State: s}
+	if ev != nil {
+		summary.Reason, summary.Detector, summary.Node = ev.HaltReason, ev.Detector, ev.Node
+		summary.CycleID, summary.Iteration, summary.Seq = ev.CycleID, ev.Iteration, ev.Seq
+	}
+	if g.version >= versionWarningMemo {
+		summary.Warnings = memoWarnings(ev, g.pause.warned)
+		g.memoHalt, g.memoAt = ev, g.pause.changes
+	}
+	if err := g.next.UpsertMemo(ctx, map[string]any{g.cfg.MemoKey: summary}); err != nil {
+		g.next.GetLogger(ctx).Warn("loopguard: memo upsert failed", "error", err)
+	}
+}
+
+// refreshMemo writes the memo again when the warnings changed since it was
+// last written (version 8): a warning was issued or heeded, or a halt that
+// did not publish (observed, or resumed by the halt handler) answered some.
+// It runs at the next guarded call, so that a UI reader sees what the
+// calls are told.
+func (g *guard) refreshMemo(ctx workflow.Context) {
+	if g.version < versionWarningMemo || g.pause.changes == g.memoAt {
+		return
+	}
+	g.writeMemo(ctx, pick(g.shown, StateRunning), g.memoHalt)
 }
 
 // showDetails sets the workflow's current details to the guard's text, or
@@ -259,6 +281,44 @@ type memoSummary struct {
 	CycleID   string          `json:"cycleId,omitempty"`
 	Iteration int             `json:"iteration,omitempty"`
 	Seq       int             `json:"seq,omitempty"`
+	// Warnings (version 8) are the halt's unheeded warnings, then those in
+	// force for other loops: at most maxWarned.
+	Warnings []memoWarning `json:"warnings,omitempty"`
+}
+
+// memoWarning is what a UI reader needs of a warning.
+type memoWarning struct {
+	N       int        `json:"n"`
+	Of      int        `json:"of"`
+	Reason  HaltReason `json:"reason"`
+	Node    string     `json:"node"`
+	Message string     `json:"message"`
+}
+
+// maxMemoMessage bounds a warning's message in the memo, which every list
+// of workflows may fetch.
+const maxMemoMessage = 200
+
+// memoWarnings lists the warnings of halt ev (nil: none), then the
+// warnings in force, at most maxWarned.
+func memoWarnings(ev *HaltEvent, warned []Warning) []memoWarning {
+	var out []memoWarning
+	for _, ws := range [2][]Warning{haltWarnings(ev), warned} {
+		for _, w := range ws {
+			if len(out) == maxWarned {
+				return out
+			}
+			out = append(out, memoWarning{N: w.N, Of: w.Of, Reason: w.Reason, Node: w.Node, Message: cutUTF8(w.Message, maxMemoMessage)})
+		}
+	}
+	return out
+}
+
+func haltWarnings(ev *HaltEvent) []Warning {
+	if ev == nil {
+		return nil
+	}
+	return ev.Warnings
 }
 
 // haltedSignal is the input of the local activity that raises loop.halted.

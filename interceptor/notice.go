@@ -2,6 +2,7 @@ package interceptor
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 
 	commonpb "go.temporal.io/api/common/v1"
@@ -16,13 +17,18 @@ import (
 // put secrets in guidance).
 const NoticeHeader = "loopguard-notice"
 
-// MaxGuidanceBytes bounds a resume's guidance, so that the notice header
-// stays under 1 KiB.
+// MaxGuidanceBytes bounds a resume's guidance: half of MaxNoticeBytes.
 const MaxGuidanceBytes = 512
 
-// Notice is what the guard has to tell a guarded call: the human's
-// guidance from the last resume, for the calls of the loop that halted.
-// A call with nothing to be told carries no header.
+// MaxNoticeBytes bounds the notice header's JSON (guard version 8): the
+// header goes with every call of the loop, into history and to the
+// worker, and an agent puts it in its prompt.
+const MaxNoticeBytes = 1024
+
+// Notice is what the guard has to tell a guarded call: the warning in
+// force, the human's guidance from the last resume, for the calls of the
+// loop that halted, and how often the call was made before. A call with
+// nothing to be told carries no header.
 type Notice struct {
 	// Warning is the warning in force for the loop the call belongs to
 	// (Options.Warnings).
@@ -33,6 +39,15 @@ type Notice struct {
 	By       string `json:"by,omitempty"`
 	// HaltSeq is the halt the guidance answered.
 	HaltSeq int `json:"haltSeq,omitempty"`
+	// Repeats is how many guarded calls of this run before this one had
+	// the same node and the same arguments (Options.CountRepeats), so that
+	// a tool can answer "no new information" rather than run again. It
+	// counts within one run: continue-as-new starts it over. Arguments are
+	// compared by their encoding with the default data converter (a 64-bit
+	// hash of it); arguments that do not encode, and new actions once a run
+	// has seen 1024 distinct ones, count 0. The halt handler's calls are
+	// not guarded and not counted.
+	Repeats int `json:"repeats,omitempty"`
 }
 
 // Guidance is the guidance in force, as Status shows it.
@@ -77,10 +92,14 @@ func readNotice(h map[string]*commonpb.Payload) (Notice, bool) {
 	return n, true
 }
 
-// notice returns what the next call of node must be told.
-func (g *guard) notice(node string) (Notice, bool) {
+// notice returns what the next call of node, with args, must be told.
+func (g *guard) notice(node string, args []any) (Notice, bool) {
 	var n Notice
 	ok := false
+	if g.cfg.CountRepeats {
+		n.Repeats = g.repeats.count(node, args)
+		ok = n.Repeats > 0
+	}
 	if w := g.pause.warning(); w != nil && slices.Contains(w.Nodes, node) {
 		n.Warning, ok = w, true
 	}
@@ -92,12 +111,13 @@ func (g *guard) notice(node string) (Notice, bool) {
 
 // setNotice writes the notice of the call of node about to be made into
 // the workflow's outgoing header, or removes an earlier one (version 7).
-func (g *guard) setNotice(ctx workflow.Context, node string) {
+func (g *guard) setNotice(ctx workflow.Context, node string, args []any) {
 	if g.version < versionGuidance {
 		return
 	}
 	g.heed(ctx, node)
-	n, ok := g.notice(node)
+	g.refreshMemo(ctx)
+	n, ok := g.notice(node, args)
 	if !ok && !g.noticed {
 		return // nothing to say and no notice to take back: the common call costs nothing more
 	}
@@ -107,7 +127,7 @@ func (g *guard) setNotice(ctx workflow.Context, node string) {
 	}
 	var p *commonpb.Payload
 	if ok {
-		p, _ = converter.GetDefaultDataConverter().ToPayload(n) // a Notice always encodes
+		p = encodeNotice(n, g.version >= versionWarningMemo)
 	}
 	if p == nil {
 		delete(h, NoticeHeader)
@@ -116,6 +136,65 @@ func (g *guard) setNotice(ctx workflow.Context, node string) {
 	}
 	h[NoticeHeader] = p
 	g.noticed = true
+}
+
+// encodeNotice encodes n for the header. With fit (version 8), a notice
+// whose JSON is over MaxNoticeBytes is cut until it fits, least useful
+// first: the warning's node list (the callee is one of them), who sent the
+// guidance, the warning's message (its directive says what to do), the
+// warning's node, and last the guidance. They can be long together: a
+// detector's message can name a whole cycle of 200-byte node names, a
+// cycle has up to MaxNodes members, By may be 1 KiB, and JSON's escapes
+// (\u003c for <) can make 512 bytes of guidance six times as long.
+func encodeNotice(n Notice, fit bool) *commonpb.Payload {
+	dc := converter.GetDefaultDataConverter()
+	p, _ := dc.ToPayload(n) // a Notice always encodes
+	if !fit || len(p.GetData()) <= MaxNoticeBytes {
+		return p
+	}
+	w := Warning{}
+	if n.Warning != nil {
+		w = *n.Warning // cut a copy: the guard's warning stays whole
+		n.Warning = &w
+	}
+	cuts := []func(excess int){
+		func(int) { w.Nodes = nil },
+		func(k int) { n.By = cutJSON(n.By, k) },
+		func(k int) { w.Message = cutJSON(w.Message, k) },
+		func(k int) { w.Node = cutJSON(w.Node, k) },
+		func(k int) { n.Guidance = cutJSON(n.Guidance, k) },
+	}
+	for _, cut := range cuts {
+		if len(p.GetData()) <= MaxNoticeBytes {
+			break
+		}
+		cut(len(p.GetData()) - MaxNoticeBytes)
+		p, _ = dc.ToPayload(n)
+	}
+	return p
+}
+
+// cutJSON returns the longest prefix of s, cut at a rune boundary, whose
+// JSON is at least k bytes shorter than that of s. JSON's escapes make a
+// byte of s one to six bytes of JSON, so the cut is found by encoding.
+func cutJSON(s string, k int) string {
+	want := jsonLen(s) - k
+	lo, hi := 0, len(s)
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		if jsonLen(cutUTF8(s, mid)) <= want {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	return cutUTF8(s, lo)
+}
+
+// jsonLen is the length of s encoded as a JSON string.
+func jsonLen(s string) int {
+	b, _ := json.Marshal(s) // a string always encodes
+	return len(b)
 }
 
 // guide puts the guidance of a resume in force for the loop of trip.

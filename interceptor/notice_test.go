@@ -161,3 +161,68 @@ func TestGuidanceReachesAChildWorkflow(t *testing.T) {
 	assert.Equal(t, []string{"the same plan", "the same plan", "the same plan",
 		`turn 3, following "plan the migration per tenant"`, `turn 4, following "plan the migration per tenant"`}, out)
 }
+
+// seen is what repeater saw of its notice.
+type seen struct {
+	Noticed bool `json:"noticed"`
+	Repeats int  `json:"repeats"`
+}
+
+// repeater reports the notice it was called with.
+func repeater(ctx context.Context, query string) (seen, error) {
+	n, ok := interceptor.NoticeFrom(ctx)
+	return seen{Noticed: ok, Repeats: n.Repeats}, nil
+}
+
+// repeatLoop calls repeater once per query, as an activity or a local
+// activity.
+func repeatLoop(ctx workflow.Context, queries []string, local bool) ([]seen, error) {
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute})
+	ctx = workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{StartToCloseTimeout: time.Minute})
+	var out []seen
+	for _, q := range queries {
+		var s seen
+		var f workflow.Future
+		if local {
+			f = workflow.ExecuteLocalActivity(ctx, "Repeater", q)
+		} else {
+			f = workflow.ExecuteActivity(ctx, "Repeater", q)
+		}
+		if err := f.Get(ctx, &s); err != nil {
+			return out, err
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// TestNoticeRepeats: with CountRepeats a call is told how many calls of
+// the run before it had the same node and arguments; a first call has
+// nothing to be told and carries no header. Without it no call carries
+// one. The node is exempt, so that no detector trips on the repeats.
+func TestNoticeRepeats(t *testing.T) {
+	queries := []string{"weather in Oslo", "weather in Oslo", "weather in Oslo", "weather in Bergen"}
+	tests := []struct {
+		name  string
+		count bool
+		local bool
+		want  []seen
+	}{
+		{"counted", true, false, []seen{{false, 0}, {true, 1}, {true, 2}, {false, 0}}},
+		{"counted, local activity", true, true, []seen{{false, 0}, {true, 1}, {true, 2}, {false, 0}}},
+		{"off by default", false, false, []seen{{}, {}, {}, {}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := newEnv(t, interceptor.Options{CountRepeats: tt.count, Nodes: map[string]interceptor.NodeOptions{"Repeater": {Exempt: true}}})
+			env.RegisterWorkflow(repeatLoop)
+			env.RegisterActivityWithOptions(repeater, activity.RegisterOptions{Name: "Repeater"})
+			env.ExecuteWorkflow(repeatLoop, queries, tt.local)
+			require.True(t, env.IsWorkflowCompleted())
+			require.NoError(t, env.GetWorkflowError())
+			var got []seen
+			require.NoError(t, env.GetWorkflowResult(&got))
+			assert.Equal(t, tt.want, got)
+		})
+	}
+}

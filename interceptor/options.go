@@ -147,6 +147,13 @@ type Options struct {
 	// halts, and the halt's evidence lists the warnings it did not heed.
 	// Default 0: a trip halts at once, as before.
 	Warnings int
+	// CountRepeats sets Notice.Repeats (guard version 7): each guarded
+	// call is told how many calls of this run before it had the same node
+	// and the same arguments, so that a tool can answer "no new
+	// information" instead of running again. Default false: it costs one
+	// encoding of each call's arguments with the default data converter,
+	// and replay pays it again. See Notice.Repeats for its limits.
+	CountRepeats bool
 
 	// OnHalt is what a halt does. Default OnHaltPause.
 	OnHalt OnHalt
@@ -183,7 +190,8 @@ type Options struct {
 	// on the namespace first. Default none: not set.
 	PausedSinceAttribute string
 	// MemoKey is the memo entry holding the guard's state summary, upserted
-	// on halts and decisions. Default "loopguard".
+	// on halts and decisions, and from guard version 8 when warnings are
+	// issued or heeded. Default "loopguard".
 	MemoKey string
 	// MaxPayloadBytes caps a human's signal or update payload. Default 16 KiB.
 	MaxPayloadBytes int
@@ -250,6 +258,7 @@ type config struct {
 	Policy            detect.Policy      `json:"policy"`
 	OnHalt            OnHalt             `json:"onHalt"`
 	Warnings          int                `json:"warnings,omitempty"`
+	CountRepeats      bool               `json:"countRepeats,omitempty"`
 	PauseTimeout      time.Duration      `json:"pauseTimeout,omitempty"`
 	OnPauseTimeout    PauseTimeoutAction `json:"onPauseTimeout"`
 	ResumeSignal      string             `json:"resumeSignal"`
@@ -299,6 +308,7 @@ func buildConfig(o Options) (config, hooks, error) {
 	c := config{
 		OnHalt:            pick(o.OnHalt, OnHaltPause),
 		Warnings:          o.Warnings,
+		CountRepeats:      o.CountRepeats,
 		PauseTimeout:      o.PauseTimeout,
 		OnPauseTimeout:    pick(o.OnPauseTimeout, TimeoutEscalate),
 		ResumeSignal:      pick(o.ResumeSignal, DefaultResumeSignal),

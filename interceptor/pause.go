@@ -56,11 +56,13 @@ type pause struct {
 	// halt: warned are the warnings issued to loops that have neither
 	// heeded them nor halted since, oldest first; the last one is in
 	// force while left (calls of its loop's nodes) is positive. issued
-	// counts every warning of the run.
-	rung   bool
-	warned []Warning
-	left   int
-	issued int
+	// counts every warning of the run; changes counts the changes of
+	// warned, so that the memo can tell it is behind (version 8).
+	rung    bool
+	warned  []Warning
+	left    int
+	issued  int
+	changes int
 }
 
 // maxWarned bounds the warnings kept for the evidence of a halt.
@@ -167,6 +169,7 @@ func (p *pause) warn(w Warning, left int) {
 	}
 	p.left = left
 	p.issued++
+	p.changes++
 }
 
 // heed counts a call of node against the warning in force and returns it
@@ -201,5 +204,8 @@ func (p *pause) answer(key string) []Warning {
 		}
 	}
 	p.warned = kept
+	if len(out) > 0 {
+		p.changes++
+	}
 	return out
 }

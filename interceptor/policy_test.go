@@ -34,6 +34,7 @@ func TestParsePolicy(t *testing.T) {
 			}},
 		{"null keeps the default", `{"maxCost": null, "repeatThreshold": 4}`, interceptor.Options{RepeatThreshold: 4}},
 		{"protocol names", `{"resumeSignal": "agent.resume", "memoKey": "guard"}`, interceptor.Options{ResumeSignal: "agent.resume", MemoKey: "guard"}},
+		{"the recovery ladder", `{"warnings": 2, "countRepeats": true}`, interceptor.Options{Warnings: 2, CountRepeats: true}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -127,7 +128,7 @@ func TestPolicyRoundTrip(t *testing.T) {
 			ProgressFields: []string{"diff"}, MetricField: "failing", HigherIsBetter: true, CostField: "cost",
 		}},
 		Graph:  []interceptor.Edge{{From: "Code", To: "Verify"}},
-		OnHalt: interceptor.OnHaltObserve, Warnings: 2, PauseTimeout: 24 * time.Hour, OnPauseTimeout: interceptor.TimeoutResume,
+		OnHalt: interceptor.OnHaltObserve, Warnings: 2, CountRepeats: true, PauseTimeout: 24 * time.Hour, OnPauseTimeout: interceptor.TimeoutResume,
 		ResumeSignal: "r", EscalateSignal: "e", HaltSignal: "h", HaltedSignal: "hd", StatusQuery: "s",
 		ResumeUpdate: "ru", EscalateUpdate: "eu", SupervisorWorkflowID: "sup", SearchAttribute: "SA", PausedSinceAttribute: "SAT",
 		MemoKey: "m", MaxPayloadBytes: 1024, HaltSignalTimeout: 5 * time.Second,

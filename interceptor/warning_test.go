@@ -2,11 +2,13 @@ package interceptor_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/activity"
 
@@ -103,4 +105,73 @@ func TestWarningsAreOffByDefault(t *testing.T) {
 	assert.Zero(t, halted.Warnings)
 	assert.Empty(t, halted.Halt.Warnings)
 	assert.Equal(t, 3, halted.TotalCalls)
+}
+
+// memoEntry is what a test reads of the guard's memo entry.
+type memoEntry struct {
+	State    interceptor.State `json:"state"`
+	Warnings []struct {
+		N, Of   int
+		Reason  interceptor.HaltReason
+		Node    string
+		Message string
+	} `json:"warnings"`
+}
+
+// String renders a memo entry as its state and its warnings' n/of.
+func (m memoEntry) String() string {
+	s := string(m.State)
+	for _, w := range m.Warnings {
+		s += fmt.Sprintf(" %d/%d", w.N, w.Of)
+	}
+	return s
+}
+
+// TestWarningsInTheMemo (guard version 8): a warning, and a warning
+// heeded, upsert the memo, which lists the warnings in force; a halt's
+// memo lists the warnings it answered.
+func TestWarningsInTheMemo(t *testing.T) {
+	tests := []struct {
+		name   string
+		onHalt interceptor.OnHalt
+		agent  func(context.Context, int) (string, error)
+		want   []string
+	}{
+		{"ignored", "", (&stubbornAgent{}).Run, []string{"running 1/2", "running 1/2 2/2", "halted 1/2 2/2", "escalated 1/2 2/2"}},
+		{"heeded", "", (&warnedAgent{}).Run, []string{"running 1/2", "running"}},
+		// An observed halt publishes nothing; the next call shows that it
+		// answered the warnings, and the loop's warnings start over.
+		{"ignored, observed", interceptor.OnHaltObserve, (&stubbornAgent{}).Run,
+			[]string{"running 1/2", "running 1/2 2/2", "running", "running 1/2", "running 1/2 2/2", "running"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := newEnv(t, interceptor.Options{Warnings: 2, Grain: interceptor.GrainToolCall, OnHalt: tt.onHalt})
+			env.RegisterWorkflow(guidedLoop)
+			env.RegisterActivityWithOptions(tt.agent, activity.RegisterOptions{Name: "HeedfulAgent"})
+			var got []string
+			var first memoEntry
+			env.OnUpsertMemo(mock.Anything).Run(func(args mock.Arguments) {
+				data, err := json.Marshal(args.Get(0).(map[string]any)["loopguard"])
+				require.NoError(t, err)
+				var m memoEntry
+				require.NoError(t, json.Unmarshal(data, &m))
+				if got == nil {
+					first = m
+				}
+				got = append(got, m.String())
+			}).Return(nil)
+			env.RegisterDelayedCallback(func() {
+				env.SignalWorkflow(interceptor.DefaultEscalateSignal, interceptor.EscalateRequest{By: "ana"})
+			}, time.Hour)
+			env.ExecuteWorkflow(guidedLoop, 20, false)
+			require.True(t, env.IsWorkflowCompleted())
+			assert.Equal(t, tt.want, got)
+			require.NotEmpty(t, first.Warnings)
+			w := first.Warnings[0]
+			assert.Equal(t, interceptor.ReasonStalled, w.Reason)
+			assert.Equal(t, "HeedfulAgent", w.Node)
+			assert.NotEmpty(t, w.Message)
+		})
+	}
 }

@@ -94,6 +94,27 @@ func benchmarkReplay(b *testing.B, name string) {
 	})
 }
 
+// BenchmarkReplayNotice replays the 1,000 calls of noticeReplays without
+// a notice and with one on every call but the first two
+// (Notice.Repeats): allocations per replay are the cost of the notice
+// (TestNoticeReplayCost pins them per call). Run:
+//
+//	go test -run '^$' -bench BenchmarkReplayNotice -benchmem ./testsuite/
+func BenchmarkReplayNotice(b *testing.B) {
+	without, with, r := noticeReplays(b)
+	for _, c := range []struct {
+		name string
+		h    *historypb.History
+	}{{"without", without}, {"with", with}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				replayOnce(b, r, c.h)
+			}
+		})
+	}
+}
+
 // timeReplay replays h once and returns the wall time and the process CPU
 // time it took (ok is false where the CPU time cannot be read).
 func timeReplay(tb testing.TB, r worker.WorkflowReplayer, h *historypb.History) (wall, cpu time.Duration, ok bool) {

@@ -72,20 +72,30 @@ func haltedEvent(t *testing.T, h *historypb.History, n int) interceptor.HaltEven
 	return interceptor.HaltEvent{}
 }
 
-// memoStates lists the guard's memo states the history upserts, in order.
-func memoStates(t *testing.T, h *historypb.History) []string {
+// memos decodes the guard's memo entries the history upserts, in order.
+func memos[T any](t *testing.T, h *historypb.History) []T {
 	t.Helper()
-	var out []string
+	var out []T
 	for _, e := range h.GetEvents() {
 		p := e.GetWorkflowPropertiesModifiedEventAttributes().GetUpsertedMemo().GetFields()["loopguard"]
 		if p == nil {
 			continue
 		}
-		var m struct {
-			State  string `json:"state"`
-			Reason string `json:"haltReason"`
-		}
+		var m T
 		require.NoError(t, converter.GetDefaultDataConverter().FromPayload(p, &m))
+		out = append(out, m)
+	}
+	return out
+}
+
+// memoStates lists the guard's memo states the history upserts, in order.
+func memoStates(t *testing.T, h *historypb.History) []string {
+	t.Helper()
+	var out []string
+	for _, m := range memos[struct {
+		State  string `json:"state"`
+		Reason string `json:"haltReason"`
+	}](t, h) {
 		out = append(out, m.State+":"+m.Reason)
 	}
 	return out
@@ -192,7 +202,7 @@ func TestV3ParallelBranches(t *testing.T) {
 
 // withGuardVersion returns a copy of h whose loopguard version marker (and
 // its TemporalChangeVersion search attribute) says version v.
-func withGuardVersion(t *testing.T, h *historypb.History, v int) *historypb.History {
+func withGuardVersion(t testing.TB, h *historypb.History, v int) *historypb.History {
 	t.Helper()
 	orig := testsuite.Inspect(h).GuardVersion
 	h = proto.Clone(h).(*historypb.History)

@@ -192,6 +192,13 @@ func specs() []spec {
 		fixtures.Turn{Node: "Code", Output: "the same patch"},
 		fixtures.Turn{Node: "Verify", Output: "0 tests failed"})
 	return []spec{
+		{name: "v8-warned-then-halted", desc: "[guard version 8] Warnings 1: Code repeats itself; the first trip warns and upserts the memo, which lists the warning; it repeats itself again and halts, the memo listing the unheeded warning; escalated by signal (version 7 wrote no memo at the warning)",
+			registry: "fixtures", guard: "warnings-1", workflow: fixtures.WorkflowScripted,
+			input:   fixtures.Repeat("Code", "the same patch", 9),
+			answers: []answer{signal("escalate", by("ignored the warning"))}},
+		{name: "v8-warning-heeded", desc: "[guard version 8] Warnings 1, tool-call grain: Code repeats itself and is warned (the memo lists the warning), then returns something new every call: a window later the warning is heeded and the memo written again without it; the loop completes (version 7 wrote no memo)",
+			registry: "fixtures", guard: "warnings-1-tool-call", workflow: fixtures.WorkflowScripted,
+			input: append(fixtures.Repeat("Code", "the same patch", 4), fixtures.Distinct("Code", 10)...)},
 		{name: "v7-resume-with-guidance", desc: "[guard version 7] Code repeats itself and halts; resumed by signal with guidance; the later Code calls carry it in a loopguard-notice header (version 6 refused the field) until the loop completes",
 			registry: "fixtures", guard: "defaults", workflow: fixtures.WorkflowScripted,
 			input:   append(fixtures.Repeat("Code", "the same patch", 4), fixtures.Distinct("Code", 2)...),
