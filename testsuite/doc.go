@@ -35,6 +35,20 @@
 // read from the status query instead. Mock activities with RunOptions.Setup
 // (env.OnActivity) like in any SDK test.
 //
+// To test that an agent heeds the guard, give it warnings and check what
+// it was told and what it did next: Report.Notices lists every notice an
+// activity received (interceptor.NoticeFrom), FinalStatus.Warnings counts
+// the warnings, each halt lists the ones its loop ignored, and
+// ResumeWithGuidance answers a halt with guidance for the agent:
+//
+//	rep := testsuite.Run(t, testsuite.RunOptions{
+//		Guard:    interceptor.Options{Warnings: 1},
+//		Register: register,
+//	}, MyLoop, MyInput{...})
+//	require.Empty(t, rep.Halts, "the agent changed approach when warned")
+//	require.Equal(t, 1, rep.FinalStatus.Warnings)
+//	require.NotNil(t, rep.Notices[0].Notice.Warning)
+//
 // # Replay tests in CI: ReplayFile
 //
 // Every change to workflow code, and every guard upgrade, should replay real

@@ -75,6 +75,46 @@ func ExampleRun() {
 	// final state: escalated
 }
 
+// heedfulDraft proposes the same draft until a notice warns it.
+func heedfulDraft(ctx context.Context, turn int) (string, error) {
+	if n, ok := interceptor.NoticeFrom(ctx); ok && n.Warning != nil {
+		return fmt.Sprintf("a new outline, turn %d", turn), nil
+	}
+	if turn > 4 {
+		return fmt.Sprintf("section %d of the new outline", turn), nil
+	}
+	return "the same draft", nil
+}
+
+// Report.Notices shows what the agent was told: here the writer is warned
+// once, changes approach, and is never halted.
+func ExampleReport_notices() {
+	t := &testing.T{} // in a real test, the test's own t
+	rep := testsuite.Run(t, testsuite.RunOptions{
+		Guard: interceptor.Options{Warnings: 1, Grain: interceptor.GrainToolCall},
+		Register: func(r worker.Registry) {
+			r.RegisterActivityWithOptions(heedfulDraft, activity.RegisterOptions{Name: "Draft"})
+		},
+		Logger: log.NewStructuredLogger(slog.New(slog.DiscardHandler)),
+	}, writerLoop)
+
+	var out string
+	if err := rep.Result(&out); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(out, "(10 drafts) with", len(rep.Halts), "halts and", rep.FinalStatus.Warnings, "warning")
+	for _, n := range rep.Notices {
+		if w := n.Notice.Warning; w != nil {
+			fmt.Printf("%s was warned (%d/%d, %s): %s\n", n.Activity, w.N, w.Of, w.Reason, w.Directive)
+			break
+		}
+	}
+	// Output:
+	// gave up (10 drafts) with 0 halts and 1 warning
+	// Draft was warned (1/1, stalled): You are repeating the same steps and getting the same results. Do not make the same call again with the same input: change your approach.
+}
+
 func ExampleAnswers() {
 	answer := testsuite.Answers(testsuite.Resume("looks fine"), testsuite.Escalate("enough"))
 	for seq := 1; seq <= 3; seq++ {
