@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/sdk/converter"
 	sdkinterceptor "go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/temporal"
@@ -61,6 +62,10 @@ type guard struct {
 	noticed bool
 	// repeats counts the run's calls by action (Options.CountRepeats).
 	repeats repeats
+	// sent is the last notice encoded, and its payload: a loop's calls
+	// carry the same notice call after call, encoded once.
+	sent        Notice
+	sentPayload *commonpb.Payload
 	// handler is the workflow's halt handler (SetHaltHandler).
 	handler HaltHandler
 

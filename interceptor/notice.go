@@ -126,8 +126,18 @@ func (g *guard) setNotice(ctx workflow.Context, node string, args []any) {
 		return
 	}
 	var p *commonpb.Payload
-	if ok {
+	switch {
+	case ok && g.sentPayload != nil && sameNotice(n, g.sent):
+		p = g.sentPayload // payloads are never changed once made
+	case ok:
 		p = encodeNotice(n, g.version >= versionWarningMemo)
+		g.sent, g.sentPayload = n, p
+		if w := n.Warning; w != nil {
+			// A copy: the guard's warning may change in place.
+			c := *w
+			c.Nodes = slices.Clone(w.Nodes)
+			g.sent.Warning = &c
+		}
 	}
 	if p == nil {
 		delete(h, NoticeHeader)
@@ -136,6 +146,21 @@ func (g *guard) setNotice(ctx workflow.Context, node string, args []any) {
 	}
 	h[NoticeHeader] = p
 	g.noticed = true
+}
+
+// sameNotice reports whether a and b encode alike.
+func sameNotice(a, b Notice) bool {
+	if (a.Warning == nil) != (b.Warning == nil) {
+		return false
+	}
+	if a.Warning != nil {
+		x, y := a.Warning, b.Warning
+		if x.Detector != y.Detector || x.Reason != y.Reason || x.Message != y.Message || x.Directive != y.Directive ||
+			x.N != y.N || x.Of != y.Of || x.Node != y.Node || x.CycleID != y.CycleID || !slices.Equal(x.Nodes, y.Nodes) {
+			return false
+		}
+	}
+	return a.Guidance == b.Guidance && a.By == b.By && a.HaltSeq == b.HaltSeq && a.Repeats == b.Repeats
 }
 
 // encodeNotice encodes n for the header. With fit (version 8), a notice

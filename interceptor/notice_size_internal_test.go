@@ -105,3 +105,30 @@ func TestNoticeHeaderIsBounded(t *testing.T) {
 		})
 	}
 }
+
+// TestSameNotice: a notice is encoded again only when something in it
+// changed; a warning changed in place is a change.
+func TestSameNotice(t *testing.T) {
+	w := &Warning{Reason: ReasonStalled, N: 1, Of: 2, Node: "Code", Nodes: []string{"Code", "Verify"}}
+	w2 := *w
+	w2.N = 2
+	tests := []struct {
+		name string
+		a, b Notice
+		want bool
+	}{
+		{"empty", Notice{}, Notice{}, true},
+		{"same warning, another copy", Notice{Warning: w}, Notice{Warning: &Warning{Reason: ReasonStalled, N: 1, Of: 2, Node: "Code", Nodes: []string{"Code", "Verify"}}}, true},
+		{"warning n", Notice{Warning: w}, Notice{Warning: &w2}, false},
+		{"warning or none", Notice{Warning: w}, Notice{}, false},
+		{"guidance", Notice{Guidance: "a"}, Notice{Guidance: "b"}, false},
+		{"by", Notice{Guidance: "a", By: "ana"}, Notice{Guidance: "a"}, false},
+		{"repeats", Notice{Repeats: 1}, Notice{Repeats: 2}, false},
+		{"halt", Notice{Guidance: "a", HaltSeq: 1}, Notice{Guidance: "a", HaltSeq: 2}, false},
+	}
+	for _, tt := range tests {
+		if got := sameNotice(tt.a, tt.b); got != tt.want {
+			t.Errorf("%s: sameNotice = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
