@@ -299,7 +299,8 @@ func TestProductionRecipe(t *testing.T) {
 	done = st.step("a workflow halts and pauses; visibility lists it as halted")
 	const pausedID = "recipe-paused"
 	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: pausedID, TaskQueue: workflows.TaskQueue},
-		workflows.CoderVerifierLoop, workflows.LoopInput{Scenario: activities.ScenarioIdenticalPatch, MaxTurns: 3})
+		// The samples warn once: identical-patch halts at turn 6 of 8.
+		workflows.CoderVerifierLoop, workflows.LoopInput{Scenario: activities.ScenarioIdenticalPatch, MaxTurns: 8})
 	require.NoError(t, err)
 	s, err := testsuite.WaitStatus(ctx, c, pausedID, testsuite.Halted(1))
 	require.NoError(t, err)
@@ -335,7 +336,7 @@ func TestProductionRecipe(t *testing.T) {
 	sh.run(ctx, "workflow", "signal", "--workflow-id", pausedID, "--name", "resume", "--input", `{"reason":"reviewed the evidence","by":"recipe"}`)
 	var res workflows.LoopResult
 	require.NoError(t, run.Get(ctx, &res))
-	assert.Equal(t, workflows.OutcomeGaveUp, res.Outcome, "resumed, the 3-turn loop ran out of turns")
+	assert.Equal(t, workflows.OutcomeGaveUp, res.Outcome, "resumed, the 8-turn loop ran out of turns")
 	assert.Equal(t, survivor, workers[lastWorkflowTaskWorker(t, ctx, c, pausedID, workers)], "the other worker completed it")
 	done()
 
