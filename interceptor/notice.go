@@ -16,8 +16,10 @@ import (
 // put secrets in guidance).
 const NoticeHeader = "loopguard-notice"
 
-// MaxGuidanceBytes bounds a resume's guidance, so that the notice header
-// stays under 1 KiB.
+// MaxGuidanceBytes bounds a resume's guidance, in bytes of UTF-8, so that
+// the notice header stays small. Its JSON writes <, >, &, U+2028, U+2029
+// and control characters as 6-byte escapes, so 512 bytes of guidance take
+// up to 3 KiB of header; a warning in force adds its own.
 const MaxGuidanceBytes = 512
 
 // Notice is what the guard has to tell a guarded call: the human's
