@@ -71,8 +71,10 @@ type ladder struct {
 	haltSeen map[string]time.Time
 	// lastSent is when the driver last sent an answer to a workflow.
 	lastSent map[string]time.Time
-	// decided counts the handler's decisions loop.status showed.
-	decided map[string]bool
+	// decided counts the handler's decisions loop.status showed;
+	// accepted are the halts a decision update of the driver's was
+	// accepted for (id/seq).
+	decided, accepted map[string]bool
 }
 
 // guidanceKey is a guidance without its nodes.
@@ -85,7 +87,7 @@ func newLadder() ladder {
 	return ladder{
 		sent: map[string]map[string]bool{}, inForce: map[string]map[guidanceKey]int{}, called: map[string]map[guidanceKey]bool{},
 		handled: map[string]map[int]interceptor.Action{}, haltSeen: map[string]time.Time{},
-		lastSent: map[string]time.Time{}, decided: map[string]bool{},
+		lastSent: map[string]time.Time{}, decided: map[string]bool{}, accepted: map[string]bool{},
 	}
 }
 
@@ -188,7 +190,8 @@ func (d *driver) hostile(id string) []hostileInput {
 	}
 }
 
-// tryUpdate sends an update and returns its error.
+// tryUpdate sends an update and returns its error; it notes the halts a
+// human's decision update was accepted for.
 func (d *driver) tryUpdate(ctx context.Context, id, name string, arg any) error {
 	uctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
@@ -198,19 +201,32 @@ func (d *driver) tryUpdate(ctx context.Context, id, name string, arg any) error 
 	if err != nil {
 		return err
 	}
-	return hd.Get(uctx, nil)
+	var dec interceptor.Decision
+	if err := hd.Get(uctx, &dec); err != nil {
+		return err
+	}
+	if dec.HaltSeq > 0 {
+		d.lad.accepted[fmt.Sprintf("%s/%d", id, dec.HaltSeq)] = true
+	}
+	return nil
 }
 
 // leaveToHandler reports whether the driver leaves halt key of workflow
 // id to the workflow's halt handler for now: the plan's handler decides
 // it, and has not yet returned (handlerWait at most). A handler that
-// sleeps is answered at once: the human's decision wins.
+// sleeps is answered at once: the human's decision wins. A halt still in
+// force after its handler returned a decision lost that decision.
 func (d *driver) leaveToHandler(id, key string, seq int) bool {
 	k := schedule.HandlerFor(d.p.Handlers, seq)
 	if k.Action() == "" || k == schedule.HandlerSleep {
 		return false
 	}
-	if _, ok := d.lad.handled[id][seq]; ok {
+	if a, ok := d.lad.handled[id][seq]; ok {
+		if a == interceptor.ActionResume || a == interceptor.ActionEscalate {
+			// The progress was read before this status: the handler's
+			// decision should have ended the halt in the same task.
+			d.r.fail("handler-decision-lost", "%s: the halt handler returned %q for halt %d, and the workflow is still halted on it", id, a, seq)
+		}
 		return false
 	}
 	at, ok := d.lad.haltSeen[key]
@@ -250,7 +266,6 @@ func (d *driver) childHandled(ctx context.Context, id string) {
 // own calls.
 func (d *driver) observe(id string, st interceptor.Status) {
 	if g := st.Guidance; g != nil {
-		d.checkGuidance(id, "loop.status", g.Text, g.By, g.HaltSeq)
 		calls := 0
 		for _, n := range st.Nodes {
 			if slices.Contains(g.Nodes, n.Node) {
@@ -262,6 +277,7 @@ func (d *driver) observe(id string, st interceptor.Status) {
 		}
 		key := guidanceKey{text: g.Text, by: g.By, haltSeq: g.HaltSeq}
 		if first, seen := d.lad.inForce[id][key]; !seen {
+			d.checkGuidance(id, "loop.status", g.Text, g.By, g.HaltSeq)
 			d.lad.inForce[id][key] = calls
 		} else if calls > first {
 			d.lad.called[id][key] = true
@@ -278,18 +294,22 @@ func (d *driver) observe(id string, st interceptor.Status) {
 }
 
 // checkHandlerDecision: a decision by the halt handler is the one the plan's
-// handler returns for that halt; a handler that hands a halt over never
-// decides it; a handler that decided before any human answered is the one
-// the decision names.
+// handler returns for that halt, and never one of a halt a human's update
+// decided first; a handler that hands a halt over never decides it; a
+// handler that decided before any human answered is the one the decision
+// names.
 func (d *driver) checkHandlerDecision(id string, dec interceptor.Decision) {
 	k := schedule.HandlerFor(d.p.Handlers, dec.HaltSeq)
 	if dec.By == interceptor.HandlerBy {
 		key := fmt.Sprintf("%s/%d", id, dec.HaltSeq)
-		if !d.lad.decided[key] {
-			d.lad.decided[key] = true
-			d.r.handlerDecisions++
+		if d.lad.decided[key] {
+			return // checked when first seen
 		}
+		d.lad.decided[key] = true
+		d.r.handlerDecisions++
 		switch {
+		case d.lad.accepted[key]:
+			d.r.fail("human-overridden", "%s: the driver's decision update for halt %d was accepted, and the decision is the halt handler's: %+v", id, dec.HaltSeq, dec)
 		case k.Action() == "":
 			d.r.fail("handler-decision", "%s: halt %d decided by the halt handler (%+v), whose kind %q hands it to a human", id, dec.HaltSeq, dec, k)
 		case dec.Action != k.Action():
