@@ -17,7 +17,10 @@ import (
 // put secrets in guidance).
 const NoticeHeader = "loopguard-notice"
 
-// MaxGuidanceBytes bounds a resume's guidance: half of MaxNoticeBytes.
+// MaxGuidanceBytes bounds a resume's guidance, in bytes of UTF-8: half of
+// MaxNoticeBytes. Its JSON writes <, >, &, U+2028, U+2029 and control
+// characters as 6-byte escapes, so from guard version 8 the header cuts
+// what does not fit (encodeNotice); version 7 headers are not cut.
 const MaxGuidanceBytes = 512
 
 // MaxNoticeBytes bounds the notice header's JSON (guard version 8): the

@@ -7,7 +7,19 @@
 // activity, local activity and child workflow calls with repeating or
 // varying results, timers, Selectors and continue-as-new, plus the human
 // input (resume, escalate, halt, updates, bad payloads, cancellation) and
-// the guard options it runs with. Generate builds a Plan from a seed and a
+// the guard options it runs with. Two features cover the recovery ladder
+// (guard version 7): with handler, the workflow and its children register
+// a halt handler (interceptor.SetHaltHandler) that, halt by halt as the
+// plan says, asks a Review activity and resumes with its guidance,
+// escalates, hands the halt to a human (no action, an error, a panic, an
+// unknown action), repeats the halted node's call (its calls are not
+// guarded), sleeps while the driver's answer arrives (the human wins), or
+// resumes with guidance over the limit; with guidance, resume answers
+// carry guidance (short, exactly MaxGuidanceBytes of multi-byte and
+// JSON-escaped characters, empty, by signal or update) and hostile
+// guidance the guard must refuse (one byte over, on escalate; an invalid
+// byte). Every activity records the notice it was called with
+// (interceptor.NoticeFrom). Generate builds a Plan from a seed and a
 // feature set; one generic workflow, Interpret, runs any Plan, so a failing
 // seed is printed as JSON and re-run with the same flags.
 //
@@ -17,7 +29,18 @@
 // escalation nobody asked for; and every history replays with the options
 // it was recorded with, with each Options field drifted in turn (found by
 // reflection, so new fields are covered), and under the encryption codec
-// it was recorded with.
+// it was recorded with. For the ladder: a decision by the halt handler is
+// the one the plan's handler returns for that halt (action and guidance),
+// one that hands a halt over never decides it, and one that decided
+// before any answer is the decision loop.status shows; an update with
+// guidance over the limit or on escalate is refused with the guard's
+// reason; every guidance that loop.status or a notice shows (history
+// headers of activity and child calls, what activities read) is valid
+// UTF-8 within the limit and is one the driver sent that workflow or the
+// handler returned; the handler's own calls carry no notice and are no
+// node; a notice's warning, and the rest of it less the JSON escapes of
+// its guidance, stay within 1 KiB; and a guidance shown in force while its
+// loop's nodes were called reached a call.
 //
 // It lives in the worker module, never imported by users: its test links
 // the Temporal server.

@@ -35,6 +35,9 @@ const (
 	// The workflow's own signals, named like the guard's or not.
 	FeatOwnSignal Feature = "ownsignal" // the workflow waits for a signal of its own
 	FeatStartHalt Feature = "starthalt" // a halt sent with SignalWithStart
+	// The recovery ladder (guard version 7).
+	FeatHandler  Feature = "handler"  // the workflow's halt handler decides first (interceptor.SetHaltHandler)
+	FeatGuidance Feature = "guidance" // resumes carry guidance, hostile ones included
 	// Worker set-up.
 	FeatCodec  Feature = "codec"  // an encryption codec on worker, client and replayer
 	FeatPolicy Feature = "policy" // OnHalt observe/fail and PauseTimeout profiles
@@ -46,6 +49,7 @@ const (
 var AllFeatures = []Feature{
 	FeatParallel, FeatLocal, FeatChild, FeatTimer, FeatSelect, FeatSelectChild, FeatCAN, FeatInflight,
 	FeatEscalate, FeatUpdates, FeatHalt, FeatBad, FeatCancel, FeatTerminate, FeatNonFinite, FeatOwnSignal, FeatStartHalt,
+	FeatHandler, FeatGuidance,
 	FeatCodec, FeatPolicy,
 	FeatDrift,
 }

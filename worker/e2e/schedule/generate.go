@@ -54,6 +54,12 @@ func Generate(seed int64, fs Features) Plan {
 	if fs.Has(FeatBad) {
 		answers = append(answers, AnswerBadThenResume)
 	}
+	if fs.Has(FeatGuidance) {
+		answers = append(answers, AnswerGuidance, AnswerGuidance, AnswerGuidanceMax, AnswerGuidanceEmpty, AnswerHostileGuidance)
+		if fs.Has(FeatUpdates) {
+			answers = append(answers, AnswerGuidanceUpdate, AnswerHostileGuidanceUpdate)
+		}
+	}
 	for n := 1 + g.r.IntN(4); n > 0; n-- {
 		p.Answers = append(p.Answers, answers[g.r.IntN(len(answers))])
 	}
@@ -79,6 +85,11 @@ func Generate(seed int64, fs Features) Plan {
 	}
 	if fs.Has(FeatTerminate) && g.r.IntN(4) == 0 {
 		p.Inputs = append(p.Inputs, Input{AtCall: at(), Kind: InputTerminate, OnHalt: true})
+	}
+	if fs.Has(FeatHandler) && g.r.IntN(3) != 0 {
+		for n := 1 + g.r.IntN(3); n > 0; n-- {
+			p.Handlers = append(p.Handlers, HandlerKinds[g.r.IntN(len(HandlerKinds))])
+		}
 	}
 	return p
 }

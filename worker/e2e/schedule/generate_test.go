@@ -33,6 +33,8 @@ func featureSets(t *testing.T) map[string]schedule.Features {
 			s += ",select,child"
 		case schedule.FeatInflight:
 			s += ",can"
+		case schedule.FeatGuidance:
+			s += ",updates"
 		}
 		sets[s] = mustFeatures(t, s)
 	}
@@ -126,6 +128,10 @@ func TestValidateRejectsBrokenPlans(t *testing.T) {
 		}, mustFeatures(t, "select,child"), "needs feature selectchild"},
 		{"escalate without the feature", func(p *schedule.Plan) { p.Answers = []schedule.Answer{schedule.AnswerEscalate} }, schedule.Features{}, "needs feature escalate"},
 		{"unknown answer", func(p *schedule.Plan) { p.Answers = []schedule.Answer{"shrug"} }, all, `unknown answer "shrug"`},
+		{"guidance without the feature", func(p *schedule.Plan) { p.Answers = []schedule.Answer{schedule.AnswerGuidance} }, schedule.Features{}, "needs feature guidance"},
+		{"guidance update without updates", func(p *schedule.Plan) { p.Answers = []schedule.Answer{schedule.AnswerGuidanceUpdate} }, mustFeatures(t, "guidance"), "needs feature updates"},
+		{"handlers without the feature", func(p *schedule.Plan) { p.Handlers = []schedule.HandlerKind{schedule.HandlerReview} }, schedule.Features{}, "needs feature handler"},
+		{"unknown handler kind", func(p *schedule.Plan) { p.Handlers = []schedule.HandlerKind{"shrug"} }, all, `unknown handler kind "shrug"`},
 		{"input past the last call", func(p *schedule.Plan) { p.Inputs = []schedule.Input{{AtCall: 2, Kind: schedule.InputHalt}} }, all, "atCall 2 outside 0..1"},
 		{"unknown bad payload", func(p *schedule.Plan) {
 			p.Inputs = []schedule.Input{{Kind: schedule.InputBadSignal, Name: "resume", Bad: "nice"}}
@@ -153,7 +159,7 @@ func TestParseFeatures(t *testing.T) {
 		{give: "", want: "base"},
 		{give: "base", want: "base"},
 		{give: "codec, parallel", want: "parallel,codec"},
-		{give: "all,-codec,-drift", want: "parallel,local,child,timer,select,selectchild,can,inflight,escalate,updates,halt,bad,cancel,terminate,nonfinite,ownsignal,starthalt,policy"},
+		{give: "all,-codec,-drift", want: "parallel,local,child,timer,select,selectchild,can,inflight,escalate,updates,halt,bad,cancel,terminate,nonfinite,ownsignal,starthalt,handler,guidance,policy"},
 		{give: "parallel,paralel", err: true},
 	}
 	for _, tt := range tests {

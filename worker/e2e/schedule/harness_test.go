@@ -45,6 +45,10 @@ type result struct {
 	failures []failure
 	halts    int
 	answers  int
+	// handlerDecisions counts the halts loop.status showed decided by a
+	// halt handler; guided, the guidances it showed in force that a call
+	// carried.
+	handlerDecisions, guided int
 }
 
 func (r *result) fail(inv, format string, args ...any) {
@@ -131,7 +135,7 @@ func (h *harness) run(p schedule.Plan) result {
 		r.fail("start", "%v", err)
 		return r
 	}
-	d := &driver{h: h, c: c, p: p, id: id, r: &r, answered: map[string]time.Time{}, sent: make([]bool, len(p.Inputs)), waitSent: map[string]bool{}}
+	d := &driver{h: h, c: c, p: p, id: id, r: &r, answered: map[string]time.Time{}, sent: make([]bool, len(p.Inputs)), waitSent: map[string]bool{}, lad: newLadder()}
 	out, closeErr, closed := d.drive(ctx)
 	if !closed {
 		// Stuck: say where, then end it so the histories can be checked.
@@ -159,6 +163,7 @@ func (h *harness) run(p schedule.Plan) result {
 		}
 	}
 	hs := h.checkHistories(d, run.GetRunID())
+	d.checkNotices(hs)
 	if len(r.failures) > 0 && h.dump != "" {
 		for _, x := range hs {
 			name := fmt.Sprintf("seed-%d-%s.json", p.Seed, strings.ReplaceAll(x.name, " ", "-"))
@@ -228,6 +233,7 @@ type driver struct {
 	terminated bool
 	children   []string
 	last       map[string]interceptor.Status
+	lad        ladder
 }
 
 func (d *driver) drive(ctx context.Context) (schedule.Outcome, error, bool) {
@@ -296,7 +302,9 @@ func (d *driver) step(ctx context.Context) {
 		if !contains(d.children, ch) {
 			d.children = append(d.children, ch)
 		}
+		d.childHandled(ctx, ch)
 	}
+	d.progressHandled(d.id, prog.Handled)
 	fp := fmt.Sprintf("%d/%d/%v/%v;", prog.Run, prog.Calls, prog.Children, prog.Waiting)
 	defer func() {
 		if fp != d.seen {
@@ -311,6 +319,7 @@ func (d *driver) step(ctx context.Context) {
 			continue
 		}
 		d.last[id] = st
+		d.observe(id, st)
 		fp += fmt.Sprintf("%s:%s/%d/%d;", id, st.State, st.Halts, st.TotalCalls)
 		if st.State != interceptor.StateHalted || st.Halt == nil {
 			continue
@@ -318,6 +327,8 @@ func (d *driver) step(ctx context.Context) {
 		key := fmt.Sprintf("%s/%d", st.Halt.RunID, st.Halt.Seq)
 		at, seen := d.answered[key]
 		switch {
+		case !seen && d.leaveToHandler(id, key, st.Halt.Seq):
+			// The workflow's halt handler decides first.
 		case !seen && id == d.id && d.cancelOnHalt(prog.Calls):
 			d.r.halts++
 			d.answered[key] = time.Now()
@@ -363,6 +374,7 @@ func (d *driver) status(ctx context.Context, id string) (interceptor.Status, err
 // pause timeout or a race may have decided first).
 func (d *driver) answer(ctx context.Context, id string, a schedule.Answer) {
 	d.r.answers++
+	d.lad.lastSent[id] = time.Now()
 	req := map[string]any{"reason": "schedule test", "by": By}
 	switch a {
 	case schedule.AnswerResume:
@@ -379,18 +391,13 @@ func (d *driver) answer(ctx context.Context, id string, a schedule.Answer) {
 	case schedule.AnswerBadThenResume:
 		_ = d.c.SignalWorkflow(ctx, id, "", "resume", badPayload("broken-json"))
 		_ = d.c.SignalWorkflow(ctx, id, "", "resume", req)
+	default:
+		d.answerGuidance(ctx, id, a)
 	}
 }
 
 func (d *driver) update(ctx context.Context, id, name string, arg any) {
-	uctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	hd, err := d.c.UpdateWorkflow(uctx, client.UpdateWorkflowOptions{
-		WorkflowID: id, UpdateName: name, Args: []any{arg}, WaitForStage: client.WorkflowUpdateStageCompleted,
-	})
-	if err == nil {
-		_ = hd.Get(uctx, nil)
-	}
+	_ = d.tryUpdate(ctx, id, name, arg)
 }
 
 // send sends one planned input to the root workflow.
@@ -483,6 +490,9 @@ func (d *driver) checkDecision() {
 	}
 	dec := st.LastDecision
 	if dec == nil || dec.Action != "escalate" || dec.By == By {
+		return
+	}
+	if dec.By == interceptor.HandlerBy && schedule.HandlerFor(d.p.Handlers, dec.HaltSeq) == schedule.HandlerEscalate {
 		return
 	}
 	if dec.By == "loopguard" && (strings.HasPrefix(dec.Reason, "policy:") || strings.Contains(dec.Reason, "pause timeout")) {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/loopguard/loopguard/interceptor"
 )
 
 // CallKind is the kind of a guarded call.
@@ -46,6 +48,69 @@ type Plan struct {
 	// StartHalt starts the workflow with SignalWithStart and a halt signal:
 	// its first guarded call must halt.
 	StartHalt bool `json:"startHalt,omitempty"`
+	// Handlers, when set, make the workflow and its children register a
+	// halt handler: at the halt of seq n it does Handlers[(n-1) % len]
+	// (see HandlerFor).
+	Handlers []HandlerKind `json:"handlers,omitempty"`
+}
+
+// HandlerKind is what the workflow's halt handler does at one halt.
+type HandlerKind string
+
+// The handler kinds.
+const (
+	HandlerReview   HandlerKind = "review"   // asks the Review activity, resumes with its answer as guidance
+	HandlerEscalate HandlerKind = "escalate" // escalates
+	HandlerHuman    HandlerKind = "human"    // decides nothing: a human does
+	HandlerError    HandlerKind = "error"    // fails: a human decides
+	HandlerPanic    HandlerKind = "panic"    // panics: a human decides
+	HandlerUnknown  HandlerKind = "unknown"  // returns an action the guard does not know: a human decides
+	// HandlerRepeat calls the halted node again and again with the same
+	// result (unguarded calls: they neither trip nor wait on the halt),
+	// then resumes without guidance.
+	HandlerRepeat HandlerKind = "repeat"
+	// HandlerSleep sleeps on a timer long enough for the driver's answer
+	// to arrive while it runs (the human's decision wins), then resumes.
+	HandlerSleep HandlerKind = "sleep"
+	// HandlerOversize resumes with guidance over MaxGuidanceBytes holding
+	// an invalid byte: the guard cuts it.
+	HandlerOversize HandlerKind = "oversize"
+)
+
+// HandlerKinds lists the handler kinds.
+var HandlerKinds = []HandlerKind{HandlerReview, HandlerEscalate, HandlerHuman, HandlerError, HandlerPanic, HandlerUnknown, HandlerRepeat, HandlerSleep, HandlerOversize}
+
+// HandlerFor is what the handlers do at the halt of seq n (n ≥ 1).
+func HandlerFor(handlers []HandlerKind, n int) HandlerKind {
+	if len(handlers) == 0 || n < 1 {
+		return ""
+	}
+	return handlers[(n-1)%len(handlers)]
+}
+
+// Action is the action a handler of kind k returns ("" when it hands the
+// halt to a human).
+func (k HandlerKind) Action() interceptor.Action {
+	switch k {
+	case HandlerEscalate:
+		return interceptor.ActionEscalate
+	case HandlerReview, HandlerRepeat, HandlerSleep, HandlerOversize:
+		return interceptor.ActionResume
+	}
+	return ""
+}
+
+// HandlerGuidance is the guidance a handler of kind k resumes the halt of
+// seq n with, before the guard cuts it to MaxGuidanceBytes.
+func HandlerGuidance(k HandlerKind, n int) string {
+	g := fmt.Sprintf("handler %s of halt %d: change the approach", k, n)
+	switch k {
+	case HandlerReview, HandlerSleep:
+		return g
+	case HandlerOversize:
+		return g + " \xff" + strings.Repeat("界", 200)
+	}
+	return ""
 }
 
 // Step is one step of a program; exactly one field is set.
@@ -102,6 +167,19 @@ const (
 	AnswerEscalate       Answer = "escalate"        // escalate signal
 	AnswerEscalateUpdate Answer = "escalate-update" // escalate update
 	AnswerBadThenResume  Answer = "bad-then-resume" // a malformed resume signal, then a good one
+	// Guidance (feature guidance): each text is new, so that a notice
+	// names the answer it came from.
+	AnswerGuidance       Answer = "guidance"        // resume signal with guidance
+	AnswerGuidanceMax    Answer = "guidance-max"    // resume signal with guidance of MaxGuidanceBytes, multi-byte runes and characters JSON escapes
+	AnswerGuidanceEmpty  Answer = "guidance-empty"  // resume signal with "guidance": ""
+	AnswerGuidanceUpdate Answer = "guidance-update" // resume update with guidance
+	// AnswerHostileGuidance sends guidance the guard must refuse (one byte
+	// over the limit; on escalate) and guidance with an invalid byte, as
+	// signals, then a guidance resume signal.
+	AnswerHostileGuidance Answer = "hostile-guidance"
+	// AnswerHostileGuidanceUpdate sends the same as updates, whose
+	// refusals are checked, then a guidance resume update.
+	AnswerHostileGuidanceUpdate Answer = "hostile-guidance-update"
 )
 
 // InputKind is a piece of human input sent at a point of the run.
@@ -274,6 +352,16 @@ func (p Plan) Validate(fs Features) error {
 			return fmt.Errorf("answers[%d]: %w", i, err)
 		}
 	}
+	if len(p.Handlers) > 0 {
+		if err := v.need(FeatHandler, "handlers"); err != nil {
+			return err
+		}
+	}
+	for i, k := range p.Handlers {
+		if !slices.Contains(HandlerKinds, k) {
+			return fmt.Errorf("handlers[%d]: unknown handler kind %q", i, k)
+		}
+	}
 	calls := p.Calls()
 	for i, in := range p.Inputs {
 		if in.AtCall < 0 || in.AtCall > calls {
@@ -426,6 +514,13 @@ func (v validator) answer(a Answer) error {
 		return v.need(FeatUpdates, string(a))
 	case AnswerBadThenResume:
 		return v.need(FeatBad, string(a))
+	case AnswerGuidance, AnswerGuidanceMax, AnswerGuidanceEmpty, AnswerHostileGuidance:
+		return v.need(FeatGuidance, string(a))
+	case AnswerGuidanceUpdate, AnswerHostileGuidanceUpdate:
+		if err := v.need(FeatGuidance, string(a)); err != nil {
+			return err
+		}
+		return v.need(FeatUpdates, string(a))
 	}
 	return fmt.Errorf("unknown answer %q", a)
 }
@@ -474,6 +569,9 @@ func (p Plan) Uses() Features {
 	if p.StartHalt {
 		fs[FeatStartHalt] = true
 	}
+	if len(p.Handlers) > 0 {
+		fs[FeatHandler] = true
+	}
 	if p.Profile != ProfileDefault && p.Profile != ProfileTight {
 		fs[FeatPolicy] = true
 	}
@@ -520,6 +618,10 @@ func (p Plan) Uses() Features {
 			fs[FeatEscalate], fs[FeatUpdates] = true, true
 		case AnswerBadThenResume:
 			fs[FeatBad] = true
+		case AnswerGuidance, AnswerGuidanceMax, AnswerGuidanceEmpty, AnswerHostileGuidance:
+			fs[FeatGuidance] = true
+		case AnswerGuidanceUpdate, AnswerHostileGuidanceUpdate:
+			fs[FeatGuidance], fs[FeatUpdates] = true, true
 		}
 	}
 	for _, in := range p.Inputs {

@@ -24,10 +24,14 @@ const (
 // every node name.
 func Register(r worker.Registry) {
 	RegisterWorkflows(r)
-	for _, n := range append(append([]string(nil), ActivityNodes...), LocalNodes...) {
+	for _, n := range append(append([]string{ReviewNode}, ActivityNodes...), LocalNodes...) {
 		r.RegisterActivityWithOptions(Agent, activity.RegisterOptions{Name: n})
 	}
 }
+
+// ReviewNode is the activity a halt handler of kind review asks. The
+// handler's calls are not guarded: it is never a node.
+const ReviewNode = "Review"
 
 // RegisterWorkflows registers the workflows only, for a replayer.
 func RegisterWorkflows(r worker.WorkflowRegistry) {
@@ -66,6 +70,17 @@ type Progress struct {
 	// Waiting are the tags of the waits for the workflow's own signals in
 	// progress.
 	Waiting []string `json:"waiting"`
+	// Handled are the halt handler's answers in this run, as the workflow
+	// saw them returned (a child's progress has these only).
+	Handled []Handled `json:"handled,omitempty"`
+}
+
+// Handled is one answer of the halt handler: the halt it handled and the
+// action it returned ("" when it handed the halt to a human, failed or
+// panicked).
+type Handled struct {
+	Seq    int                `json:"seq"`
+	Action interceptor.Action `json:"action,omitempty"`
 }
 
 // AgentInput is what a guarded call passes to Agent.
@@ -87,6 +102,7 @@ type AgentResult struct {
 // Agent is the activity behind every activity and local activity node: it
 // answers as the plan says.
 func Agent(ctx context.Context, in AgentInput) (AgentResult, error) {
+	recordNotice(ctx, in.Tag)
 	if in.DelayMs > 0 {
 		select {
 		case <-time.After(time.Duration(in.DelayMs) * time.Millisecond):
@@ -106,8 +122,9 @@ func Agent(ctx context.Context, in AgentInput) (AgentResult, error) {
 
 // ChildInput is a child workflow's program.
 type ChildInput struct {
-	Steps            []Step `json:"steps"`
-	StopOnEscalation bool   `json:"stopOnEscalation,omitempty"`
+	Steps            []Step        `json:"steps"`
+	StopOnEscalation bool          `json:"stopOnEscalation,omitempty"`
+	Handlers         []HandlerKind `json:"handlers,omitempty"`
 }
 
 // Interpret runs run st.Run of plan p, then continues as new with the next
@@ -116,14 +133,18 @@ func Interpret(ctx workflow.Context, p Plan, st RunState) (Outcome, error) {
 	if st.Run < 0 || st.Run >= len(p.Runs) {
 		return Outcome{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("run %d outside the plan's %d runs", st.Run, len(p.Runs)), "BadPlan", nil)
 	}
-	in := &interp{stop: p.StopOnEscalation}
+	in := &interp{stop: p.StopOnEscalation, handlers: p.Handlers}
 	in.out.Missed = append(in.out.Missed, st.Missed...)
 	if err := workflow.SetQueryHandler(ctx, ProgressQuery, func() (Progress, error) {
 		return Progress{
 			Run: st.Run, Calls: st.Calls + in.out.Calls,
 			Children: append([]string{}, in.children...), Waiting: append([]string{}, in.waiting...),
+			Handled: append([]Handled(nil), in.handled...),
 		}, nil
 	}); err != nil {
+		return Outcome{}, err
+	}
+	if err := in.setHandler(ctx); err != nil {
 		return Outcome{}, err
 	}
 	err := in.steps(ctx, p.Runs[st.Run])
@@ -141,7 +162,17 @@ func Interpret(ctx workflow.Context, p Plan, st RunState) (Outcome, error) {
 
 // Child runs a child workflow's program.
 func Child(ctx workflow.Context, ci ChildInput) (Outcome, error) {
-	in := &interp{stop: ci.StopOnEscalation}
+	in := &interp{stop: ci.StopOnEscalation, handlers: ci.Handlers}
+	if len(ci.Handlers) > 0 {
+		if err := workflow.SetQueryHandler(ctx, ProgressQuery, func() (Progress, error) {
+			return Progress{Handled: append([]Handled(nil), in.handled...)}, nil
+		}); err != nil {
+			return Outcome{}, err
+		}
+	}
+	if err := in.setHandler(ctx); err != nil {
+		return Outcome{}, err
+	}
 	err := in.steps(ctx, ci.Steps)
 	if ctx.Err() != nil {
 		return in.out, ctx.Err()
@@ -158,9 +189,11 @@ var errStopped = errors.New("stopped on escalation")
 // interp is one run's interpreter state, in workflow memory.
 type interp struct {
 	stop     bool
+	handlers []HandlerKind
 	out      Outcome
 	children []string
 	waiting  []string
+	handled  []Handled
 }
 
 func (in *interp) steps(ctx workflow.Context, steps []Step) error {
@@ -218,22 +251,30 @@ func (in *interp) start(ctx workflow.Context, c Call) workflow.Future {
 	args := AgentInput{Tag: c.Tag, Output: c.Output, Err: c.Err, DelayMs: c.DelayMs}
 	switch c.Kind {
 	case KindLocal:
-		lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
-			StartToCloseTimeout: 10 * time.Second,
-			RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
-		})
-		return workflow.ExecuteLocalActivity(lctx, c.Node, args)
+		return workflow.ExecuteLocalActivity(localContext(ctx), c.Node, args)
 	case KindChild:
 		id := workflow.GetInfo(ctx).WorkflowExecution.ID + "-" + c.Tag
 		cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{WorkflowID: id})
 		in.children = append(in.children, id)
-		return workflow.ExecuteChildWorkflow(cctx, c.Node, ChildInput{Steps: c.Child, StopOnEscalation: in.stop})
+		return workflow.ExecuteChildWorkflow(cctx, c.Node, ChildInput{Steps: c.Child, StopOnEscalation: in.stop, Handlers: in.handlers})
 	}
-	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+	return workflow.ExecuteActivity(activityContext(ctx), c.Node, args)
+}
+
+// localContext sets the options of a local activity call: one attempt.
+func localContext(ctx workflow.Context) workflow.Context {
+	return workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
 		StartToCloseTimeout: 10 * time.Second,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
 	})
-	return workflow.ExecuteActivity(actx, c.Node, args)
+}
+
+// activityContext sets the options of an activity call: one attempt.
+func activityContext(ctx workflow.Context) workflow.Context {
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 10 * time.Second,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
+	})
 }
 
 // read waits for a call's result and notes it.
