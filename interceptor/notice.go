@@ -9,6 +9,7 @@ import (
 	"go.temporal.io/sdk/converter"
 	sdkinterceptor "go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/workflow"
+	"google.golang.org/protobuf/proto"
 )
 
 // NoticeHeader is the header that carries a Notice to a guarded call, as
@@ -23,9 +24,10 @@ const NoticeHeader = "loopguard-notice"
 // what does not fit (encodeNotice); version 7 headers are not cut.
 const MaxGuidanceBytes = 512
 
-// MaxNoticeBytes bounds the notice header's JSON (guard version 8): the
-// header goes with every call of the loop, into history and to the
-// worker, and an agent puts it in its prompt.
+// MaxNoticeBytes bounds the notice header (guard version 8): the payload
+// as history stores it, its JSON and its encoding metadata. The header
+// goes with every call of the loop, into history and to the worker, and an
+// agent puts it in its prompt.
 const MaxNoticeBytes = 1024
 
 // Notice is what the guard has to tell a guarded call: the warning in
@@ -177,7 +179,7 @@ func sameNotice(a, b Notice) bool {
 func encodeNotice(n Notice, fit bool) *commonpb.Payload {
 	dc := converter.GetDefaultDataConverter()
 	p, _ := dc.ToPayload(n) // a Notice always encodes
-	if !fit || len(p.GetData()) <= MaxNoticeBytes {
+	if !fit || proto.Size(p) <= MaxNoticeBytes {
 		return p
 	}
 	w := Warning{}
@@ -193,10 +195,10 @@ func encodeNotice(n Notice, fit bool) *commonpb.Payload {
 		func(k int) { n.Guidance = cutJSON(n.Guidance, k) },
 	}
 	for _, cut := range cuts {
-		if len(p.GetData()) <= MaxNoticeBytes {
+		if proto.Size(p) <= MaxNoticeBytes {
 			break
 		}
-		cut(len(p.GetData()) - MaxNoticeBytes)
+		cut(proto.Size(p) - MaxNoticeBytes)
 		p, _ = dc.ToPayload(n)
 	}
 	return p

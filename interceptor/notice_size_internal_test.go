@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/sdk/converter"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/loopguard/loopguard/interceptor/detect"
 )
@@ -82,7 +83,7 @@ func TestNoticeHeaderIsBounded(t *testing.T) {
 				assert.Equal(t, plain.GetData(), p.GetData())
 				return
 			}
-			assert.LessOrEqual(t, len(p.GetData()), MaxNoticeBytes)
+			assert.LessOrEqual(t, proto.Size(p), MaxNoticeBytes, "the header as history stores it")
 			got, ok := readNotice(map[string]*commonpb.Payload{NoticeHeader: p})
 			require.True(t, ok, "the cut notice decodes")
 			var msg int

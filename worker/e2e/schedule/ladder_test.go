@@ -27,27 +27,7 @@ import (
 // notice by it is a failure.
 const HostileBy = By + "/hostile"
 
-// maxNoticeBytes bounds a notice header's warning, and the rest of it less
-// what JSON escapes in its guidance add: interceptor.MaxGuidanceBytes
-// counts the guidance's UTF-8 bytes, and the header's JSON writes <, >, &,
-// U+2028 and control characters as 6-byte escapes (a 512-byte guidance of
-// them makes a header of up to 3 KiB).
-const maxNoticeBytes = 1 << 10
 
-// warningBytes is the size of the JSON of a notice's warning.
-func warningBytes(n interceptor.Notice) int {
-	if n.Warning == nil {
-		return 0
-	}
-	b, _ := json.Marshal(n.Warning)
-	return len(b)
-}
-
-// escaped is how many bytes JSON escapes add to s.
-func escaped(s string) int {
-	b, _ := json.Marshal(s)
-	return len(b) - len(s) - 2
-}
 
 // handlerWait is how long the driver leaves a halt to the handler that is
 // to decide it before answering itself (a loaded machine may be slow).
@@ -355,6 +335,25 @@ func (d *driver) checkGuidance(id, where, text, by string, seq int) {
 	}
 }
 
+// cutOf reports whether notice n carries guidance g, whole or, when the
+// header had to be cut to interceptor.MaxNoticeBytes (guard version 8),
+// cut: its by, then its text, are prefixes of g's.
+func cutOf(g guidanceKey, n interceptor.Notice) bool {
+	return n.Guidance != "" && strings.HasPrefix(g.text, n.Guidance) && strings.HasPrefix(g.by, n.By)
+}
+
+// uncut returns the guidance text and sender a notice's guidance was cut
+// from: the guidance in force that loop.status showed, or the notice's own
+// when none matches.
+func (d *driver) uncut(id string, n interceptor.Notice) (text, by string) {
+	for g := range d.lad.inForce[id] {
+		if g.haltSeq == n.HaltSeq && cutOf(g, n) {
+			return g.text, g.by
+		}
+	}
+	return n.Guidance, n.By
+}
+
 // noticed is one notice a call carried.
 type noticed struct {
 	where  string
@@ -394,15 +393,16 @@ func (d *driver) checkNotices(hs []hist) {
 			}
 		}
 		for _, n := range byID[id] {
-			if w := warningBytes(n.notice); n.bytes-escaped(n.notice.Guidance)-w > maxNoticeBytes || w > maxNoticeBytes {
-				d.r.fail("notice-size", "%s: %s carried a notice header of %d bytes (guidance %d bytes, warning %d bytes)", id, n.where, n.bytes, len(n.notice.Guidance), w)
+			if n.bytes > interceptor.MaxNoticeBytes {
+				d.r.fail("notice-size", "%s: %s carried a notice header of %d bytes (guidance %d bytes)", id, n.where, n.bytes, len(n.notice.Guidance))
 			}
-			d.checkGuidance(id, n.where, n.notice.Guidance, n.notice.By, n.notice.HaltSeq)
+			text, by := d.uncut(id, n.notice)
+			d.checkGuidance(id, n.where, text, by, n.notice.HaltSeq)
 		}
 		for g := range d.lad.called[id] {
 			d.r.guided++
 			if !slices.ContainsFunc(byID[id], func(n noticed) bool {
-				return n.notice.Guidance == g.text && n.notice.By == g.by && n.notice.HaltSeq == g.haltSeq
+				return n.notice.HaltSeq == g.haltSeq && cutOf(g, n.notice)
 			}) {
 				d.r.guided--
 				d.r.fail("guidance-not-delivered", "%s: loop.status showed guidance %q by %q for halt %d in force while its nodes were called, and no call carried it", id, firstLine(g.text), g.by, g.haltSeq)
