@@ -2,7 +2,6 @@ package schedule_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
