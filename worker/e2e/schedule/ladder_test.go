@@ -26,8 +26,6 @@ import (
 // notice by it is a failure.
 const HostileBy = By + "/hostile"
 
-
-
 // handlerWait is how long the driver leaves a halt to the handler that is
 // to decide it before answering itself (a loaded machine may be slow).
 const handlerWait = 3 * time.Second
