@@ -86,6 +86,7 @@ func (g *guard) halt(ctx workflow.Context, node string, trip *detect.Trip) error
 		g.state.Resume(trip, detect.Extension{})
 		g.guide(ev, d)
 		p.set(phaseRunning, nil, "", time.Time{}, &d)
+		g.showDetails(ctx, guidanceDetails(g.guidance)) // no command: the halt was never published
 		log.Info("loopguard: loop resumed by the halt handler", "reason", d.Reason, "haltSeq", d.HaltSeq)
 		g.countDecision(ctx, MetricResumes, &ev)
 		return nil
@@ -220,7 +221,11 @@ func (g *guard) publish(ctx workflow.Context, s State, ev *HaltEvent) {
 			g.next.GetLogger(ctx).Warn("loopguard: search attribute upsert failed", "error", err)
 		}
 	}
-	g.showDetails(ctx, currentDetails(g.cfg, s, ev))
+	text := currentDetails(g.cfg, s, ev)
+	if s == StateRunning {
+		text = guidanceDetails(g.guidance)
+	}
+	g.showDetails(ctx, text)
 }
 
 // writeMemo upserts the guard's memo entry: state s, halt ev, and from

@@ -9,8 +9,10 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	sdkpb "go.temporal.io/api/sdk/v1"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/loopguard/loopguard/interceptor"
@@ -225,4 +227,38 @@ func TestNoticeRepeats(t *testing.T) {
 			assert.Equal(t, tt.want, got)
 		})
 	}
+}
+
+// currentDetails reads the workflow's current details, as the Web UI does.
+func currentDetails(t *testing.T, env *testsuite.TestWorkflowEnvironment) string {
+	t.Helper()
+	v, err := env.QueryWorkflow("__temporal_workflow_metadata")
+	require.NoError(t, err)
+	var md sdkpb.WorkflowMetadata
+	require.NoError(t, v.Get(&md))
+	return md.GetCurrentDetails()
+}
+
+// TestCurrentDetailsShowTheLadder: the UI's current details list the
+// warning a halted loop ignored, and after a resume with guidance say what
+// the loop's calls are told.
+func TestCurrentDetailsShowTheLadder(t *testing.T) {
+	env := newEnv(t, interceptor.Options{Warnings: 1, Grain: interceptor.GrainToolCall})
+	env.RegisterWorkflow(guidedLoop)
+	env.RegisterActivityWithOptions(heedfulAgent, activity.RegisterOptions{Name: "HeedfulAgent"})
+	var atHalt string
+	env.RegisterDelayedCallback(func() {
+		atHalt = currentDetails(t, env)
+		env.SignalWorkflow(interceptor.DefaultResumeSignal, interceptor.ResumeRequest{By: "ana", Guidance: "read config/prod.yaml"})
+	}, time.Hour)
+	env.ExecuteWorkflow(guidedLoop, 9, false)
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+
+	assert.Contains(t, atHalt, "loopguard: halted — stalled")
+	assert.Contains(t, atHalt, "- ignored warning 1/1 at `HeedfulAgent`: ")
+	after := currentDetails(t, env)
+	assert.Contains(t, after, "loopguard: running — resumed with guidance** (halt 1, by ana)")
+	assert.Contains(t, after, "> read config/prod.yaml")
+	assert.Contains(t, after, "The calls of `HeedfulAgent` carry it")
 }

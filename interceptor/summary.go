@@ -1,6 +1,7 @@
 package interceptor
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
 	"strings"
@@ -81,12 +82,25 @@ func currentDetails(c config, s State, ev *HaltEvent) string {
 	if trend := EvidenceTrend(*ev, c.Policy.Nodes[ev.Node].Rules.MetricField); trend != "" {
 		fmt.Fprintf(&b, "- trend: %s\n", trend)
 	}
+	for _, w := range ev.Warnings {
+		fmt.Fprintf(&b, "- ignored warning %d/%d at `%s`: %s\n", w.N, w.Of, w.Node, w.Message)
+	}
 	if s != StateHalted {
 		return b.String()
 	}
 	cmd := commandsFor(c, "", ev.WorkflowID)
 	fmt.Fprintf(&b, "\nResume:\n```\n%s\n```\nEscalate:\n```\n%s\n```\n", cmd.Resume, cmd.Escalate)
 	return b.String()
+}
+
+// guidanceDetails are the current details while a resume's guidance is
+// in force: what the loop's calls are told, and since which halt.
+func guidanceDetails(gd *Guidance) string {
+	if gd == nil {
+		return ""
+	}
+	return fmt.Sprintf("**loopguard: running — resumed with guidance** (halt %d, by %s)\n\n> %s\n\nThe calls of `%s` carry it in their notice until the loop halts again.\n",
+		gd.HaltSeq, cmp.Or(gd.By, "a human"), gd.Text, strings.Join(gd.Nodes, "`, `"))
 }
 
 // EvidenceTrend renders the most telling evidence list of a halt in one
