@@ -94,6 +94,9 @@ func TestHaltHandler(t *testing.T) {
 				require.NotNil(t, st.LastDecision)
 				assert.Equal(t, interceptor.HandlerBy, st.LastDecision.By)
 			}
+			if tt.mode == "review" {
+				assert.Contains(t, currentDetails(t, env), "resumed with guidance** (halt 1, by halt handler)", "the UI says what the agent is told")
+			}
 		})
 	}
 }
