@@ -299,7 +299,10 @@ func (d *demo) check(ctx context.Context, r *demoResult) bool {
 	r.Status = st
 	if st.State == interceptor.StateHalted {
 		if r.Scenario.Steer == workflows.SteerHuman && r.Guided == nil && st.Halt != nil {
-			return !d.guide(cctx, r, st.Halt.Seq)
+			// The demo's operator answers; if the update did not go
+			// through, the next poll tries again.
+			d.guide(cctx, r, st.Halt.Seq)
+			return false
 		}
 		r.Outcome, r.Halt = outcomeHalted, st.Halt
 		return true
