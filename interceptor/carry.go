@@ -52,7 +52,9 @@ const (
 	// versionWarningMemo: the memo lists the warnings in force, and is
 	// written again whenever they change: at a warning, when one is
 	// heeded, and at a halt that answered some without publishing. The
-	// notice header is cut to MaxNoticeBytes.
+	// notice header is cut to MaxNoticeBytes. A halt handler races the
+	// human: a decision sent while it runs ends the halt at once, and its
+	// run counts towards PauseTimeout (raceHandler).
 	versionWarningMemo = workflow.Version(8)
 	guardedVersion     = versionWarningMemo // what new executions run
 	// carryHeader carries the guard's state across continue-as-new.

@@ -77,7 +77,7 @@ func (g *guard) halt(ctx workflow.Context, node string, trip *detect.Trip) error
 		return g.escalate(ctx, trip, Decision{Action: ActionEscalate, Reason: "policy: fail on halt", By: "loopguard", HaltSeq: ev.Seq})
 	}
 
-	if hd := g.runHandler(ctx, ev); hd.Action != "" && p.decision == nil {
+	if hd := g.handle(ctx, ev); hd.Action != "" && p.decision == nil {
 		// The workflow's own recovery decided before any human did.
 		d := Decision{Action: hd.Action, Reason: hd.Reason, By: HandlerBy, HaltSeq: ev.Seq, Guidance: hd.Guidance}
 		if d.Action == ActionEscalate {
@@ -93,7 +93,7 @@ func (g *guard) halt(ctx workflow.Context, node string, trip *detect.Trip) error
 	}
 	p.set(phasePaused, nil, "", time.Time{}, nil)
 	g.publish(ctx, StateHalted, &ev)
-	d, ext, err := g.awaitDecision(ctx, ev)
+	d, ext, err := g.awaitDecision(ctx, ev, g.cfg.PauseTimeout-p.handling)
 	if err != nil {
 		// Canceled while paused: the call returns the cancellation, as any
 		// blocked workflow call would, and nothing is escalated.
@@ -125,19 +125,17 @@ func (g *guard) halt(ctx workflow.Context, node string, trip *detect.Trip) error
 // wait, unless a PauseTimeout asks for one. From version 4 a cancellation
 // returns the context's error with an ActionCancel decision; before, it
 // escalated.
-func (g *guard) awaitDecision(ctx workflow.Context, ev HaltEvent) (Decision, detect.Extension, error) {
+func (g *guard) awaitDecision(ctx workflow.Context, ev HaltEvent, timeout time.Duration) (Decision, detect.Extension, error) {
 	p := &g.pause
 	decided := func() bool { return p.decision != nil }
 	var err error
-	if g.cfg.PauseTimeout > 0 {
+	// From version 8 a decision may come before the pause (during the
+	// halt handler): no timer then. Older versions always set one.
+	if g.cfg.PauseTimeout > 0 && (g.version < versionWarningMemo || !decided()) {
 		var ok bool
-		ok, err = workflow.AwaitWithTimeout(ctx, g.cfg.PauseTimeout, decided)
+		ok, err = workflow.AwaitWithTimeout(ctx, max(timeout, time.Nanosecond), decided)
 		if err == nil && !ok {
-			p.decide(Decision{
-				Action: Action(g.cfg.OnPauseTimeout),
-				Reason: fmt.Sprintf("no decision within the pause timeout of %s", g.cfg.PauseTimeout),
-				By:     "loopguard",
-			}, detect.Extension{})
+			g.pauseTimedOut()
 		}
 	} else {
 		err = workflow.Await(ctx, decided)
@@ -154,6 +152,15 @@ func (g *guard) awaitDecision(ctx workflow.Context, ev HaltEvent) (Decision, det
 		p.decide(canceled, detect.Extension{})
 	}
 	return *p.decision, p.extend, nil
+}
+
+// pauseTimedOut decides a pause nobody answered within PauseTimeout.
+func (g *guard) pauseTimedOut() {
+	g.pause.decide(Decision{
+		Action: Action(g.cfg.OnPauseTimeout),
+		Reason: fmt.Sprintf("no decision within the pause timeout of %s", g.cfg.PauseTimeout),
+		By:     "loopguard",
+	}, detect.Extension{})
 }
 
 // escalate ends a halt with the LoopEscalated error.

@@ -68,6 +68,50 @@ func handlerCall(ctx workflow.Context) bool {
 	return ctx.Value(handlerCallKey{}) != nil
 }
 
+// handle runs the workflow's halt handler for ev, if any. From version 8
+// it races the human (raceHandler); before, it runs to its end first.
+func (g *guard) handle(ctx workflow.Context, ev HaltEvent) HandlerDecision {
+	g.pause.handling = 0
+	if g.version >= versionWarningMemo {
+		return g.raceHandler(ctx, ev)
+	}
+	return g.runHandler(ctx, ev)
+}
+
+// raceHandler runs the halt handler in its own coroutine and waits for
+// whichever comes first: its decision, a human's (signal or update), the
+// PauseTimeout, or the workflow's cancellation. A handler that hangs or
+// sleeps cannot keep a human from deciding, and its decision after a
+// human's is dropped (its coroutine may still be running its calls). On
+// PauseTimeout the pause is decided here, as awaitDecision would.
+func (g *guard) raceHandler(ctx workflow.Context, ev HaltEvent) HandlerDecision {
+	if g.handler == nil {
+		return HandlerDecision{}
+	}
+	p := &g.pause
+	var hd HandlerDecision
+	done := false
+	workflow.Go(ctx, func(ctx workflow.Context) {
+		hd, done = g.runHandler(ctx, ev), true
+	})
+	over := func() bool { return done || p.decision != nil }
+	if g.cfg.PauseTimeout <= 0 {
+		_ = workflow.Await(ctx, over) // canceled: the pause's own wait returns the cancellation
+	} else {
+		began := workflow.Now(ctx)
+		ok, err := workflow.AwaitWithTimeout(ctx, g.cfg.PauseTimeout, over)
+		p.handling = workflow.Now(ctx).Sub(began)
+		if err == nil && !ok {
+			g.next.GetLogger(ctx).Warn("loopguard: the halt handler did not decide within the pause timeout", "haltSeq", ev.Seq)
+			g.pauseTimedOut()
+		}
+	}
+	if !done || p.decision != nil {
+		return HandlerDecision{}
+	}
+	return hd
+}
+
 // runHandler runs the workflow's halt handler for ev, if any, and returns
 // its decision; a missing handler, an error or a panic asks a human.
 func (g *guard) runHandler(ctx workflow.Context, ev HaltEvent) (d HandlerDecision) {

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/loopguard/loopguard/interceptor"
@@ -37,6 +38,13 @@ func handledLoop(ctx workflow.Context, n int, mode string) ([]string, error) {
 			return interceptor.HandlerDecision{}, errors.New("reviewer unavailable")
 		case "panic":
 			panic("handler bug")
+		case "hang":
+			// A reviewer that never answers.
+			_ = workflow.Await(ctx, func() bool { return false })
+		case "sleep":
+			// A slow reviewer, whose resume comes after the human's.
+			_ = workflow.Sleep(ctx, 3*time.Hour)
+			return interceptor.HandlerDecision{Action: interceptor.ActionResume, Guidance: "too late"}, nil
 		}
 		return interceptor.HandlerDecision{}, nil // a human decides
 	})
@@ -48,6 +56,17 @@ func handledLoop(ctx workflow.Context, n int, mode string) ([]string, error) {
 		return append(out, "escalated: "+e.Reason), nil
 	}
 	return out, err
+}
+
+// runHandled runs handledLoop for 6 turns and checks its last output.
+func runHandled(t *testing.T, env *testsuite.TestWorkflowEnvironment, mode, wantLast string) {
+	t.Helper()
+	env.ExecuteWorkflow(handledLoop, 6, mode)
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+	var out []string
+	require.NoError(t, env.GetWorkflowResult(&out))
+	assert.Equal(t, wantLast, out[len(out)-1])
 }
 
 // TestHaltHandler: the workflow's halt handler runs before a human is
@@ -78,12 +97,7 @@ func TestHaltHandler(t *testing.T) {
 				at = status(t, env)
 				env.SignalWorkflow(interceptor.DefaultResumeSignal, interceptor.ResumeRequest{By: "ana", Guidance: "carry on"})
 			}, time.Hour)
-			env.ExecuteWorkflow(handledLoop, 6, tt.mode)
-			require.True(t, env.IsWorkflowCompleted())
-			require.NoError(t, env.GetWorkflowError())
-			var out []string
-			require.NoError(t, env.GetWorkflowResult(&out))
-			assert.Equal(t, tt.wantLast, out[len(out)-1])
+			runHandled(t, env, tt.mode, tt.wantLast)
 			assert.Equal(t, tt.wantHuman, at.State == interceptor.StateHalted, "a human was asked")
 			st := status(t, env)
 			assert.Equal(t, 1, st.Halts)
@@ -112,4 +126,51 @@ func TestSetHaltHandlerUnguarded(t *testing.T) {
 	err := env.GetWorkflowError()
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "not guarded")
+}
+
+// TestHumanWinsWhileTheHandlerRuns: from guard version 8 the halt handler
+// races the human. A decision sent while it runs (it hangs, or sleeps
+// longer) ends the halt at once, by signal or by update; PauseTimeout
+// counts the handler's time; the handler's late decision is dropped.
+func TestHumanWinsWhileTheHandlerRuns(t *testing.T) {
+	tests := []struct {
+		name     string
+		mode     string
+		timeout  time.Duration
+		escalate bool // the human escalates by update instead of resuming by signal
+		silent   bool // no human
+		wantLast string
+		wantBy   string
+	}{
+		{name: "hung handler, resume signal", mode: "hang", wantLast: `turn 5, following "carry on" from ana`, wantBy: "ana"},
+		{name: "hung handler, escalate update", mode: "hang", escalate: true, wantLast: "escalated: stuck reviewer", wantBy: "ana"},
+		{name: "hung handler, pause timeout", mode: "hang", timeout: 2 * time.Hour, silent: true, wantLast: "escalated: no decision within the pause timeout of 2h0m0s", wantBy: "loopguard"},
+		{name: "slow handler, resume signal", mode: "sleep", wantLast: `turn 5, following "carry on" from ana`, wantBy: "ana"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := newEnv(t, interceptor.Options{PauseTimeout: tt.timeout})
+			env.RegisterWorkflow(handledLoop)
+			env.RegisterActivityWithOptions(heedfulAgent, activity.RegisterOptions{Name: "HeedfulAgent"})
+			var decidedAt time.Time
+			if !tt.silent {
+				env.RegisterDelayedCallback(func() {
+					decidedAt = env.Now()
+					if tt.escalate {
+						env.UpdateWorkflow(interceptor.DefaultEscalateUpdate, "u1", &testUpdate{onReject: func(err error) { t.Errorf("refused: %v", err) }},
+							interceptor.EscalateRequest{By: "ana", Reason: "stuck reviewer"})
+						return
+					}
+					env.SignalWorkflow(interceptor.DefaultResumeSignal, interceptor.ResumeRequest{By: "ana", Guidance: "carry on"})
+				}, time.Hour)
+			}
+			runHandled(t, env, tt.mode, tt.wantLast)
+			st := status(t, env)
+			require.NotNil(t, st.LastDecision)
+			assert.Equal(t, tt.wantBy, st.LastDecision.By)
+			if !decidedAt.IsZero() {
+				assert.Less(t, env.Now().Sub(decidedAt), time.Hour, "the loop went on when the human decided, not when the handler would have")
+			}
+		})
+	}
 }

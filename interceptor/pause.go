@@ -47,6 +47,9 @@ type pause struct {
 	// last halt that ended: branches that waited on it read its outcome.
 	last     *Decision
 	resolved int
+	// handling is how long the halt handler ran before the pause (version
+	// 8): it counts towards PauseTimeout.
+	handling time.Duration
 	// early lets a decision answer a halt while loop.halted is still being
 	// raised (guard version 4); older versions took decisions only once
 	// paused, and replay must decide as they did.

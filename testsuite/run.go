@@ -196,7 +196,9 @@ type Report struct {
 	// Halts are the halts that paused (or, with OnHalt: fail, escalated)
 	// the workflow or one of its child workflows (HaltEvent.WorkflowID says
 	// which), in the order Run saw them through the status query. Observed
-	// halts (OnHalt: observe) are only counted, in FinalStatus.Halts.
+	// halts (OnHalt: observe), and halts a halt handler resumed before Run
+	// saw them, are only counted, in FinalStatus.Halts (FinalStatus.
+	// LastDecision says who decided the last one).
 	Halts []interceptor.HaltEvent
 	// Answers are the answers Run sent.
 	Answers []Answer
