@@ -340,12 +340,19 @@ func cutOf(g guidanceKey, n interceptor.Notice) bool {
 }
 
 // uncut returns the guidance text and sender a notice's guidance was cut
-// from: the guidance in force that loop.status showed, or the notice's own
-// when none matches.
+// from: the guidance in force that loop.status showed, or one the driver
+// sent, or the notice's own when none matches.
 func (d *driver) uncut(id string, n interceptor.Notice) (text, by string) {
 	for g := range d.lad.inForce[id] {
 		if g.haltSeq == n.HaltSeq && cutOf(g, n) {
 			return g.text, g.by
+		}
+	}
+	// A guidance in force too briefly for loop.status to show it: one
+	// the driver sent.
+	for text := range d.lad.sent[id] {
+		if cutOf(guidanceKey{text: text, by: By}, n) {
+			return text, By
 		}
 	}
 	return n.Guidance, n.By
