@@ -192,6 +192,11 @@ func specs() []spec {
 		fixtures.Turn{Node: "Code", Output: "the same patch"},
 		fixtures.Turn{Node: "Verify", Output: "0 tests failed"})
 	return []spec{
+		{name: "v8-samples-reviewed", desc: "[guard version 8] the samples' reviewed scenario: the coder ignores the warning (the memo lists it) and halts; the workflow's halt handler, racing the human, calls the Review activity and resumes with its guidance; the coder follows it and the loop completes with no human",
+			registry: "samples", guard: "samples", workflow: workflows.WorkflowCoderVerifier, input: sample(activities.ScenarioReviewed, 0)},
+		{name: "v8-samples-guided", desc: "[guard version 8] the samples' guided scenario: the coder ignores the warning and halts; a human resumes by update with guidance; the coder follows it and the loop completes",
+			registry: "samples", guard: "samples", workflow: workflows.WorkflowCoderVerifier, input: sample(activities.ScenarioGuided, 0),
+			answers: []answer{update("resume", map[string]string{"by": "record-fixtures", "guidance": activities.OperatorGuidance})}},
 		{name: "v8-warned-then-halted", desc: "[guard version 8] Warnings 1: Code repeats itself; the first trip warns and upserts the memo, which lists the warning; it repeats itself again and halts, the memo listing the unheeded warning; escalated by signal (version 7 wrote no memo at the warning)",
 			registry: "fixtures", guard: "warnings-1", workflow: fixtures.WorkflowScripted,
 			input:   fixtures.Repeat("Code", "the same patch", 9),
