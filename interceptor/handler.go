@@ -90,9 +90,13 @@ func (g *guard) raceHandler(ctx workflow.Context, ev HaltEvent) HandlerDecision 
 	}
 	p := &g.pause
 	var hd HandlerDecision
-	done := false
+	done, overtaken := false, false
 	workflow.Go(ctx, func(ctx workflow.Context) {
 		hd, done = g.runHandler(ctx, ev), true
+		if overtaken && hd.Action != "" {
+			g.next.GetLogger(ctx).Info("loopguard: the halt handler decided after the halt ended; its decision is ignored",
+				"haltSeq", ev.Seq, "action", hd.Action)
+		}
 	})
 	over := func() bool { return done || p.decision != nil }
 	if g.cfg.PauseTimeout <= 0 {
@@ -107,6 +111,7 @@ func (g *guard) raceHandler(ctx workflow.Context, ev HaltEvent) HandlerDecision 
 		}
 	}
 	if !done || p.decision != nil {
+		overtaken = true
 		return HandlerDecision{}
 	}
 	return hd
