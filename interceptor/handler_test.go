@@ -88,9 +88,7 @@ func TestHaltHandler(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.mode, func(t *testing.T) {
-			env := newEnv(t, interceptor.Options{})
-			env.RegisterWorkflow(handledLoop)
-			env.RegisterActivityWithOptions(heedfulAgent, activity.RegisterOptions{Name: "HeedfulAgent"})
+			env := newAgentEnv(t, interceptor.Options{}, handledLoop, heedfulAgent)
 			env.RegisterActivityWithOptions(reviewer, activity.RegisterOptions{Name: "Reviewer"})
 			var at interceptor.Status
 			env.RegisterDelayedCallback(func() {
@@ -118,9 +116,7 @@ func TestHaltHandler(t *testing.T) {
 // TestSetHaltHandlerUnguarded: a workflow the guard does not guard gets
 // ErrNotGuarded.
 func TestSetHaltHandlerUnguarded(t *testing.T) {
-	env := newEnv(t, interceptor.Options{Workflows: []string{"SomethingElse"}})
-	env.RegisterWorkflow(handledLoop)
-	env.RegisterActivityWithOptions(heedfulAgent, activity.RegisterOptions{Name: "HeedfulAgent"})
+	env := newAgentEnv(t, interceptor.Options{Workflows: []string{"SomethingElse"}}, handledLoop, heedfulAgent)
 	env.ExecuteWorkflow(handledLoop, 2, "review")
 	require.True(t, env.IsWorkflowCompleted())
 	err := env.GetWorkflowError()
@@ -149,9 +145,7 @@ func TestHumanWinsWhileTheHandlerRuns(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			env := newEnv(t, interceptor.Options{PauseTimeout: tt.timeout})
-			env.RegisterWorkflow(handledLoop)
-			env.RegisterActivityWithOptions(heedfulAgent, activity.RegisterOptions{Name: "HeedfulAgent"})
+			env := newAgentEnv(t, interceptor.Options{PauseTimeout: tt.timeout}, handledLoop, heedfulAgent)
 			var decidedAt time.Time
 			if !tt.silent {
 				env.RegisterDelayedCallback(func() {

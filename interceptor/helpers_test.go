@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	sdkinterceptor "go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/log"
@@ -39,6 +40,16 @@ var (
 func newEnv(t *testing.T, opts interceptor.Options) *testsuite.TestWorkflowEnvironment {
 	t.Helper()
 	return newEnvWithMetrics(t, opts, nil)
+}
+
+// newAgentEnv is newEnv with the workflow wf and the agent activity that
+// guidedLoop calls ("HeedfulAgent").
+func newAgentEnv(t *testing.T, opts interceptor.Options, wf, agent any) *testsuite.TestWorkflowEnvironment {
+	t.Helper()
+	env := newEnv(t, opts)
+	env.RegisterWorkflow(wf)
+	env.RegisterActivityWithOptions(agent, activity.RegisterOptions{Name: "HeedfulAgent"})
+	return env
 }
 
 // newEnvWithMetrics is newEnv recording metrics through h (nil: none).

@@ -168,6 +168,17 @@ func sameNotice(a, b Notice) bool {
 	return a.Guidance == b.Guidance && a.By == b.By && a.HaltSeq == b.HaltSeq && a.Repeats == b.Repeats
 }
 
+// payloadOverhead bounds what a payload of the default converter stores
+// besides its data: the json/plain metadata and the fields' tags and
+// lengths (about 30 bytes).
+const payloadOverhead = 64
+
+// fits reports whether p is at most MaxNoticeBytes as history stores it.
+// Most notices are far below: they are not measured (proto.Size allocates).
+func fits(p *commonpb.Payload) bool {
+	return len(p.GetData())+payloadOverhead <= MaxNoticeBytes || proto.Size(p) <= MaxNoticeBytes
+}
+
 // encodeNotice encodes n for the header. With fit (version 8), a notice
 // whose JSON is over MaxNoticeBytes is cut until it fits, least useful
 // first: the warning's node list (the callee is one of them), who sent the
@@ -179,7 +190,7 @@ func sameNotice(a, b Notice) bool {
 func encodeNotice(n Notice, fit bool) *commonpb.Payload {
 	dc := converter.GetDefaultDataConverter()
 	p, _ := dc.ToPayload(n) // a Notice always encodes
-	if !fit || proto.Size(p) <= MaxNoticeBytes {
+	if !fit || fits(p) {
 		return p
 	}
 	w := Warning{}
@@ -195,7 +206,7 @@ func encodeNotice(n Notice, fit bool) *commonpb.Payload {
 		func(k int) { n.Guidance = cutJSON(n.Guidance, k) },
 	}
 	for _, cut := range cuts {
-		if proto.Size(p) <= MaxNoticeBytes {
+		if fits(p) {
 			break
 		}
 		cut(proto.Size(p) - MaxNoticeBytes)

@@ -133,3 +133,14 @@ func TestSameNotice(t *testing.T) {
 		}
 	}
 }
+
+// TestFitsAgreesWithTheStoredSize: the shortcut of fits never accepts a
+// payload whose stored size is over MaxNoticeBytes.
+func TestFitsAgreesWithTheStoredSize(t *testing.T) {
+	dc := converter.GetDefaultDataConverter()
+	for n := MaxNoticeBytes - payloadOverhead - 8; n <= MaxNoticeBytes+8; n++ {
+		p, err := dc.ToPayload(Notice{Guidance: strings.Repeat("x", n-len(`{"guidance":""}`))})
+		require.NoError(t, err)
+		assert.Equal(t, proto.Size(p) <= MaxNoticeBytes, fits(p), "data %d bytes, stored %d", len(p.GetData()), proto.Size(p))
+	}
+}

@@ -59,9 +59,7 @@ func guidedLoop(ctx workflow.Context, n int, local bool) ([]string, error) {
 func TestGuidanceReachesTheAgent(t *testing.T) {
 	for _, local := range []bool{false, true} {
 		t.Run(map[bool]string{false: "activity", true: "local activity"}[local], func(t *testing.T) {
-			env := newEnv(t, interceptor.Options{})
-			env.RegisterWorkflow(guidedLoop)
-			env.RegisterActivityWithOptions(heedfulAgent, activity.RegisterOptions{Name: "HeedfulAgent"})
+			env := newAgentEnv(t, interceptor.Options{}, guidedLoop, heedfulAgent)
 			var halted interceptor.Status
 			env.RegisterDelayedCallback(func() {
 				halted = status(t, env)
@@ -104,9 +102,7 @@ func TestGuidanceInputErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			env := newEnv(t, interceptor.Options{})
-			env.RegisterWorkflow(guidedLoop)
-			env.RegisterActivityWithOptions(heedfulAgent, activity.RegisterOptions{Name: "HeedfulAgent"})
+			env := newAgentEnv(t, interceptor.Options{}, guidedLoop, heedfulAgent)
 			var refused interceptor.Status
 			env.RegisterDelayedCallback(func() {
 				env.SignalWorkflow(tt.signal, tt.give)
@@ -243,9 +239,7 @@ func currentDetails(t *testing.T, env *testsuite.TestWorkflowEnvironment) string
 // warning a halted loop ignored, and after a resume with guidance say what
 // the loop's calls are told.
 func TestCurrentDetailsShowTheLadder(t *testing.T) {
-	env := newEnv(t, interceptor.Options{Warnings: 1, Grain: interceptor.GrainToolCall})
-	env.RegisterWorkflow(guidedLoop)
-	env.RegisterActivityWithOptions(heedfulAgent, activity.RegisterOptions{Name: "HeedfulAgent"})
+	env := newAgentEnv(t, interceptor.Options{Warnings: 1, Grain: interceptor.GrainToolCall}, guidedLoop, heedfulAgent)
 	var atHalt string
 	env.RegisterDelayedCallback(func() {
 		atHalt = currentDetails(t, env)

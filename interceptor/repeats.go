@@ -1,9 +1,9 @@
 package interceptor
 
 import (
-	"encoding/binary"
-
 	"go.temporal.io/sdk/converter"
+
+	"github.com/loopguard/loopguard/interceptor/detect"
 )
 
 // maxActions bounds the distinct actions a guard counts (Options.CountRepeats):
@@ -26,13 +26,12 @@ func (r *repeats) count(node string, args []any) int {
 	if err != nil {
 		return 0
 	}
-	h := fnv64a(fnvOffset, []byte(node))
-	var n [8]byte
+	var buf [4][]byte // no allocation for the usual few arguments
+	datas := buf[:0]
 	for _, p := range ps.GetPayloads() {
-		// Length-prefixed, so that ("ab", "c") and ("a", "bc") differ.
-		binary.LittleEndian.PutUint64(n[:], uint64(len(p.GetData())))
-		h = fnv64a(fnv64a(h, n[:]), p.GetData())
+		datas = append(datas, p.GetData())
 	}
+	h := detect.ActionKey(node, datas)
 	if r.seen == nil {
 		r.seen = map[uint64]int{}
 	}
@@ -42,19 +41,4 @@ func (r *repeats) count(node string, args []any) int {
 	}
 	r.seen[h] = before + 1
 	return before
-}
-
-// FNV-64a, inline: hash/fnv's hasher is an interface value, which would
-// allocate on every call.
-const (
-	fnvOffset = 14695981039346656037
-	fnvPrime  = 1099511628211
-)
-
-func fnv64a(h uint64, b []byte) uint64 {
-	for _, c := range b {
-		h ^= uint64(c)
-		h *= fnvPrime
-	}
-	return h
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
-	"go.temporal.io/sdk/activity"
 
 	"github.com/loopguard/loopguard/interceptor"
 )
@@ -45,10 +44,8 @@ func (a *warnedAgent) Run(ctx context.Context, turn int) (string, error) {
 // halts; the halt lists the warnings it did not heed. Each warning costs
 // the loop one more detector window, no more.
 func TestWarningsBeforeHalt(t *testing.T) {
-	env := newEnv(t, interceptor.Options{Warnings: 2, Grain: interceptor.GrainToolCall}) // budgets out of the way
 	agent := &stubbornAgent{}
-	env.RegisterWorkflow(guidedLoop)
-	env.RegisterActivityWithOptions(agent.Run, activity.RegisterOptions{Name: "HeedfulAgent"})
+	env := newAgentEnv(t, interceptor.Options{Warnings: 2, Grain: interceptor.GrainToolCall}, guidedLoop, agent.Run) // budgets out of the way
 	halted := statusThen(t, env, time.Hour, func() {
 		env.SignalWorkflow(interceptor.DefaultEscalateSignal, interceptor.EscalateRequest{By: "ana"})
 	})
@@ -74,9 +71,7 @@ func TestWarningsBeforeHalt(t *testing.T) {
 // warned never halts; once a window of its calls has gone by without
 // another trip, the warning is no longer in force.
 func TestHeededWarningNeedsNoHuman(t *testing.T) {
-	env := newEnv(t, interceptor.Options{Warnings: 1, Grain: interceptor.GrainToolCall})
-	env.RegisterWorkflow(guidedLoop)
-	env.RegisterActivityWithOptions((&warnedAgent{}).Run, activity.RegisterOptions{Name: "HeedfulAgent"})
+	env := newAgentEnv(t, interceptor.Options{Warnings: 1, Grain: interceptor.GrainToolCall}, guidedLoop, (&warnedAgent{}).Run)
 	env.ExecuteWorkflow(guidedLoop, 20, false)
 	require.True(t, env.IsWorkflowCompleted())
 	require.NoError(t, env.GetWorkflowError())
@@ -94,9 +89,7 @@ func TestHeededWarningNeedsNoHuman(t *testing.T) {
 // TestWarningsAreOffByDefault: zero Options keep today's ladder: the
 // first trip halts.
 func TestWarningsAreOffByDefault(t *testing.T) {
-	env := newEnv(t, interceptor.Options{})
-	env.RegisterWorkflow(guidedLoop)
-	env.RegisterActivityWithOptions((&warnedAgent{}).Run, activity.RegisterOptions{Name: "HeedfulAgent"})
+	env := newAgentEnv(t, interceptor.Options{}, guidedLoop, (&warnedAgent{}).Run)
 	halted := statusThen(t, env, time.Hour, func() {
 		env.SignalWorkflow(interceptor.DefaultEscalateSignal, interceptor.EscalateRequest{By: "ana"})
 	})
@@ -146,9 +139,7 @@ func TestWarningsInTheMemo(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			env := newEnv(t, interceptor.Options{Warnings: 2, Grain: interceptor.GrainToolCall, OnHalt: tt.onHalt})
-			env.RegisterWorkflow(guidedLoop)
-			env.RegisterActivityWithOptions(tt.agent, activity.RegisterOptions{Name: "HeedfulAgent"})
+			env := newAgentEnv(t, interceptor.Options{Warnings: 2, Grain: interceptor.GrainToolCall, OnHalt: tt.onHalt}, guidedLoop, tt.agent)
 			var got []string
 			var first memoEntry
 			env.OnUpsertMemo(mock.Anything).Run(func(args mock.Arguments) {

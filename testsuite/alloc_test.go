@@ -141,7 +141,8 @@ func withPinned(tb testing.TB, h *historypb.History, key string, v any) *history
 // calls replayed with a notice on every call but the first two, minus
 // without, per call, is at most what those allocate alone. Measured: 26.0
 // allocations a call before the guard kept the last notice's encoding,
-// 22.0 since (a notice that does not change is encoded once); a memory
+// 22.0 since (a notice that does not change is encoded once; 23.0 while
+// every header's stored size was measured against MaxNoticeBytes); a memory
 // profile of BenchmarkReplayNotice (-memprofilerate=1) puts 16 in the
 // arguments' encoding, 8 in the header's and 1 in the map entry, none in
 // the guard's own bookkeeping.

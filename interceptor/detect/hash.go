@@ -37,3 +37,19 @@ func hex16(h uint64) string {
 	}
 	return string(b[:])
 }
+
+// ActionKey names an action, a node called with arguments (each one's
+// encoding), by its FNV-64a hash: equal actions have equal keys. Each
+// argument is length-prefixed, so that ("ab", "c") and ("a", "bc") differ.
+func ActionKey(node string, args [][]byte) uint64 {
+	h := fnvString(fnvOffset, node)
+	for _, a := range args {
+		n := uint64(len(a))
+		for range 8 {
+			h = fnvByte(h, byte(n))
+			n >>= 8
+		}
+		h = fnvBytes(h, a)
+	}
+	return h
+}
