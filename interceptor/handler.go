@@ -99,6 +99,8 @@ func (g *guard) raceHandler(ctx workflow.Context, ev HaltEvent) HandlerDecision 
 		}
 	})
 	over := func() bool { return done || p.decision != nil }
+	p.deciding = true
+	defer func() { p.deciding = false }()
 	if g.cfg.PauseTimeout <= 0 {
 		_ = workflow.Await(ctx, over) // canceled: the pause's own wait returns the cancellation
 	} else {

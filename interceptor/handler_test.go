@@ -97,6 +97,7 @@ func TestHaltHandler(t *testing.T) {
 			}, time.Hour)
 			runHandled(t, env, tt.mode, tt.wantLast)
 			assert.Equal(t, tt.wantHuman, at.State == interceptor.StateHalted, "a human was asked")
+			assert.False(t, at.Handling, "the handler has decided or handed over")
 			st := status(t, env)
 			assert.Equal(t, 1, st.Halts)
 			for _, n := range st.Nodes {
@@ -149,6 +150,8 @@ func TestHumanWinsWhileTheHandlerRuns(t *testing.T) {
 			var decidedAt time.Time
 			if !tt.silent {
 				env.RegisterDelayedCallback(func() {
+					st := status(t, env)
+					assert.True(t, st.State == interceptor.StateHalted && st.Handling, "halted, the handler deciding: %+v", st)
 					decidedAt = env.Now()
 					if tt.escalate {
 						env.UpdateWorkflow(interceptor.DefaultEscalateUpdate, "u1", &testUpdate{onReject: func(err error) { t.Errorf("refused: %v", err) }},

@@ -48,8 +48,9 @@ type pause struct {
 	last     *Decision
 	resolved int
 	// handling is how long the halt handler ran before the pause (version
-	// 8): it counts towards PauseTimeout.
+	// 8): it counts towards PauseTimeout. deciding is set while it runs.
 	handling time.Duration
+	deciding bool
 	// early lets a decision answer a halt while loop.halted is still being
 	// raised (guard version 4); older versions took decisions only once
 	// paused, and replay must decide as they did.

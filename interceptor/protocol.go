@@ -163,6 +163,9 @@ type Status struct {
 	LastDecision *Decision          `json:"lastDecision,omitempty"`
 	LastRejected *Rejection         `json:"lastRejected,omitempty"`
 	Policy       OnHalt             `json:"onHalt"`
+	// Handling is true while the workflow's halt handler decides the halt
+	// in force (guard version 8); a human may still answer it.
+	Handling bool `json:"handling,omitempty"`
 	// Stopping is true when a human's halt was taken and waits for the next
 	// guarded call (behind a detector's trip that halts first, if any).
 	Stopping bool `json:"stopping,omitempty"`

@@ -16,7 +16,7 @@ func (g *guard) status() (Status, error) {
 	}
 	switch {
 	case p.showsHalted():
-		s.State, s.Halt = StateHalted, p.halt
+		s.State, s.Halt, s.Handling = StateHalted, p.halt, p.deciding
 	case p.phase == phaseEscalated:
 		s.State, s.Halt = StateEscalated, p.halt
 	}

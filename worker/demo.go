@@ -297,6 +297,9 @@ func (d *demo) check(ctx context.Context, r *demoResult) bool {
 		return false
 	}
 	r.Status = st
+	if st.State == interceptor.StateHalted && st.Handling {
+		return false // the workflow's halt handler is deciding: not settled yet
+	}
 	if st.State == interceptor.StateHalted {
 		if r.Scenario.Steer == workflows.SteerHuman && r.Guided == nil && st.Halt != nil {
 			// The demo's operator answers; if the update did not go
@@ -311,9 +314,9 @@ func (d *demo) check(ctx context.Context, r *demoResult) bool {
 }
 
 // guide plays the operator of a SteerHuman scenario: it resumes the halt
-// with the scenario's guidance, as guideCommand shows. It reports whether
-// the workflow took it.
-func (d *demo) guide(ctx context.Context, r *demoResult, haltSeq int) bool {
+// with the scenario's guidance, as guideCommand shows, and records the
+// decision once the workflow took it.
+func (d *demo) guide(ctx context.Context, r *demoResult, haltSeq int) {
 	h, err := d.client.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
 		WorkflowID:   r.WorkflowID,
 		RunID:        r.RunID,
@@ -322,14 +325,12 @@ func (d *demo) guide(ctx context.Context, r *demoResult, haltSeq int) bool {
 		WaitForStage: client.WorkflowUpdateStageCompleted,
 	})
 	if err != nil {
-		return false
+		return
 	}
 	var dec interceptor.Decision
-	if err := h.Get(ctx, &dec); err != nil || dec.HaltSeq != haltSeq {
-		return false
+	if err := h.Get(ctx, &dec); err == nil && dec.HaltSeq == haltSeq {
+		r.Guided = &dec
 	}
-	r.Guided = &dec
-	return true
 }
 
 // guideRequest is the demo operator's resume of sc's halt.
