@@ -56,7 +56,13 @@ const (
 	// human: a decision sent while it runs ends the halt at once, and its
 	// run counts towards PauseTimeout (raceHandler).
 	versionWarningMemo = workflow.Version(8)
-	guardedVersion     = versionWarningMemo // what new executions run
+	// versionOneLoop (issue 22): the rungs and the detectors agree on the
+	// loop. A resume, a warning and a halt handler's decision start the
+	// loop over with one barrier in front of every detector that reads
+	// repetition, and new information anywhere in the loop is progress
+	// for its edges (detect.Policy.OneLoop, pinned with the config).
+	versionOneLoop = workflow.Version(9)
+	guardedVersion = versionOneLoop // what new executions run
 	// carryHeader carries the guard's state across continue-as-new.
 	carryHeader = "loopguard-carry"
 )
@@ -111,6 +117,10 @@ func (g *guard) setup(ctx workflow.Context) error {
 	pin := g.cfg
 	if carry != nil {
 		pin = carry.Config
+	}
+	if g.version >= versionOneLoop {
+		// Pinned below with the rest: the detectors' half of version 9.
+		pin.Policy.OneLoop = true
 	}
 	// The config in force is the one recorded when the execution started,
 	// not the worker's current Options: redeploying with other thresholds

@@ -68,6 +68,15 @@ type Policy struct {
 	Window                 int           `json:"window,omitempty"`               // entries kept per node history and evidence list; >= every threshold
 	MaxNodes               int           `json:"maxNodes,omitempty"`             // distinct nodes tracked; more fold into OverflowNode
 
+	// OneLoop (set by the guard from guard version 9, never by a user)
+	// makes every detector agree on the loop: a reset (a resume, a
+	// warning, a halt handler's decision) is one barrier in front of every
+	// detector that reads repetition, and new information anywhere in the
+	// loop is progress for its edges (see docs/detection.md, "The loop").
+	// Histories pinned before version 9 decode without it and replay as
+	// recorded.
+	OneLoop bool `json:"oneLoop,omitempty"`
+
 	// IgnoreFields are JSON field paths removed from every node's result
 	// before hashing, in addition to each node's own Rules.IgnoreFields.
 	IgnoreFields []string `json:"ignoreFields,omitempty"`
