@@ -83,6 +83,10 @@ func (g *guard) halt(ctx workflow.Context, node string, trip *detect.Trip) error
 		if d.Action == ActionEscalate {
 			return g.escalate(ctx, trip, d)
 		}
+		if g.version >= versionOneLoop {
+			// The handler's time, like a human's, is not the loop's.
+			g.state.Paused(workflow.Now(ctx).Sub(p.since), true)
+		}
 		g.state.Resume(trip, detect.Extension{})
 		g.guide(ev, d)
 		p.set(phaseRunning, nil, "", time.Time{}, &d)

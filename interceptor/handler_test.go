@@ -41,6 +41,10 @@ func handledLoop(ctx workflow.Context, n int, mode string) ([]string, error) {
 		case "hang":
 			// A reviewer that never answers.
 			_ = workflow.Await(ctx, func() bool { return false })
+		case "slow review":
+			// A review that takes half an hour of workflow time.
+			_ = workflow.Sleep(ctx, 30*time.Minute)
+			return interceptor.HandlerDecision{Action: interceptor.ActionResume, Reason: "reviewed", Guidance: "slow advice"}, nil
 		case "sleep":
 			// A slow reviewer, whose resume comes after the human's.
 			_ = workflow.Sleep(ctx, 3*time.Hour)
@@ -170,4 +174,15 @@ func TestHumanWinsWhileTheHandlerRuns(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestHandlerTimeIsNotTheLoops (guard version 9, issue 22 item 5): with
+// MaxCycleRuntime 10m, a halt handler whose review takes 30 minutes
+// resumes the loop, and the loop goes on: the handler's time, like a
+// human's, is not charged to any runtime budget.
+func TestHandlerTimeIsNotTheLoops(t *testing.T) {
+	env := newAgentEnv(t, interceptor.Options{MaxCycleRuntime: 10 * time.Minute, MaxNodeRuntime: 10 * time.Minute}, handledLoop, heedfulAgent)
+	runHandled(t, env, "slow review", `turn 5, following "slow advice" from halt handler`)
+	st := status(t, env)
+	assert.Equal(t, 1, st.Halts, "one halt: the stall, not the handler's half hour")
 }
