@@ -198,6 +198,7 @@ func (g *guard) haltEvent(t *detect.Trip) HaltEvent {
 		RunID:            g.info.WorkflowExecution.RunID,
 		WorkflowType:     g.info.WorkflowType.Name,
 		Seq:              g.halts,
+		Loop:             t.Loop,
 	}
 }
 

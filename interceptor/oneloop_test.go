@@ -167,3 +167,104 @@ func TestEveryResetStartsTheLoopOver(t *testing.T) {
 		})
 	}
 }
+
+// toolModel is a model that picks, turn after turn, the commands of cmds
+// in order, all run by one tool ("bash"). With detour set it answers each
+// new warning with one call of a tool it never used before, then goes back
+// to the same commands.
+type toolModel struct {
+	mu      sync.Mutex
+	cmds    []string
+	detour  bool
+	last    string
+	detours int
+}
+
+func (m *toolModel) Model(ctx context.Context, turn int) (string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if n, ok := interceptor.NoticeFrom(ctx); ok && n.Warning != nil && m.detour {
+		if k := fmt.Sprint(n.Warning.N, n.Warning.CycleID); k != m.last {
+			m.last = k
+			m.detours++
+			return fmt.Sprintf("probe-%d:look around", m.detours), nil
+		}
+	}
+	return "bash:" + m.cmds[turn%len(m.cmds)], nil
+}
+
+// toolLoop calls the model, then the tool it picked, turns times; a
+// LoopEscalated error ends it without an error.
+func toolLoop(ctx workflow.Context, turns int) (int, error) {
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: time.Minute,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
+	})
+	for i := range turns {
+		var pick string
+		err := workflow.ExecuteActivity(ctx, "Model", i).Get(ctx, &pick)
+		if err == nil {
+			tool, cmd, _ := strings.Cut(pick, ":")
+			err = workflow.ExecuteActivity(ctx, "Tool", tool, cmd).Get(ctx, nil)
+		}
+		if _, ok := interceptor.EscalationFrom(err); ok {
+			return i, nil
+		}
+		if err != nil {
+			return i, err
+		}
+	}
+	return turns, nil
+}
+
+// runToolLoop runs toolLoop with Warnings 1 and the tool-call grain, each
+// tool its own node; a human escalates the first halt.
+func runToolLoop(t *testing.T, m *toolModel, turns int) interceptor.Status {
+	t.Helper()
+	env := newEnv(t, interceptor.Options{Warnings: 1, Grain: interceptor.GrainToolCall, NodeName: func(c interceptor.Call) string {
+		if c.Type == "Tool" {
+			return c.Args[0].(string)
+		}
+		return ""
+	}})
+	env.RegisterWorkflow(toolLoop)
+	env.RegisterActivityWithOptions(m.Model, activity.RegisterOptions{Name: "Model"})
+	env.RegisterActivityWithOptions(func(_ context.Context, tool, cmd string) (string, error) {
+		return "output of " + cmd, nil
+	}, activity.RegisterOptions{Name: "Tool"})
+	env.RegisterDelayedCallback(func() {
+		env.SignalWorkflow(interceptor.DefaultEscalateSignal, interceptor.EscalateRequest{By: "ana"})
+	}, time.Hour)
+	env.ExecuteWorkflow(toolLoop, turns)
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+	return status(t, env)
+}
+
+// TestADetourIsTheSameLoop (guard version 9, issue 22 item 2): a
+// Model↔bash loop that answers its warning with one call of a tool it
+// never used, then repeats itself again, is the same loop: its one
+// warning is spent, and it halts. The loop's identity is its anchor
+// (Model), which the detour keeps, not its cycle id, which the detour
+// changes.
+func TestADetourIsTheSameLoop(t *testing.T) {
+	m := &toolModel{cmds: []string{"ls"}, detour: true}
+	st := runToolLoop(t, m, 40)
+	assert.Equal(t, 1, st.Warnings, "one warning for the loop, detour or not")
+	assert.Equal(t, 1, st.Halts, "then the halt")
+	require.NotNil(t, st.LastDecision)
+	assert.Equal(t, interceptor.ActionEscalate, st.LastDecision.Action)
+	assert.Equal(t, 1, m.detours)
+}
+
+// TestALongLoopIsHeededOnlyIfItChanged (guard version 9, issue 22 item
+// 3): a warned loop whose period is 12 calls (six commands, each with
+// its output) comes back unchanged 24 calls after its warning; it is not
+// counted as heeded before (heeded is measured in the loop's periods), so
+// it halts once its one warning is spent.
+func TestALongLoopIsHeededOnlyIfItChanged(t *testing.T) {
+	m := &toolModel{cmds: []string{"ls", "cat a", "cat b", "make", "make test", "git diff"}}
+	st := runToolLoop(t, m, 60)
+	assert.Equal(t, 1, st.Warnings, "one warning")
+	assert.Equal(t, 1, st.Halts, "then the halt")
+}
