@@ -105,7 +105,7 @@ func (g *guard) setup(ctx workflow.Context) error {
 	// A new execution consults GuardWorkflow; a replay (or a continued
 	// guarded run) must follow what its history says, whatever the hook.
 	wanted := carry != nil || workflow.IsReplaying(ctx) ||
-		g.hooks.guardWorkflow == nil || g.hooks.guardWorkflow(g.info)
+		g.hooks.guardWorkflow == nil || g.wants(ctx)
 	if !wanted {
 		return nil
 	}
@@ -155,6 +155,19 @@ func (g *guard) setup(ctx workflow.Context) error {
 		g.state = detect.NewState(g.cfg.Policy)
 	}
 	return g.registerUpdates(ctx)
+}
+
+// wants asks GuardWorkflow whether a new execution is guarded. A hook that
+// panics is recovered and the execution guarded: a bug in the hook must
+// neither fail every workflow task nor switch the guard off silently.
+func (g *guard) wants(ctx workflow.Context) (guarded bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			g.next.GetLogger(ctx).Error("loopguard: GuardWorkflow panicked: the execution is guarded", "panic", fmt.Sprint(r))
+			guarded = true
+		}
+	}()
+	return g.hooks.guardWorkflow(g.info)
 }
 
 // readCarry reads the state a previous run carried over, if any. Guard
