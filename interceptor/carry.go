@@ -84,6 +84,9 @@ type carried struct {
 	Warned      []Warning `json:"warned,omitempty"`
 	WarningLeft int       `json:"warningLeft,omitempty"`
 	Warnings    int       `json:"warnings,omitempty"`
+	// Last is the last decision carried out (version 9): the next run's
+	// status shows it, and the guidance in force beside it.
+	Last *Decision `json:"lastDecision,omitempty"`
 }
 
 // setup decides whether this execution is guarded and pins its config. It
@@ -147,6 +150,12 @@ func (g *guard) setup(ctx workflow.Context) error {
 		if g.version >= versionGuidance {
 			g.guidance = carry.Guidance
 			g.pause.warned, g.pause.left, g.pause.issued = carry.Warned, carry.WarningLeft, carry.Warnings
+		}
+		if g.version >= versionOneLoop {
+			// The guidance in force and the decision that gave it are
+			// still what the loop's calls are told (no command).
+			g.pause.last = carry.Last
+			g.showDetails(ctx, guidanceDetails(g.guidance))
 		}
 		if g.version >= versionSteady && carry.Shown != "" && carry.Shown != StateRunning {
 			g.publish(ctx, StateRunning, nil)
@@ -232,6 +241,9 @@ func (g *guard) carryOnReturn(ctx workflow.Context, can *workflow.ContinueAsNewE
 		Warned: g.pause.warned, WarningLeft: g.pause.left, Warnings: g.pause.issued}
 	if g.version >= versionSteady {
 		c.Shown = g.shown
+	}
+	if g.version >= versionOneLoop {
+		c.Last = g.pause.last
 	}
 	p, err := encodePayload(ctx, c)
 	if err != nil {
