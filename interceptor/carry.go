@@ -136,6 +136,9 @@ func (g *guard) setup(ctx workflow.Context) error {
 		return fmt.Errorf("loopguard: read pinned config: %w", err)
 	}
 	g.cfg = pinned
+	// The guard version decides the detectors' half of version 9 too, and
+	// a config pinned by a later version cannot switch it on below it.
+	g.cfg.Policy.OneLoop = g.version >= versionOneLoop
 	g.active = true
 	g.pause.early = g.version >= versionSafety
 	g.pause.rung = g.version >= versionGuidance
