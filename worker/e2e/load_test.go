@@ -3,6 +3,7 @@ package e2e_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -65,9 +66,7 @@ func runLoad(t testing.TB, ctx context.Context, c client.Client, queue string, r
 	for i, id := range ids {
 		turns := fixtures.RoundRobin(loadCalls, r.stallers[id])
 		g.Go(func() error {
-			run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-				ID: id, TaskQueue: queue,
-			}, fixtures.WorkflowScripted, turns)
+			run, err := startLoaded(ctx, c, client.StartWorkflowOptions{ID: id, TaskQueue: queue}, turns)
 			if err != nil {
 				return fmt.Errorf("start %d: %w (%v)", i, err, context.Cause(ctx))
 			}
@@ -91,7 +90,11 @@ func runLoad(t testing.TB, ctx context.Context, c client.Client, queue string, r
 			return nil
 		})
 	}
-	require.NoError(t, g.Wait())
+	if err := g.Wait(); err != nil {
+		// The runs already started report into t: let them end first.
+		wg.Wait()
+		require.NoError(t, err)
+	}
 
 	if resume {
 		go func() {
@@ -339,4 +342,19 @@ func loadWorker(t testing.TB, c client.Client, queue string, guard *interceptor.
 		},
 	})
 	return w.Stop
+}
+
+// startLoaded starts a load workflow, trying again when the start's RPC
+// timed out while the test's context still runs: on a machine loaded by
+// other builds a start can outlast the client's RPC deadline though the
+// server goes on. A start that did get through returns the running
+// execution the second time (the same workflow id), so none is lost or
+// doubled.
+func startLoaded(ctx context.Context, c client.Client, opts client.StartWorkflowOptions, turns any) (client.WorkflowRun, error) {
+	for try := 1; ; try++ {
+		run, err := c.ExecuteWorkflow(ctx, opts, fixtures.WorkflowScripted, turns)
+		if err == nil || ctx.Err() != nil || try == 5 || !errors.Is(err, context.DeadlineExceeded) {
+			return run, err
+		}
+	}
 }
