@@ -59,8 +59,11 @@ const (
 	// versionOneLoop (issue 22): the rungs and the detectors agree on the
 	// loop. A resume, a warning and a halt handler's decision start the
 	// loop over with one barrier in front of every detector that reads
-	// repetition, and new information anywhere in the loop is progress
-	// for its edges (detect.Policy.OneLoop, pinned with the config).
+	// repetition; news anywhere in the loop is progress for its constant
+	// members' edges (detect.Policy.OneLoop, pinned with the config); a
+	// loop is named by its anchor, and heeded in its own periods; the
+	// handler's time is not the loop's; a halt is published before its
+	// handler runs, and an answered one starts none.
 	versionOneLoop = workflow.Version(9)
 	guardedVersion = versionOneLoop // what new executions run
 	// carryHeader carries the guard's state across continue-as-new.

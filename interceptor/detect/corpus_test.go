@@ -275,12 +275,17 @@ func median(v []int) string {
 func TestCorpus(t *testing.T) {
 	for _, gen := range []Generation{DetectionLegacy, DetectionV2, DetectionV3} {
 		t.Run(fmt.Sprintf("generation-%d", gen), func(t *testing.T) {
-			runCorpus(t, loadCorpus(t), gen)
+			runCorpus(t, loadCorpus(t), gen, false)
 		})
 	}
+	// Guard version 9 pins Policy.OneLoop beside generation 3: the same
+	// labels hold.
+	t.Run("generation-3-one-loop", func(t *testing.T) {
+		runCorpus(t, loadCorpus(t), DetectionV3, true)
+	})
 }
 
-func runCorpus(t *testing.T, traces []corpusTrace, gen Generation) {
+func runCorpus(t *testing.T, traces []corpusTrace, gen Generation, oneLoop bool) {
 	var loops, detected, falseHalts int
 	var progressing int
 	var latencies, behavioural []int
@@ -292,6 +297,7 @@ func runCorpus(t *testing.T, traces []corpusTrace, gen Generation) {
 		}
 		p, err := tr.policy(gen)
 		require.NoError(t, err, tr.Name)
+		p.OneLoop = oneLoop
 		at, trip := replay(p, tr.Calls)
 		line := fmt.Sprintf("%-48s %-9s ", tr.Name, tr.Source)
 		wantReason, wantDetector := tr.want(gen)

@@ -268,11 +268,14 @@ func (l *learning) addVolatile(p uint32) {
 // the loop progressed, and a constant acknowledgement node in it is not
 // stalled.
 //
-// With Policy.OneLoop and the third generation, progress is what the
+// With Policy.OneLoop and the third generation, novelty is what the
 // sequence rule reads: a result (without learnt volatile fields) its node
-// has not shown in its history, fuzzy sameness aside; and a novel step
-// resets the counters of the edges into every member of its loop, since
-// new information anywhere in the loop's period is progress for the loop.
+// has not shown in its history, with no "nearly the same" (a count that
+// moved beside a constant field is news). The edges it resets are the
+// same: those into the members whose results never changed (a constant
+// acknowledgement progresses when the loop does); a member whose results
+// vary needs news of its own (a planner that rephrases while its
+// researcher finds nothing is still stalled).
 func (s *State) noveltyV2(n *node, r *rec, prog bool) {
 	if !r.output() {
 		return
@@ -295,7 +298,7 @@ func (s *State) noveltyV2(n *node, r *rec, prog bool) {
 		return
 	}
 	for _, m := range s.cycles[n.cyc].members {
-		if s.nodes[m].varied && !one {
+		if s.nodes[m].varied {
 			continue
 		}
 		for _, e := range s.nodes[m].in {

@@ -13,9 +13,10 @@ import (
 // fix-and-check loop whose fix acknowledges with a constant result and
 // whose check brings new information at every iteration (a falling count
 // beside a constant field, a rising float score, a count in text) is
-// never halted by edge_without_progress: new information anywhere in the
-// loop's period resets the loop's edges. The same loop whose check
-// repeats is still halted.
+// never halted by edge_without_progress: the check's news resets the
+// edges into the constant fix. The same loop whose check repeats is still
+// halted, and so is a planner that rephrases while its researcher finds
+// nothing new (seed 003, TestCorpus).
 func TestProgressAnywhereInTheLoop(t *testing.T) {
 	ack := `{"applied": true}`
 	tests := []struct {

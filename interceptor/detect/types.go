@@ -71,10 +71,10 @@ type Policy struct {
 	// OneLoop (set by the guard from guard version 9, never by a user)
 	// makes every detector agree on the loop: a reset (a resume, a
 	// warning, a halt handler's decision) is one barrier in front of every
-	// detector that reads repetition, and new information anywhere in the
-	// loop is progress for its edges (see docs/detection.md, "The loop").
-	// Histories pinned before version 9 decode without it and replay as
-	// recorded.
+	// detector that reads repetition, news is what the sequence rule
+	// reads, and trips name and measure their loop (Trip.Loop, Period,
+	// Window; see docs/detection.md, "The loop"). Histories pinned before
+	// version 9 decode without it and replay as recorded.
 	OneLoop bool `json:"oneLoop,omitempty"`
 
 	// IgnoreFields are JSON field paths removed from every node's result

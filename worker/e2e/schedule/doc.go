@@ -40,7 +40,12 @@
 // handler returned; the handler's own calls carry no notice and are no
 // node; a notice's warning, and the rest of it less the JSON escapes of
 // its guidance, stay within 1 KiB; and a guidance shown in force while its
-// loop's nodes were called reached a call.
+// loop's nodes were called reached a call. For one loop (guard version 9):
+// no warning a call carries or a halt lists goes past Options.Warnings,
+// and every halt that pauses is in the memo before its loop.halted echo,
+// within the workflow task that raised it (halt handler or not). A
+// handler's decision that a PauseTimeout overtook (the handler took the
+// timeout or longer) is not counted as lost.
 //
 // It lives in the worker module, never imported by users: its test links
 // the Temporal server.

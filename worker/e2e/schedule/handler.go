@@ -46,7 +46,7 @@ func (in *interp) handle(ctx workflow.Context, h interceptor.HaltEvent) (d inter
 	kind := HandlerFor(in.handlers, h.Seq)
 	defer func() {
 		// A panic goes on to the guard, noted as handing the halt over.
-		note := Handled{Seq: h.Seq}
+		note := Handled{Seq: h.Seq, Took: workflow.Now(ctx).Sub(h.WorkflowTime)}
 		if err == nil {
 			note.Action = d.Action
 		}

@@ -43,7 +43,7 @@ type ladder struct {
 	called  map[string]map[guidanceKey]bool
 	// handled are the handler's answers the progress query reported, by
 	// halt seq.
-	handled map[string]map[int]interceptor.Action
+	handled map[string]map[int]schedule.Handled
 	// haltSeen is when the driver first saw a halt (key as answered).
 	haltSeen map[string]time.Time
 	// lastSent is when the driver last sent an answer to a workflow.
@@ -63,7 +63,7 @@ type guidanceKey struct {
 func newLadder() ladder {
 	return ladder{
 		sent: map[string]map[string]bool{}, inForce: map[string]map[guidanceKey]int{}, called: map[string]map[guidanceKey]bool{},
-		handled: map[string]map[int]interceptor.Action{}, haltSeen: map[string]time.Time{},
+		handled: map[string]map[int]schedule.Handled{}, haltSeen: map[string]time.Time{},
 		lastSent: map[string]time.Time{}, decided: map[string]bool{}, accepted: map[string]bool{},
 	}
 }
@@ -198,8 +198,8 @@ func (d *driver) leaveToHandler(id, key string, seq int) bool {
 	if k.Action() == "" || k == schedule.HandlerSleep {
 		return false
 	}
-	if a, ok := d.lad.handled[id][seq]; ok {
-		if a == interceptor.ActionResume || a == interceptor.ActionEscalate {
+	if hd, ok := d.lad.handled[id][seq]; ok {
+		if a := hd.Action; a == interceptor.ActionResume || a == interceptor.ActionEscalate {
 			// The progress was read before this status: the handler's
 			// decision should have ended the halt in the same task.
 			d.r.fail("handler-decision-lost", "%s: the halt handler returned %q for halt %d, and the workflow is still halted on it", id, a, seq)
@@ -218,9 +218,9 @@ func (d *driver) leaveToHandler(id, key string, seq int) bool {
 func (d *driver) progressHandled(id string, hs []schedule.Handled) {
 	for _, h := range hs {
 		if d.lad.handled[id] == nil {
-			d.lad.handled[id] = map[int]interceptor.Action{}
+			d.lad.handled[id] = map[int]schedule.Handled{}
 		}
-		d.lad.handled[id][h.Seq] = h.Action
+		d.lad.handled[id][h.Seq] = h
 	}
 }
 
@@ -296,9 +296,13 @@ func (d *driver) checkHandlerDecision(id string, dec interceptor.Decision) {
 		}
 		return
 	}
-	returned, ok := d.lad.handled[id][dec.HaltSeq]
+	hd, ok := d.lad.handled[id][dec.HaltSeq]
+	returned := hd.Action
 	if !ok || returned == "" || k.Action() == "" || k == schedule.HandlerSleep || dec.Action == interceptor.ActionCancel {
 		return
+	}
+	if timeout := schedule.Profiles[d.p.Profile]().PauseTimeout; dec.By == "loopguard" && timeout > 0 && hd.Took >= timeout {
+		return // the pause timeout decided before the handler returned
 	}
 	if at, sent := d.lad.lastSent[id]; sent && time.Since(at) < 10*time.Second {
 		return // the driver's answer may have come first

@@ -81,6 +81,9 @@ type Progress struct {
 type Handled struct {
 	Seq    int                `json:"seq"`
 	Action interceptor.Action `json:"action,omitempty"`
+	// Took is the workflow time from the halt to the handler's return: a
+	// handler that took PauseTimeout or longer lost the race to it.
+	Took time.Duration `json:"took,omitempty"`
 }
 
 // AgentInput is what a guarded call passes to Agent.
