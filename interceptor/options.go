@@ -294,6 +294,8 @@ type hooks struct {
 	resultHook    func(node string, data []byte, obs *Observation)
 	guardWorkflow func(info *workflow.Info) bool
 	retire        bool
+	// workflows are Options.Workflows, to name a near miss in the log.
+	workflows []string
 }
 
 // Grain is what one guarded call is (Options.Grain).
@@ -343,6 +345,7 @@ func buildConfig(o Options) (config, hooks, error) {
 		return config{}, hooks{}, err
 	}
 	h.guardWorkflow = sel
+	h.workflows = slices.Clone(o.Workflows)
 
 	ints := []struct {
 		field string

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -315,8 +316,12 @@ func (r Report) String() string {
 // loop.halted signal through one; in the test environment that signal
 // cannot be delivered, for lack of a client, and the guard logs it).
 //
-// Run fails t only when it cannot set up the run (invalid guard options);
-// everything about the workflow itself is in the Report.
+// Run fails t when it cannot set up the run (invalid guard options), and
+// when the workflow is not guarded under opts.Guard (Options.Workflows
+// does not name its type, or GuardWorkflow or Retire left it out): a test
+// of the guard that ran without it would pass for the wrong reason. Set
+// RunOptions.Unguarded to run a workflow without the guard on purpose.
+// Everything else about the workflow is in the Report.
 func Run(t testing.TB, opts RunOptions, workflow any, args ...any) Report {
 	t.Helper()
 	o := opts.withDefaults()
@@ -336,6 +341,9 @@ func Run(t testing.TB, opts RunOptions, workflow any, args ...any) Report {
 		g, err := interceptor.New(o.Guard)
 		if err != nil {
 			t.Fatalf("testsuite.Run: invalid guard options: %v", err)
+		}
+		if name, err := interceptor.WorkflowTypeName(workflow); err == nil && len(o.Guard.Workflows) > 0 && !slices.Contains(o.Guard.Workflows, name) {
+			t.Fatalf("testsuite.Run: workflow %s is not guarded: Options.Workflows names %q, not %q", name, o.Guard.Workflows, name)
 		}
 		env.SetWorkerOptions(worker.Options{Interceptors: []sdkinterceptor.WorkerInterceptor{g, notices}})
 	}
@@ -378,6 +386,10 @@ func Run(t testing.TB, opts RunOptions, workflow any, args ...any) Report {
 	if !o.Unguarded {
 		if st, err := queryStatus(env, r.names.status); err == nil {
 			rep.FinalStatus = st
+			if st.State == interceptor.StateDisabled {
+				name, _ := interceptor.WorkflowTypeName(workflow)
+				t.Errorf("testsuite.Run: workflow %s ran unguarded: Options.GuardWorkflow or Retire left it out (RunOptions.Unguarded runs a workflow without the guard on purpose)", name)
+			}
 			// OnHalt: fail escalates without pausing: the escalated halt
 			// is only visible now.
 			if st.Halt != nil && !r.seen(st.Halt.WorkflowID, st.Halt.Seq) && !st.Halt.Observed {

@@ -107,7 +107,7 @@ func serve(ctx context.Context, cfg config, guardOpts interceptor.Options, level
 	guardOpts.SupervisorWorkflowID = cfg.supervisorID
 	guardOpts.SearchAttribute = b.searchAttribute
 	guardOpts.PausedSinceAttribute = b.pausedSince
-	w, err := startWorker(b.client, cfg.taskQueue, guardOpts)
+	w, err := startWorker(b.client, cfg.taskQueue, guardOpts, logger)
 	if err != nil {
 		return err
 	}
