@@ -3,10 +3,12 @@ package testsuite_test
 import (
 	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/loopguard/loopguard/interceptor"
@@ -79,4 +81,49 @@ func TestRunFailsWhenNotGuarded(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRefusedAnswerEndsTheRun: an answer the guard refuses (guidance over
+// interceptor.MaxGuidanceBytes) ends the run with the refusal's reason,
+// recorded on the answer for signals as for updates, instead of leaving
+// the workflow paused until the run times out.
+func TestRefusedAnswerEndsTheRun(t *testing.T) {
+	sc := scenario(t, "identical-patch")
+	long := strings.Repeat("g", interceptor.MaxGuidanceBytes+88)
+	for _, updates := range []bool{false, true} {
+		t.Run(map[bool]string{false: "signals", true: "updates"}[updates], func(t *testing.T) {
+			rep := testsuite.Run(t, testsuite.RunOptions{
+				Guard:      workflows.GuardOptions(),
+				Register:   workflows.Register,
+				UseUpdates: updates,
+				Answer:     testsuite.Answers(testsuite.ResumeWithGuidance(long), testsuite.Escalate("stop")),
+			}, sc.Workflow, sc.Input)
+			t.Log(rep)
+			require.Error(t, rep.Err)
+			assert.Contains(t, rep.Err.Error(), "the guard refused the answer resume to halt #1")
+			assert.Contains(t, rep.Err.Error(), "guidance")
+			assert.NotContains(t, rep.Err.Error(), "ScheduleToClose")
+			require.Len(t, rep.Answers, 1, "the second answer is for a second halt, which never came")
+			assert.Error(t, rep.Answers[0].Rejected)
+		})
+	}
+}
+
+// TestHandlerHaltsAreReported: a halt the workflow's halt handler decided
+// is in Report.Halts, marked ByHandler, though Run never answered it.
+func TestHandlerHaltsAreReported(t *testing.T) {
+	var sc workflows.Scenario
+	for _, s := range workflows.Scenarios() {
+		if s.Steer == workflows.SteerReviewer {
+			sc = s
+		}
+	}
+	require.NotEmpty(t, sc.Name, "a scenario steered by its halt handler")
+	rep := testsuite.Run(t, testsuite.RunOptions{Guard: workflows.GuardOptions(), Register: workflows.Register}, sc.Workflow, sc.Input)
+	t.Log(rep)
+	require.NoError(t, rep.Err)
+	assert.Empty(t, rep.Answers, "Run answered nothing")
+	require.Len(t, rep.Halts, 1)
+	assert.True(t, rep.Halts[0].ByHandler)
+	assert.Equal(t, 1, rep.Halts[0].Seq)
 }
