@@ -245,7 +245,7 @@ func GuardOptions() interceptor.Options {
 // Workflows returns the sample workflows Register registers, for
 // interceptor.CheckWorkflows.
 func Workflows() []any {
-	return []any{CoderVerifierLoop, PlannerResearcherLoop, ChildIterationLoop, IterationWorkflow, PollingJob, Supervisor}
+	return []any{CoderVerifierLoop, PlannerResearcherLoop, ChildIterationLoop, IterationWorkflow, PollingJob, Supervisor, ChatAgent}
 }
 
 // Register registers the sample workflows and agents with a worker (or a
@@ -255,4 +255,5 @@ func Register(r worker.Registry) {
 		r.RegisterWorkflow(wf)
 	}
 	r.RegisterActivity(&activities.Agents{})
+	r.RegisterActivity(&activities.ChatTools{})
 }

@@ -233,12 +233,15 @@ type StepRef struct {
 
 // View is a read-only summary of the state for status queries.
 type View struct {
-	TotalCalls  int         `json:"totalCalls"`
-	TotalSteps  int         `json:"totalSteps"`
-	TotalCost   float64     `json:"totalCost,omitempty"`
-	Nodes       []NodeView  `json:"nodes"`
-	Cycles      []CycleView `json:"cycles"`
-	Transitions []string    `json:"transitions,omitempty"`
+	TotalCalls int `json:"totalCalls"`
+	// MaxTotalCalls is the limit on TotalCalls, extensions included (0:
+	// none).
+	MaxTotalCalls int         `json:"maxTotalCalls,omitempty"`
+	TotalSteps    int         `json:"totalSteps"`
+	TotalCost     float64     `json:"totalCost,omitempty"`
+	Nodes         []NodeView  `json:"nodes"`
+	Cycles        []CycleView `json:"cycles"`
+	Transitions   []string    `json:"transitions,omitempty"`
 }
 
 // NodeView is one node in a View.
