@@ -339,3 +339,45 @@ func TestDocLinksResolve(t *testing.T) {
 		}
 	}
 }
+
+// readmeCommands returns the README's two set-up commands: the lines of
+// its first sh block that run go.
+func readmeCommands(t *testing.T, readme string) (demo, test string, at int) {
+	t.Helper()
+	i := strings.Index(readme, "```sh\n")
+	require.GreaterOrEqual(t, i, 0, "README has no sh block")
+	block := readme[i+len("```sh\n"):]
+	block = block[:strings.Index(block, "```")]
+	for l := range strings.SplitSeq(block, "\n") {
+		cmd, _, _ := strings.Cut(l, "#")
+		cmd = strings.TrimSpace(cmd)
+		switch {
+		case strings.HasPrefix(cmd, "go run ./worker"):
+			demo = cmd
+		case strings.HasPrefix(cmd, "go test "):
+			test = cmd
+		}
+	}
+	return demo, test, line(readme, i) + strings.Count(block, "\n")
+}
+
+// TestReadmeFirstScreen: the README is a first screen, not a manual: at
+// most 250 lines, with the demo and the test command in its first 60, and
+// CI runs the README's test command.
+func TestReadmeFirstScreen(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(root, "README.md"))
+	require.NoError(t, err)
+	readme := string(data)
+	assert.LessOrEqual(t, strings.Count(readme, "\n"), 250, "README lines")
+	demo, test, end := readmeCommands(t, readme)
+	assert.Equal(t, "go run ./worker --demo", demo, "the README's first command")
+	assert.NotEmpty(t, test, "the README's test command")
+	assert.LessOrEqual(t, end, 60, "the two commands end on this line of the README")
+
+	ci, err := os.ReadFile(filepath.Join(root, ".ci", "run"))
+	require.NoError(t, err)
+	// CI runs it with -json through its report: the same packages and
+	// flags otherwise.
+	args := strings.Fields(strings.TrimPrefix(test, "go test "))
+	assert.Contains(t, string(ci), "go test -json "+strings.Join(args, " "), ".ci/run must run the README's test command")
+}
