@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 
@@ -126,6 +127,7 @@ func TestRetireOnServer(t *testing.T) {
 	guarded := queue + "-guarded"
 	run := start(t, ctx, c, queue, guarded, fixtures.WorkflowScripted, fixtures.Stalling("Code", 8, 2))
 	waitStatus(t, ctx, c, guarded, testsuite.Halted(1))
+	requireCountedAsGuarded(t, ctx, c, guarded)
 	stop()
 
 	fixtureWorker(t, c, queue, guardPtr(interceptor.Options{Retire: true}))
@@ -143,4 +145,18 @@ func TestRetireOnServer(t *testing.T) {
 	assert.False(t, testsuite.Inspect(hf).Guarded, "no version marker")
 	require.NoError(t, testsuite.ReplayHistory(hf, testsuite.ReplayOptions{Unguarded: true, Register: fixtures.RegisterWorkflows}),
 		"a new execution on a retiring worker replays with the guard removed")
+}
+
+// requireCountedAsGuarded: the rollback query the docs give
+// (interceptor.RunningGuardedQuery) counts a running guarded execution on
+// the real server's visibility, so an operator who drains by it does not
+// remove the guard under it.
+func requireCountedAsGuarded(t *testing.T, ctx context.Context, c client.Client, id string) {
+	t.Helper()
+	query := interceptor.RunningGuardedQuery() + ` AND WorkflowId = "` + id + `"`
+	require.Eventually(t, func() bool {
+		resp, err := c.CountWorkflow(ctx, &workflowservice.CountWorkflowExecutionsRequest{Query: query})
+		require.NoError(t, err)
+		return resp.GetCount() == 1
+	}, 30*time.Second, 200*time.Millisecond, "the rollback query does not count %s", id)
 }
