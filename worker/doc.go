@@ -147,5 +147,8 @@
 // 0 after a clean shutdown (or --demo-exit with every outcome as
 // expected), 1 on a runtime error (server unreachable, port in use, a
 // demo mismatch), 2 on invalid flags or an invalid policy file. Errors are
-// one line on stderr, prefixed "loopguard-worker: ".
+// one line on stderr, prefixed "loopguard-worker: ". Through go run, these
+// are the program's status, which go run prints ("exit status 2") before
+// exiting 1 itself, whatever the program's status: a script that tells
+// them apart runs a built binary (go build ./worker).
 package main

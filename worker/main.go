@@ -153,6 +153,9 @@ func serve(ctx context.Context, cfg config, guardOpts interceptor.Options, level
 			nodes:     guardOpts.Nodes,
 			onHalt:    guardOpts.OnHalt,
 		}
+		if b.server != nil && !cfg.ephemeral {
+			d.dataDir, d.searchAttribute = cfg.dataDir, b.searchAttribute
+		}
 		// While the demo waits, logging is off (unless --log-level says
 		// otherwise): the scenarios' scripted agent failures would be
 		// logged as errors around the progress line, and the table tells
@@ -199,7 +202,7 @@ func printBanner(w io.Writer, cfg config, b *backend, metrics *metricsServer) {
 	if b.server != nil {
 		storage := "in memory (--ephemeral)"
 		if !cfg.ephemeral {
-			storage = cfg.dataDir
+			storage = cfg.dataDir + ", kept across runs"
 		}
 		fmt.Fprintf(w, "  Temporal server  %s (embedded; data: %s)\n", b.address, storage)
 	} else {
