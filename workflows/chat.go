@@ -27,6 +27,11 @@ type ChatResult struct {
 	Told []string `json:"told,omitempty"`
 }
 
+// ChatGuidance is the guidance a human gives the stubborn ChatAgent in the
+// tests and fixtures: the scripted model follows guidance that names the
+// file.
+const ChatGuidance = "The tests are right: read " + activities.GuidanceFile + " and fix the TTL arithmetic."
+
 // ChatGuardOptions are the guard's options for ChatAgent: a call is one
 // model or tool call, and a stuck loop is warned once before it halts.
 func ChatGuardOptions() interceptor.Options {

@@ -12,8 +12,6 @@ import (
 	"github.com/loopguard/loopguard/workflows"
 )
 
-const chatGuidance = "The tests are right: read " + activities.GuidanceFile + " and fix the TTL arithmetic."
-
 // runChat runs ChatAgent under testsuite.Run with its guard options.
 func runChat(t *testing.T, in workflows.ChatInput, answer testsuite.AnswerFunc) (testsuite.Report, workflows.ChatResult) {
 	t.Helper()
@@ -49,12 +47,12 @@ func TestChatAgentHeedsWarning(t *testing.T) {
 // the human resumes with guidance, which the workflow reads with
 // NoticeFor and puts in the prompt, and the model follows it.
 func TestChatAgentFollowsGuidance(t *testing.T) {
-	rep, res := runChat(t, workflows.ChatInput{Task: "make the cache tests pass", Stubborn: true}, testsuite.ResumeWithGuidance(chatGuidance))
+	rep, res := runChat(t, workflows.ChatInput{Task: "make the cache tests pass", Stubborn: true}, testsuite.ResumeWithGuidance(workflows.ChatGuidance))
 	assert.Equal(t, workflows.OutcomeCompleted, res.Outcome, "%+v", res)
 	require.Len(t, rep.Halts, 1)
 	assert.Len(t, rep.Halts[0].Warnings, 1, "the halt lists the warning it ignored")
 	require.Len(t, res.Told, 2)
-	assert.Equal(t, "guidance: "+chatGuidance, res.Told[1][:len("guidance: ")+len(chatGuidance)])
+	assert.Equal(t, "guidance: "+workflows.ChatGuidance, res.Told[1][:len("guidance: ")+len(workflows.ChatGuidance)])
 	assert.Contains(t, res.Final, "as the reviewer said")
 }
 

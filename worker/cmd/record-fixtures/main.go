@@ -192,6 +192,11 @@ func specs() []spec {
 		fixtures.Turn{Node: "Code", Output: "the same patch"},
 		fixtures.Turn{Node: "Verify", Output: "0 tests failed"})
 	return []spec{
+		{name: "v8-chat-heeds-warning", desc: "[guard version 8] ChatAgent, whose conversation lives in the workflow: the model re-runs the failing tests; the guard warns the loop; the workflow reads the warning with interceptor.NoticeFor and puts its directive in the model's prompt; the model changes approach and the loop completes, never halted",
+			registry: "samples", guard: "chat", workflow: "ChatAgent", input: workflows.ChatInput{Task: "make the cache tests pass"}},
+		{name: "v8-chat-guided", desc: "[guard version 8] ChatAgent with a model that ignores warnings: warned, then halted; a human resumes by signal with guidance; the workflow reads it with interceptor.NoticeFor and puts it in the prompt; the model follows it and the loop completes",
+			registry: "samples", guard: "chat", workflow: "ChatAgent", input: workflows.ChatInput{Task: "make the cache tests pass", Stubborn: true},
+			answers: []answer{signal("resume", map[string]string{"by": "record-fixtures", "guidance": workflows.ChatGuidance})}},
 		{name: "v8-samples-reviewed", desc: "[guard version 8] the samples' reviewed scenario: the coder ignores the warning (the memo lists it) and halts; the workflow's halt handler, racing the human, calls the Review activity and resumes with its guidance; the coder follows it and the loop completes with no human",
 			registry: "samples", guard: "samples", workflow: workflows.WorkflowCoderVerifier, input: sample(activities.ScenarioReviewed, 0)},
 		{name: "v8-samples-guided", desc: "[guard version 8] the samples' guided scenario: the coder ignores the warning and halts; a human resumes by update with guidance; the coder follows it and the loop completes",
