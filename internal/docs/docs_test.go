@@ -381,3 +381,20 @@ func TestReadmeFirstScreen(t *testing.T) {
 	args := strings.Fields(strings.TrimPrefix(test, "go test "))
 	assert.Contains(t, string(ci), "go test -json "+strings.Join(args, " "), ".ci/run must run the README's test command")
 }
+
+// TestDocsStateTheCLIVersion: the temporal CLI version a page names is the
+// one CI builds and the CLI test runs (worker/e2e/clitest).
+func TestDocsStateTheCLIVersion(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(root, "worker", "e2e", "clitest", "temporal-cli.version"))
+	require.NoError(t, err)
+	want := strings.TrimSpace(string(data))
+	re := regexp.MustCompile("(?:CLI,?\\s+\\(?|temporal-cli-|cli/cmd/temporal@)(v\\d+\\.\\d+\\.\\d+)")
+	found := 0
+	for _, d := range markdown(t) {
+		for _, m := range re.FindAllStringSubmatchIndex(d.text, -1) {
+			found++
+			assert.Equal(t, want, d.text[m[2]:m[3]], "%s:%d names the temporal CLI %s", d.path, line(d.text, m[0]), d.text[m[2]:m[3]])
+		}
+	}
+	assert.GreaterOrEqual(t, found, 8)
+}
