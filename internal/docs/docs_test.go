@@ -263,13 +263,20 @@ func TestToolCallGrainIsStatedAsCoded(t *testing.T) {
 func TestExamplesHandleSetHaltHandlerError(t *testing.T) {
 	bad := regexp.MustCompile(`_\s*=\s*(?:interceptor\.)?SetHaltHandler\(`)
 	docs := markdown(t)
-	var tests []string
-	for _, dir := range []string{"interceptor", "testsuite", "workflows", "internal/fixtures"} {
-		ps, err := filepath.Glob(filepath.Join(root, dir, "*.go"))
-		require.NoError(t, err)
-		tests = append(tests, ps...)
-	}
-	for _, d := range append(docs, read(t, tests)...) {
+	var code []string
+	require.NoError(t, filepath.WalkDir(root, func(p string, e os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if e.IsDir() && (e.Name() == ".git" || e.Name() == "testdata") {
+			return filepath.SkipDir
+		}
+		if strings.HasSuffix(p, ".go") {
+			code = append(code, p)
+		}
+		return nil
+	}))
+	for _, d := range append(docs, read(t, code)...) {
 		for _, m := range bad.FindAllStringIndex(d.text, -1) {
 			t.Errorf("%s:%d discards SetHaltHandler's error", d.path, line(d.text, m[0]))
 		}
