@@ -276,6 +276,7 @@ func TestExamplesHandleSetHaltHandlerError(t *testing.T) {
 		}
 		return nil
 	}))
+	require.Greater(t, len(code), 100, "Go files walked")
 	for _, d := range append(docs, read(t, code)...) {
 		for _, m := range bad.FindAllStringIndex(d.text, -1) {
 			t.Errorf("%s:%d discards SetHaltHandler's error", d.path, line(d.text, m[0]))

@@ -1,0 +1,61 @@
+package interceptor
+
+import (
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestOptionsDocStatesTheOtherDefaults: the go doc of the Options fields
+// that are not thresholds (those are checked against detect.DefaultPolicy
+// by internal/docs) states the default buildConfig fills in.
+func TestOptionsDocStatesTheOtherDefaults(t *testing.T) {
+	c, _, err := buildConfig(Options{})
+	require.NoError(t, err)
+	want := map[string]string{
+		"OnHalt":            constName("OnHalt", string(c.OnHalt)),
+		"OnPauseTimeout":    constName("Timeout", string(c.OnPauseTimeout)),
+		"MemoKey":           strconv.Quote(c.MemoKey),
+		"MaxPayloadBytes":   fmt.Sprintf("%d KiB", c.MaxPayloadBytes/1024),
+		"HaltSignalTimeout": c.HaltSignalTimeout.String(),
+	}
+	f, err := parser.ParseFile(token.NewFileSet(), "options.go", nil, parser.ParseComments)
+	require.NoError(t, err)
+	stated := regexp.MustCompile(`Default\s+((?:\d+ KiB)|\S+?)\.(?:\s|$)`)
+	seen := 0
+	ast.Inspect(f, func(n ast.Node) bool {
+		ts, ok := n.(*ast.TypeSpec)
+		if !ok || ts.Name.Name != "Options" {
+			return true
+		}
+		for _, fld := range ts.Type.(*ast.StructType).Fields.List {
+			for _, name := range fld.Names {
+				w, ok := want[name.Name]
+				if !ok {
+					continue
+				}
+				seen++
+				m := stated.FindStringSubmatch(fld.Doc.Text())
+				if assert.NotNil(t, m, "Options.%s states no default", name.Name) {
+					assert.Equal(t, w, strings.TrimSpace(m[1]), "Options.%s's doc", name.Name)
+				}
+			}
+		}
+		return false
+	})
+	assert.Equal(t, len(want), seen)
+}
+
+// constName is the name of the exported constant of value v: prefix and
+// v with its first letter upper case (OnHaltPause, TimeoutEscalate).
+func constName(prefix, v string) string {
+	return prefix + strings.ToUpper(v[:1]) + v[1:]
+}
