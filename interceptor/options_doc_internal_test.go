@@ -5,6 +5,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -14,10 +15,10 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestOptionsDocStatesTheOtherDefaults: the go doc of the Options fields
-// that are not thresholds (those are checked against detect.DefaultPolicy
-// by internal/docs) states the default buildConfig fills in.
-func TestOptionsDocStatesTheOtherDefaults(t *testing.T) {
+// TestOptionsDocStatesTheDefaults: the go doc of each Options field with a
+// default states the one buildConfig fills in for zero Options (once it
+// said generation 1's MaxOscillationPeriod and RepeatThreshold).
+func TestOptionsDocStatesTheDefaults(t *testing.T) {
 	c, _, err := buildConfig(Options{})
 	require.NoError(t, err)
 	want := map[string]string{
@@ -27,9 +28,18 @@ func TestOptionsDocStatesTheOtherDefaults(t *testing.T) {
 		"MaxPayloadBytes":   fmt.Sprintf("%d KiB", c.MaxPayloadBytes/1024),
 		"HaltSignalTimeout": c.HaltSignalTimeout.String(),
 	}
+	// The thresholds and budgets: the Policy field of the same name.
+	pol := reflect.ValueOf(c.Policy)
+	for _, f := range reflect.VisibleFields(reflect.TypeOf(Options{})) {
+		if v := pol.FieldByName(f.Name); v.IsValid() && v.CanInt() {
+			want[f.Name] = strconv.FormatInt(v.Int(), 10)
+		} else if v.IsValid() && v.CanFloat() {
+			want[f.Name] = strconv.FormatFloat(v.Float(), 'g', -1, 64)
+		}
+	}
 	f, err := parser.ParseFile(token.NewFileSet(), "options.go", nil, parser.ParseComments)
 	require.NoError(t, err)
-	stated := regexp.MustCompile(`Default\s+((?:\d+ KiB)|\S+?)\.(?:\s|$)`)
+	stated := regexp.MustCompile(`Default\s+((?:\d+ KiB)|\S+?)[.:](?:\s|$)`)
 	seen := 0
 	ast.Inspect(f, func(n ast.Node) bool {
 		ts, ok := n.(*ast.TypeSpec)
@@ -51,7 +61,8 @@ func TestOptionsDocStatesTheOtherDefaults(t *testing.T) {
 		}
 		return false
 	})
-	assert.Equal(t, len(want), seen)
+	assert.Equal(t, len(want), seen, "Options fields with a default")
+	assert.GreaterOrEqual(t, seen, 20)
 }
 
 // constName is the name of the exported constant of value v: prefix and
