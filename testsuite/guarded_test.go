@@ -6,9 +6,12 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/loopguard/loopguard/interceptor"
@@ -126,4 +129,38 @@ func TestHandlerHaltsAreReported(t *testing.T) {
 	require.Len(t, rep.Halts, 1)
 	assert.True(t, rep.Halts[0].ByHandler)
 	assert.Equal(t, 1, rep.Halts[0].Seq)
+}
+
+// resumingLoop calls Code n times; its halt handler resumes every halt.
+func resumingLoop(ctx workflow.Context, n int) (int, error) {
+	if err := interceptor.SetHaltHandler(ctx, func(workflow.Context, interceptor.HaltEvent) (interceptor.HandlerDecision, error) {
+		return interceptor.HandlerDecision{Action: interceptor.ActionResume, Reason: "carry on"}, nil
+	}); err != nil {
+		return 0, err
+	}
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute})
+	for i := range n {
+		if err := workflow.ExecuteActivity(ctx, "Code", "the same task").Get(ctx, nil); err != nil {
+			return i, err
+		}
+	}
+	return n, nil
+}
+
+// TestEveryHandlerHaltIsReported: each of several halts the halt handler
+// decides in a row is in Report.Halts, marked ByHandler.
+func TestEveryHandlerHaltIsReported(t *testing.T) {
+	rep := testsuite.Run(t, testsuite.RunOptions{
+		Register: func(r worker.Registry) {
+			r.RegisterActivityWithOptions(func(string) (string, error) { return "the same patch", nil }, activity.RegisterOptions{Name: "Code"})
+		},
+	}, resumingLoop, 12)
+	t.Log(rep)
+	require.NoError(t, rep.Err)
+	require.GreaterOrEqual(t, len(rep.Halts), 2)
+	for i, h := range rep.Halts {
+		assert.Equal(t, i+1, h.Seq)
+		assert.True(t, h.ByHandler, "halt #%d", h.Seq)
+	}
+	assert.Empty(t, rep.Answers)
 }

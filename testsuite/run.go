@@ -548,6 +548,10 @@ func (r *runner) onLocalActivity(_ *activity.Info, _ context.Context, args []any
 		return h.Seq == ev.Seq && h.WorkflowID == ev.WorkflowID
 	}) {
 		r.raised = append(r.raised, ev)
+		// A look at once, while the status still holds the decision of
+		// the halt before (a halt handler's among them), which the next
+		// decision replaces.
+		r.env.RegisterDelayedCallback(func() { r.poll(false) }, 0)
 	}
 	r.env.RegisterDelayedCallback(func() { r.poll(false) }, r.opts.DecideAfter)
 }
