@@ -3,6 +3,7 @@
 // a doc states either comes from the code or is checked here (issue 24).
 // The per-call figures are checked by the tests that measure them
 // (testsuite's TestGuardReplayCostPerCall and TestNoticeReplayCost), the
-// go doc defaults of Options by interceptor's TestOptionsDocStatesTheDefaults, the
-// rollback query by interceptor's TestDocsQuoteTheRollbackQuery.
+// go doc defaults of Options by interceptor's
+// TestOptionsDocStatesTheDefaults, and the rollback query by interceptor's
+// TestDocsQuoteTheRollbackQuery.
 package docs
