@@ -56,7 +56,13 @@ const (
 	// human: a decision sent while it runs ends the halt at once, and its
 	// run counts towards PauseTimeout (raceHandler).
 	versionWarningMemo = workflow.Version(8)
-	guardedVersion     = versionWarningMemo // what new executions run
+	// versionOneLoop (issue 22): the rungs and the detectors agree on the
+	// loop. A resume, a warning and a halt handler's decision start the
+	// loop over with one barrier in front of every detector that reads
+	// repetition, and new information anywhere in the loop is progress
+	// for its edges (detect.Policy.OneLoop, pinned with the config).
+	versionOneLoop = workflow.Version(9)
+	guardedVersion = versionOneLoop // what new executions run
 	// carryHeader carries the guard's state across continue-as-new.
 	carryHeader = "loopguard-carry"
 )
@@ -78,6 +84,9 @@ type carried struct {
 	Warned      []Warning `json:"warned,omitempty"`
 	WarningLeft int       `json:"warningLeft,omitempty"`
 	Warnings    int       `json:"warnings,omitempty"`
+	// Last is the last decision carried out (version 9): the next run's
+	// status shows it, and the guidance in force beside it.
+	Last *Decision `json:"lastDecision,omitempty"`
 }
 
 // setup decides whether this execution is guarded and pins its config. It
@@ -99,7 +108,7 @@ func (g *guard) setup(ctx workflow.Context) error {
 	// A new execution consults GuardWorkflow; a replay (or a continued
 	// guarded run) must follow what its history says, whatever the hook.
 	wanted := carry != nil || workflow.IsReplaying(ctx) ||
-		g.hooks.guardWorkflow == nil || g.hooks.guardWorkflow(g.info)
+		g.hooks.guardWorkflow == nil || g.wants(ctx)
 	if !wanted {
 		g.warnNearMiss(ctx)
 		return nil
@@ -113,6 +122,10 @@ func (g *guard) setup(ctx workflow.Context) error {
 	if carry != nil {
 		pin = carry.Config
 	}
+	if g.version >= versionOneLoop {
+		// Pinned below with the rest: the detectors' half of version 9.
+		pin.Policy.OneLoop = true
+	}
 	// The config in force is the one recorded when the execution started,
 	// not the worker's current Options: redeploying with other thresholds
 	// must not change the commands an in-flight history replays. It is
@@ -124,6 +137,9 @@ func (g *guard) setup(ctx workflow.Context) error {
 		return fmt.Errorf("loopguard: read pinned config: %w", err)
 	}
 	g.cfg = pinned
+	// The guard version decides the detectors' half of version 9 too, and
+	// a config pinned by a later version cannot switch it on below it.
+	g.cfg.Policy.OneLoop = g.version >= versionOneLoop
 	g.active = true
 	g.pause.early = g.version >= versionSafety
 	g.pause.rung = g.version >= versionGuidance
@@ -139,6 +155,12 @@ func (g *guard) setup(ctx workflow.Context) error {
 			g.guidance = carry.Guidance
 			g.pause.warned, g.pause.left, g.pause.issued = carry.Warned, carry.WarningLeft, carry.Warnings
 		}
+		if g.version >= versionOneLoop {
+			// The guidance in force and the decision that gave it are
+			// still what the loop's calls are told (no command).
+			g.pause.last = carry.Last
+			g.showDetails(ctx, guidanceDetails(g.guidance))
+		}
 		if g.version >= versionSteady && carry.Shown != "" && carry.Shown != StateRunning {
 			g.publish(ctx, StateRunning, nil)
 		}
@@ -146,6 +168,19 @@ func (g *guard) setup(ctx workflow.Context) error {
 		g.state = detect.NewState(g.cfg.Policy)
 	}
 	return g.registerUpdates(ctx)
+}
+
+// wants asks GuardWorkflow whether a new execution is guarded. A hook that
+// panics is recovered and the execution guarded: a bug in the hook must
+// neither fail every workflow task nor switch the guard off silently.
+func (g *guard) wants(ctx workflow.Context) (guarded bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			g.next.GetLogger(ctx).Error("loopguard: GuardWorkflow panicked: the execution is guarded", "panic", fmt.Sprint(r))
+			guarded = true
+		}
+	}()
+	return g.hooks.guardWorkflow(g.info)
 }
 
 // readCarry reads the state a previous run carried over, if any. Guard
@@ -210,6 +245,9 @@ func (g *guard) carryOnReturn(ctx workflow.Context, can *workflow.ContinueAsNewE
 		Warned: g.pause.warned, WarningLeft: g.pause.left, Warnings: g.pause.issued}
 	if g.version >= versionSteady {
 		c.Shown = g.shown
+	}
+	if g.version >= versionOneLoop {
+		c.Last = g.pause.last
 	}
 	p, err := encodePayload(ctx, c)
 	if err != nil {

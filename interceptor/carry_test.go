@@ -42,7 +42,9 @@ func TestContinueAsNewCarriesState(t *testing.T) {
 
 // TestContinueAsNewCarriesTheLadder: the warnings issued, the warnings a
 // loop has not answered yet and the guidance in force cross
-// continue-as-new (guard version 7).
+// continue-as-new (guard version 7); from guard version 9 (issue 22 item
+// 7) the new run shows the guidance in its current details, and the
+// decision that gave it in lastDecision.
 func TestContinueAsNewCarriesTheLadder(t *testing.T) {
 	opts := interceptor.Options{Warnings: 1, Grain: interceptor.GrainToolCall} // budgets out of the way
 	first := newEnv(t, opts)
@@ -65,4 +67,8 @@ func TestContinueAsNewCarriesTheLadder(t *testing.T) {
 	require.NotNil(t, st.Guidance, "the guidance in force")
 	assert.Equal(t, "use the other fixture", st.Guidance.Text)
 	assert.Equal(t, []string{"Code"}, st.Guidance.Nodes)
+	require.NotNil(t, st.LastDecision, "the decision that gave the guidance")
+	assert.Equal(t, "ana", st.LastDecision.By)
+	assert.Equal(t, "use the other fixture", st.LastDecision.Guidance)
+	assert.Contains(t, currentDetails(t, second), "use the other fixture")
 }

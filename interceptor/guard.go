@@ -2,6 +2,7 @@ package interceptor
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"time"
@@ -113,12 +114,22 @@ type pendingCall struct {
 	fut  workflow.Future
 }
 
-// nodeName names the node of a guarded call.
-func (g *guard) nodeName(kind CallKind, typ string, args []any) string {
-	if g.hooks.nodeName != nil {
-		if n := g.hooks.nodeName(Call{Kind: kind, Type: typ, Args: args}); n != "" {
-			return n
+// nodeName names the node of a guarded call. A NodeName hook that panics
+// is recovered, as a ResultHook is: the call is named by its type rather
+// than every workflow task of every guarded workflow failing. (A task
+// that panicked recorded nothing, so no history replays differently.)
+func (g *guard) nodeName(ctx workflow.Context, kind CallKind, typ string, args []any) (node string) {
+	if g.hooks.nodeName == nil {
+		return typ
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			g.next.GetLogger(ctx).Error("loopguard: NodeName panicked: the call is named by its type", "type", typ, "panic", fmt.Sprint(r))
+			node = typ
 		}
+	}()
+	if n := g.hooks.nodeName(Call{Kind: kind, Type: typ, Args: args}); n != "" {
+		return n
 	}
 	return typ
 }

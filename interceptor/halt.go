@@ -77,22 +77,49 @@ func (g *guard) halt(ctx workflow.Context, node string, trip *detect.Trip) error
 		return g.escalate(ctx, trip, Decision{Action: ActionEscalate, Reason: "policy: fail on halt", By: "loopguard", HaltSeq: ev.Seq})
 	}
 
-	if hd := g.handle(ctx, ev); hd.Action != "" && p.decision == nil {
+	// From version 9 a halt the handler decides is published before the
+	// handler runs (a hung handler must not hide it from operators), and
+	// a halt a human answered while loop.halted was being raised starts
+	// no handler.
+	oneLoop := g.version >= versionOneLoop
+	published := oneLoop && g.handler != nil && p.decision == nil
+	if published {
+		g.publish(ctx, StateHalted, &ev)
+		g.showDetails(ctx, handlerDetails(ev)+currentDetails(g.cfg, StateHalted, &ev))
+	}
+	var hd HandlerDecision
+	p.handling = 0
+	if !oneLoop || p.decision == nil {
+		hd = g.handle(ctx, ev)
+	}
+	if hd.Action != "" && p.decision == nil {
 		// The workflow's own recovery decided before any human did.
 		d := Decision{Action: hd.Action, Reason: hd.Reason, By: HandlerBy, HaltSeq: ev.Seq, Guidance: hd.Guidance}
 		if d.Action == ActionEscalate {
 			return g.escalate(ctx, trip, d)
 		}
+		if oneLoop {
+			// The handler's time, like a human's, is not the loop's.
+			g.state.Paused(workflow.Now(ctx).Sub(p.since), true)
+		}
 		g.state.Resume(trip, detect.Extension{})
 		g.guide(ev, d)
 		p.set(phaseRunning, nil, "", time.Time{}, &d)
-		g.showDetails(ctx, guidanceDetails(g.guidance)) // no command: the halt was never published
+		if published {
+			g.publish(ctx, StateRunning, nil)
+		} else {
+			g.showDetails(ctx, guidanceDetails(g.guidance)) // no command: the halt was never published
+		}
 		log.Info("loopguard: loop resumed by the halt handler", "reason", d.Reason, "haltSeq", d.HaltSeq)
 		g.countDecision(ctx, MetricResumes, &ev)
 		return nil
 	}
 	p.set(phasePaused, nil, "", time.Time{}, nil)
-	g.publish(ctx, StateHalted, &ev)
+	if published {
+		g.showDetails(ctx, currentDetails(g.cfg, StateHalted, &ev)) // no command: the handler handed over
+	} else {
+		g.publish(ctx, StateHalted, &ev)
+	}
 	d, ext, err := g.awaitDecision(ctx, ev, g.cfg.PauseTimeout-p.handling)
 	if err != nil {
 		// Canceled while paused: the call returns the cancellation, as any
@@ -194,6 +221,7 @@ func (g *guard) haltEvent(t *detect.Trip) HaltEvent {
 		RunID:            g.info.WorkflowExecution.RunID,
 		WorkflowType:     g.info.WorkflowType.Name,
 		Seq:              g.halts,
+		Loop:             t.Loop,
 	}
 }
 

@@ -46,22 +46,31 @@ func branches(ctx workflow.Context) error {
 	return errors.Join(errs...)
 }
 
-// TestStatusShowsTheHaltWhileRaising holds the loop.halted local activity
-// for ten minutes of workflow time: all along, the status query shows the
-// halt, and the other branch's calls wait instead of raising a second one.
-func TestStatusShowsTheHaltWhileRaising(t *testing.T) {
+// raisingEnv is a guarded test environment whose loop.halted local
+// activity takes ten minutes of workflow time, with echoAgent registered
+// as each of nodes.
+func raisingEnv(t *testing.T, nodes ...string) *testsuite.TestWorkflowEnvironment {
+	t.Helper()
 	var s testsuite.WorkflowTestSuite
 	s.SetLogger(log.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))))
 	env := s.NewTestWorkflowEnvironment()
 	g, err := New(Options{HaltSignalTimeout: time.Hour})
 	require.NoError(t, err)
 	env.SetWorkerOptions(worker.Options{Interceptors: []sdkinterceptor.WorkerInterceptor{g}})
-	env.RegisterWorkflow(branches)
-	for _, n := range []string{"Code", "Verify"} {
+	for _, n := range nodes {
 		env.RegisterActivityWithOptions(echoAgent, activity.RegisterOptions{Name: n})
 	}
 	env.OnActivity(raiseHaltedSignal, mock.Anything, mock.Anything).After(10 * time.Minute).Return(
 		func(context.Context, haltedSignal) error { return nil })
+	return env
+}
+
+// TestStatusShowsTheHaltWhileRaising holds the loop.halted local activity
+// for ten minutes of workflow time: all along, the status query shows the
+// halt, and the other branch's calls wait instead of raising a second one.
+func TestStatusShowsTheHaltWhileRaising(t *testing.T) {
+	env := raisingEnv(t, "Code", "Verify")
+	env.RegisterWorkflow(branches)
 
 	start := env.Now()
 	var raisedAfter time.Duration
@@ -100,4 +109,32 @@ func TestStatusShowsTheHaltWhileRaising(t *testing.T) {
 	assert.Equal(t, StateHalted, paused.State)
 	assert.Equal(t, 1, paused.Halts, "the other branch did not raise a halt of its own")
 	assert.Equal(t, StateRunning, query().State)
+}
+
+// TestNoHandlerForAnAnsweredHalt (guard version 9, issue 22 item 7): a
+// human's resume that arrives while loop.halted is being raised answers
+// the halt; the halt handler is not started for it.
+func TestNoHandlerForAnAnsweredHalt(t *testing.T) {
+	env := raisingEnv(t, "Code")
+	handled := 0
+	env.RegisterWorkflowWithOptions(func(ctx workflow.Context) error {
+		if err := SetHaltHandler(ctx, func(workflow.Context, HaltEvent) (HandlerDecision, error) {
+			handled++
+			return HandlerDecision{Action: ActionEscalate, Reason: "the handler's own answer"}, nil
+		}); err != nil {
+			return err
+		}
+		ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Hour})
+		for range 4 {
+			if err := workflow.ExecuteActivity(ctx, "Code", "same").Get(ctx, nil); err != nil {
+				return err
+			}
+		}
+		return nil
+	}, workflow.RegisterOptions{Name: "handled"})
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(DefaultResumeSignal, ResumeRequest{By: "ana"}) }, 5*time.Minute)
+	env.ExecuteWorkflow("handled")
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError(), "resumed by ana, not escalated by the handler")
+	assert.Zero(t, handled, "no handler for a halt already answered")
 }

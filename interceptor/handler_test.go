@@ -2,11 +2,13 @@ package interceptor_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/testsuite"
@@ -41,6 +43,10 @@ func handledLoop(ctx workflow.Context, n int, mode string) ([]string, error) {
 		case "hang":
 			// A reviewer that never answers.
 			_ = workflow.Await(ctx, func() bool { return false })
+		case "slow review":
+			// A review that takes half an hour of workflow time.
+			_ = workflow.Sleep(ctx, 30*time.Minute)
+			return interceptor.HandlerDecision{Action: interceptor.ActionResume, Reason: "reviewed", Guidance: "slow advice"}, nil
 		case "sleep":
 			// A slow reviewer, whose resume comes after the human's.
 			_ = workflow.Sleep(ctx, 3*time.Hour)
@@ -170,4 +176,43 @@ func TestHumanWinsWhileTheHandlerRuns(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestHandlerTimeIsNotTheLoops (guard version 9, issue 22 item 5): with
+// MaxCycleRuntime 10m, a halt handler whose review takes 30 minutes
+// resumes the loop, and the loop goes on: the handler's time, like a
+// human's, is not charged to any runtime budget.
+func TestHandlerTimeIsNotTheLoops(t *testing.T) {
+	env := newAgentEnv(t, interceptor.Options{MaxCycleRuntime: 10 * time.Minute, MaxNodeRuntime: 10 * time.Minute}, handledLoop, heedfulAgent)
+	runHandled(t, env, "slow review", `turn 5, following "slow advice" from halt handler`)
+	st := status(t, env)
+	assert.Equal(t, 1, st.Halts, "one halt: the stall, not the handler's half hour")
+}
+
+// TestTheHaltIsPublishedBeforeTheHandler (guard version 9, issue 22 item
+// 6): an hour into a hung halt handler, operators see the halt: the memo
+// says halted (and so would the search attribute and PausedSince, written
+// by the same publish), and the current details say the handler is
+// deciding. The human's resume ends it, and the memo says running.
+func TestTheHaltIsPublishedBeforeTheHandler(t *testing.T) {
+	env := newAgentEnv(t, interceptor.Options{}, handledLoop, heedfulAgent)
+	var memos []string
+	env.OnUpsertMemo(mock.Anything).Run(func(args mock.Arguments) {
+		data, err := json.Marshal(args.Get(0).(map[string]any)["loopguard"])
+		require.NoError(t, err)
+		var m memoEntry
+		require.NoError(t, json.Unmarshal(data, &m))
+		memos = append(memos, m.String())
+	}).Return(nil)
+	var details string
+	var seen []string
+	env.RegisterDelayedCallback(func() {
+		details, seen = currentDetails(t, env), append([]string(nil), memos...)
+		env.SignalWorkflow(interceptor.DefaultResumeSignal, interceptor.ResumeRequest{By: "ana", Guidance: "carry on"})
+	}, time.Hour)
+	runHandled(t, env, "hang", `turn 5, following "carry on" from ana`)
+	assert.Equal(t, []string{"halted"}, seen, "the memo showed the halt while the handler ran")
+	assert.Contains(t, details, "the halt handler is deciding halt 1")
+	assert.Contains(t, details, "Resume:", "with the commands a human answers with")
+	assert.Equal(t, []string{"halted", "running"}, memos)
 }

@@ -86,7 +86,10 @@ func (i *inbound) deliverEarly() {
 // HandleSignal takes resume, escalate and halt when the guard has something
 // to do with them, and the guard's own loop.halted echo; every other signal
 // goes on to the workflow. From version 4 a resume, escalate or halt the
-// guard does not take goes on too: it may be the workflow's own.
+// guard does not take goes on too: it may be the workflow's own. From
+// version 9 such a signal is not outside input to the detectors: it was
+// sent to the guard (a workflow whose own input should break repetition
+// uses a signal name of its own).
 func (i *inbound) HandleSignal(ctx workflow.Context, in *sdkinterceptor.HandleSignalInput) error {
 	if !i.ready {
 		i.early = append(i.early, earlySignal{ctx: ctx, in: in})
@@ -103,6 +106,12 @@ func (i *inbound) HandleSignal(ctx workflow.Context, in *sdkinterceptor.HandleSi
 		}
 		if r := g.lastRejected; r != nil {
 			r.PassedOn = true
+		}
+		if g.version >= versionOneLoop {
+			// The guard's own control signal, refused (nothing to answer)
+			// and passed on, is not news for the loop: an operator's
+			// early escalate must not delay the halt it asks for.
+			return i.Next.HandleSignal(ctx, in)
 		}
 	case g.cfg.HaltedSignal:
 		if g.ownEcho(ctx, in) {

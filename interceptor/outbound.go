@@ -18,7 +18,7 @@ func (o *outbound) ExecuteActivity(ctx workflow.Context, activityType string, ar
 	if !o.g.active || handlerCall(ctx) {
 		return o.Next.ExecuteActivity(ctx, activityType, args...)
 	}
-	node := o.g.nodeName(KindActivity, activityType, args)
+	node := o.g.nodeName(ctx, KindActivity, activityType, args)
 	o.g.countCall(ctx, KindActivity)
 	ref, err := o.g.admit(ctx, node)
 	if err != nil {
@@ -34,7 +34,7 @@ func (o *outbound) ExecuteLocalActivity(ctx workflow.Context, activityType strin
 	if !o.g.active || o.g.raising || handlerCall(ctx) {
 		return o.Next.ExecuteLocalActivity(ctx, activityType, args...)
 	}
-	node := o.g.nodeName(KindLocalActivity, activityType, args)
+	node := o.g.nodeName(ctx, KindLocalActivity, activityType, args)
 	o.g.countCall(ctx, KindLocalActivity)
 	ref, err := o.g.admit(ctx, node)
 	if err != nil {
@@ -50,7 +50,7 @@ func (o *outbound) ExecuteChildWorkflow(ctx workflow.Context, childWorkflowType 
 	if !o.g.active || handlerCall(ctx) {
 		return o.Next.ExecuteChildWorkflow(ctx, childWorkflowType, args...)
 	}
-	node := o.g.nodeName(KindChildWorkflow, childWorkflowType, args)
+	node := o.g.nodeName(ctx, KindChildWorkflow, childWorkflowType, args)
 	o.g.countCall(ctx, KindChildWorkflow)
 	ref, err := o.g.admit(ctx, node)
 	if err != nil {

@@ -107,3 +107,32 @@ func TestOutsideInputBreaksRepetition(t *testing.T) {
 		})
 	}
 }
+
+// TestRefusedControlSignalIsNoNews (guard version 9, issue 22 item 7): an
+// operator's escalate sent before anything halted is refused and passed
+// on to the workflow, but it is not outside input: the loop halts at the
+// same call as without it, not later.
+func TestRefusedControlSignalIsNoNews(t *testing.T) {
+	give := repeat(8, "Code", "the same patch")
+	give[1].Sleep = time.Minute // a moment for the operator's early escalate
+	haltedAt := func(early bool) int {
+		env := newEnv(t, interceptor.Options{})
+		if early {
+			env.RegisterDelayedCallback(func() {
+				env.SignalWorkflow(interceptor.DefaultEscalateSignal, interceptor.EscalateRequest{By: "ops"})
+			}, 30*time.Second)
+		}
+		halted := statusThen(t, env, decideAfter, func() {
+			env.SignalWorkflow(interceptor.DefaultEscalateSignal, interceptor.EscalateRequest{By: "ana"})
+		})
+		env.ExecuteWorkflow(scriptLoop, give)
+		assert.True(t, result(t, env).Escalated)
+		require.NotNil(t, halted.Halt)
+		if early {
+			require.NotNil(t, halted.LastRejected, "the early escalate was refused")
+			assert.True(t, halted.LastRejected.PassedOn)
+		}
+		return halted.TotalCalls
+	}
+	assert.Equal(t, haltedAt(false), haltedAt(true))
+}

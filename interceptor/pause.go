@@ -85,7 +85,7 @@ func (p *pause) set(to phase, ev *HaltEvent, policy OnHalt, now time.Time, d *De
 		p.decision, p.extend = nil, detect.Extension{}
 		if p.rung {
 			// The halt answers the warnings its loop did not heed.
-			ev.Warnings = p.answer(warningKey(ev.CycleID, ev.Node))
+			ev.Warnings = p.answer(warningKey(ev.Loop, ev.CycleID, ev.Node))
 		}
 	case phaseRunning, phaseEscalated:
 		if from == phaseHalting || from == phasePaused {

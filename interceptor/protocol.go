@@ -83,6 +83,11 @@ type HaltEvent struct {
 	// Warnings are the warnings the loop got before this halt and did not
 	// heed (Options.Warnings).
 	Warnings []Warning `json:"warnings,omitempty"`
+	// Loop is the loop's identity (guard version 9; detect.Trip.Loop):
+	// the name of its anchor node, which a detour through a new call
+	// keeps. Warnings and halts of one loop share it; CycleID may change
+	// as the loop's cycle grows.
+	Loop string `json:"loop,omitempty"`
 }
 
 // ResumeRequest is the payload of the resume signal and update. Every field

@@ -93,6 +93,12 @@ func currentDetails(c config, s State, ev *HaltEvent) string {
 	return b.String()
 }
 
+// handlerDetails heads the current details while the halt handler decides
+// (guard version 9).
+func handlerDetails(ev HaltEvent) string {
+	return fmt.Sprintf("**loopguard: the halt handler is deciding halt %d**; a human's resume or escalate answers first.\n\n", ev.Seq)
+}
+
 // guidanceDetails are the current details while a resume's guidance is
 // in force: what the loop's calls are told, and since which halt.
 func guidanceDetails(gd *Guidance) string {

@@ -25,14 +25,20 @@ type Warning struct {
 	Node    string   `json:"node"`
 	Nodes   []string `json:"nodes"`
 	CycleID string   `json:"cycleId,omitempty"`
+	// Loop is the loop's identity (guard version 9, HaltEvent.Loop).
+	Loop string `json:"loop,omitempty"`
 }
 
 // key names the warning's loop.
-func (w *Warning) key() string { return warningKey(w.CycleID, w.Node) }
+func (w *Warning) key() string { return warningKey(w.Loop, w.CycleID, w.Node) }
 
-// warningKey names a loop: its cycle, or its node.
-func warningKey(cycleID, node string) string {
-	if cycleID != "" {
+// warningKey names a loop: from guard version 9 its identity (loop, which
+// a detour keeps), before it its cycle, or its node.
+func warningKey(loop, cycleID, node string) string {
+	switch {
+	case loop != "":
+		return "loop:" + loop
+	case cycleID != "":
 		return cycleID
 	}
 	return "node:" + node
@@ -54,7 +60,7 @@ func (g *guard) warnable(t *detect.Trip) bool {
 	case ReasonBudgetExceeded, ReasonUserStop:
 		return false
 	}
-	return g.pause.warnings(warningKey(t.CycleID, t.Node)) < g.cfg.Warnings
+	return g.pause.warnings(warningKey(t.Loop, t.CycleID, t.Node)) < g.cfg.Warnings
 }
 
 // warn issues the loop's next warning: the detector starts over, and the
@@ -65,10 +71,10 @@ func (g *guard) warn(ctx workflow.Context, t *detect.Trip) {
 	nodes := g.loopNodes(t.CycleID, t.Node)
 	w := Warning{
 		Detector: t.Detector, Reason: t.Reason, Message: t.Message, Directive: directives[t.Reason],
-		N: p.warnings(warningKey(t.CycleID, t.Node)) + 1, Of: g.cfg.Warnings,
-		Node: t.Node, Nodes: nodes, CycleID: t.CycleID,
+		N: p.warnings(warningKey(t.Loop, t.CycleID, t.Node)) + 1, Of: g.cfg.Warnings,
+		Node: t.Node, Nodes: nodes, CycleID: t.CycleID, Loop: t.Loop,
 	}
-	p.warn(w, g.cfg.Policy.Window*len(nodes))
+	p.warn(w, g.heededAfter(t, nodes))
 	g.state.Resume(t, detect.Extension{})
 	g.next.GetLogger(ctx).Warn("loopguard: loop warned", "reason", t.Reason, "detector", t.Detector,
 		"node", t.Node, "cycleId", t.CycleID, "warning", fmt.Sprintf("%d/%d", w.N, w.Of), "message", t.Message)
@@ -79,6 +85,21 @@ func (g *guard) warn(ctx workflow.Context, t *detect.Trip) {
 	// The UI's current details show the warning (no command).
 	g.showDetails(ctx, fmt.Sprintf("loopguard: warned %d/%d at %s (%s, %s): %s",
 		w.N, w.Of, t.Node, t.Reason, t.Detector, t.Message))
+}
+
+// heededAfter is how many calls of the loop's nodes must go by without
+// the loop tripping again before its warning counts as heeded. From guard
+// version 9 it is measured in the loop's own periods: Window rounds of the
+// loop (Trip.Period steps each), or the tripped detector's own window and
+// one round more when that is longer (the edge budget's), so that a loop
+// of any period that did not change halts once its warnings are spent.
+// Before, it was Window calls per node of the loop, which a loop of a long
+// period outlasted.
+func (g *guard) heededAfter(t *detect.Trip, nodes []string) int {
+	if g.version >= versionOneLoop && t.Period > 0 {
+		return max(g.cfg.Policy.Window*t.Period, t.Window+t.Period)
+	}
+	return g.cfg.Policy.Window * len(nodes)
 }
 
 // heed counts a call of node against the warning in force; when the loop

@@ -251,7 +251,7 @@ func TestRunAnswersChildWorkflowHalts(t *testing.T) {
 // loop got from the report.
 func TestRunReportsGuidanceAndWarnings(t *testing.T) {
 	rep := testsuite.Run(t, testsuite.RunOptions{
-		Guard:    interceptor.Options{Warnings: 1},
+		Guard:    interceptor.Options{Warnings: 1, Grain: interceptor.GrainToolCall}, // budgets out of the way
 		Register: fixtures.Register,
 		Answer:   testsuite.ResumeWithGuidance("try the other file"),
 	}, fixtures.ScriptedLoop, fixtures.Repeat("Code", "the same patch", 12))

@@ -119,6 +119,19 @@ func observe(p Policy, c corpusCall) Observation {
 // workflow time. It returns the index of the first call refused (len(calls)
 // if a trip is pending at the end; -1 if none) and the trip.
 func replay(p Policy, calls []corpusCall) (int, *Trip) {
+	return replayWith(p, calls, nil)
+}
+
+// rung is what replayWith asks at a trip: warned (true) lets the call go
+// ahead after the rung reset the State; call hears every call that went
+// ahead.
+type rung interface {
+	warned(s *State, t *Trip) bool
+	call(node string)
+}
+
+// replayWith is replay with a warning rung (nil: none).
+func replayWith(p Policy, calls []corpusCall, r rung) (int, *Trip) {
 	s := NewState(p)
 	now := t0
 	for i := 0; i < len(calls); {
@@ -137,8 +150,14 @@ func replay(p Policy, calls []corpusCall) (int, *Trip) {
 		}
 		for k := i; k < j; k++ {
 			ref, trip := s.Begin(calls[k].Node, now)
+			for trip != nil && r != nil && r.warned(s, trip) {
+				ref, trip = s.Begin(calls[k].Node, now)
+			}
 			if trip != nil {
 				return k, trip
+			}
+			if r != nil {
+				r.call(calls[k].Node)
 			}
 			refs = append(refs, ref)
 		}
@@ -154,7 +173,7 @@ func replay(p Policy, calls []corpusCall) (int, *Trip) {
 		now = end
 		i = j
 	}
-	if t := s.Pending(); t != nil {
+	if t := s.Pending(); t != nil && (r == nil || !r.warned(s, t)) {
 		return len(calls), t
 	}
 	return -1, nil

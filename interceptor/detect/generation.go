@@ -44,3 +44,9 @@ func (p *Policy) v2() bool {
 func (p *Policy) v3() bool {
 	return p.Detection == DetectionV3
 }
+
+// oneLoop reports whether the policy selects guard version 9's one loop
+// (Policy.OneLoop).
+func (p *Policy) oneLoop() bool {
+	return p.OneLoop
+}

@@ -267,12 +267,19 @@ func (l *learning) addVolatile(p uint32) {
 // the counters of the edges into the members whose output never changed:
 // the loop progressed, and a constant acknowledgement node in it is not
 // stalled.
+//
+// With Policy.OneLoop and the third generation, progress is what the
+// sequence rule reads: a result (without learnt volatile fields) its node
+// has not shown in its history, fuzzy sameness aside; and a novel step
+// resets the counters of the edges into every member of its loop, since
+// new information anywhere in the loop's period is progress for the loop.
 func (s *State) noveltyV2(n *node, r *rec, prog bool) {
 	if !r.output() {
 		return
 	}
+	one := s.pol.oneLoop() && s.pol.v3()
 	if !r.hasProg() && !r.hasMetric() {
-		prog = r.flags&(recFuzzy|recNear) == 0
+		prog = one || r.flags&(recFuzzy|recNear) == 0
 		for k := 0; k < n.hist.n && prog; k++ {
 			if h := n.hist.at(k); h.output() && h.key == r.key {
 				prog = false
@@ -288,7 +295,7 @@ func (s *State) noveltyV2(n *node, r *rec, prog bool) {
 		return
 	}
 	for _, m := range s.cycles[n.cyc].members {
-		if s.nodes[m].varied {
+		if s.nodes[m].varied && !one {
 			continue
 		}
 		for _, e := range s.nodes[m].in {

@@ -40,11 +40,58 @@ func (s *State) Resume(t *Trip, ext Extension) {
 		if ci < 0 && ni >= 0 {
 			ci = s.nodes[ni].cyc
 		}
-		if !raises(t.Detector, ext) {
+		switch {
+		case raises(t.Detector, ext):
+		case s.pol.oneLoop() && budgetOf(t.Detector) == nil:
+			// startOver clears what the detector reads, and more.
+		default:
 			s.reset(t.Detector, ni, ci)
+		}
+		if s.pol.oneLoop() {
+			s.startOver(ni, ci)
 		}
 	}
 	s.extend(ext, ni, ci)
+}
+
+// startOver is the one meaning of "starts over" (Policy.OneLoop): a
+// resume, a warning and a halt handler's decision all come here, whatever
+// tripped. It puts a barrier in front of every detector that reads
+// repetition, so that the loop must repeat a whole window after it before
+// any of them trips again:
+//
+//	sequence, stale rounds,  a barrier in the step sequence: no
+//	repeated errors          repetition spans it
+//	stalls (progress,        the histories of the loop's nodes are
+//	metric, outputs)         cleared
+//	edges                    the counters of the edges into the loop's
+//	                         nodes → 0
+//	transition window        cleared
+//
+// The loop is cycle ci's members, or node ni alone; a trip that names
+// neither (a human's stop) starts every node over.
+func (s *State) startOver(ni, ci int) {
+	s.barrier()
+	s.trans.clear()
+	s.cand = -1
+	start := func(m int) {
+		s.nodes[m].resetHistory()
+		for _, e := range s.nodes[m].in {
+			s.edges[e].count = 0
+		}
+	}
+	switch {
+	case ci >= 0:
+		for _, m := range s.cycles[ci].members {
+			start(int(m))
+		}
+	case ni >= 0:
+		start(ni)
+	default:
+		for m := range s.nodes {
+			start(m)
+		}
+	}
 }
 
 // raises reports whether ext raises the limit detector d enforces.

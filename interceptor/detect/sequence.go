@@ -308,6 +308,7 @@ func (s *State) detectLoopV3(i int, now time.Time) *Trip {
 			t := s.trip(DetectorTransitionOscillation, i, now,
 				fmt.Sprintf("the loop went round %s %d times and each result was one it had already shown", s.periodPath(p*s.lim.repeat-1, p), s.lim.repeat))
 			t.Evidence.Same = "every step's result equal to one of the same node earlier in the stretch, after canonical reading"
+			s.measure(t, i, p, p*s.lim.repeat)
 			return t
 		}
 		if k := s.errorRun(); k > 0 {
@@ -315,6 +316,7 @@ func (s *State) detectLoopV3(i int, now time.Time) *Trip {
 			t := s.trip(DetectorRepeatedError, i, now,
 				fmt.Sprintf("%s failed with the same error %d times in a row, whatever was tried before each call: %s", n.name, k, n.hist.at(0).errSig))
 			t.Evidence.Same = "identical error signatures (digits, hex ids and UUIDs masked), with no outside input between"
+			s.measure(t, i, 2, 2*k) // a failure, and at most one step before it
 			return t
 		}
 		return nil
@@ -341,6 +343,7 @@ func (s *State) detectLoopV3(i int, now time.Time) *Trip {
 			fmt.Sprintf("%s repeated with the same results %d times in a row (a period of %d steps)", path, k, p))
 	}
 	t.Evidence.Same = fmt.Sprintf("%d steps, each equal to the one %d before it after canonical reading, with no outside input between", span-p, p)
+	s.measure(t, i, p, span)
 	t.Evidence.Ignored = []string{
 		"JSON key order and whitespace runs in strings",
 		"JSON inside string fields read as JSON; arrays of strings compared as sets",

@@ -144,8 +144,12 @@ func (s *State) progress(n *node, r *rec) bool {
 	if r.silent() {
 		return true
 	}
+	one := s.pol.oneLoop() && s.pol.v3()
 	for k := 0; k < n.hist.n; k++ {
-		if h := n.hist.at(k); h.output() && h.out == r.out {
+		if h := n.hist.at(k); h.output() && (h.out == r.out || one && h.key == r.key) {
+			// With Policy.OneLoop (third generation) a result is compared
+			// as the sequence rule reads it: learnt volatile fields
+			// are no news.
 			return false
 		}
 	}

@@ -36,10 +36,44 @@ func (s *State) trip(d Detector, i int, now time.Time, msg string) *Trip {
 			t.CycleID, t.Iteration, t.MaxIterations = c.id, c.iter, s.iterLimit(c)
 		}
 		t.Evidence = s.evidence(n)
+		if s.pol.oneLoop() {
+			s.measure(t, i, 0, 0)
+		}
 	} else {
 		t.Evidence.Transitions = s.transitionStrings()
 	}
 	return t
+}
+
+// measure sets the loop's identity and measure on trip t of node i (see
+// Trip.Loop): period p and window w when the detector knows them (the
+// sequence rules), else the cycle's size and, for the detectors that read
+// no sequence, Policy.Window rounds of it (the edge budget: its limit
+// plus one).
+func (s *State) measure(t *Trip, i, p, w int) {
+	if !s.pol.oneLoop() {
+		return
+	}
+	n := &s.nodes[i]
+	t.Loop = n.name
+	if n.cyc >= 0 {
+		c := &s.cycles[n.cyc]
+		t.Loop = s.nodes[c.anchor].name
+		if p == 0 {
+			p = len(c.members)
+		}
+	}
+	if p == 0 {
+		p = 1
+	}
+	if w == 0 {
+		rounds := s.lim.window
+		if t.Detector == DetectorEdgeWithoutProgress {
+			rounds = max(rounds, s.edgeLimit(n)+1)
+		}
+		w = rounds * p
+	}
+	t.Period, t.Window = p, w
 }
 
 // evidence lists a node's history, oldest first: at most Window entries per

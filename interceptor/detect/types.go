@@ -68,6 +68,15 @@ type Policy struct {
 	Window                 int           `json:"window,omitempty"`               // entries kept per node history and evidence list; >= every threshold
 	MaxNodes               int           `json:"maxNodes,omitempty"`             // distinct nodes tracked; more fold into OverflowNode
 
+	// OneLoop (set by the guard from guard version 9, never by a user)
+	// makes every detector agree on the loop: a reset (a resume, a
+	// warning, a halt handler's decision) is one barrier in front of every
+	// detector that reads repetition, and new information anywhere in the
+	// loop is progress for its edges (see docs/detection.md, "The loop").
+	// Histories pinned before version 9 decode without it and replay as
+	// recorded.
+	OneLoop bool `json:"oneLoop,omitempty"`
+
 	// IgnoreFields are JSON field paths removed from every node's result
 	// before hashing, in addition to each node's own Rules.IgnoreFields.
 	IgnoreFields []string `json:"ignoreFields,omitempty"`
@@ -208,6 +217,20 @@ type Trip struct {
 	Message       string    `json:"message"`
 	Evidence      Evidence  `json:"evidence"`
 	At            time.Time `json:"at"`
+
+	// Loop, Period and Window (Policy.OneLoop) name and measure the loop
+	// that tripped. Loop is its identity: the name of its anchor, the
+	// member of the tripped node's cycle that ran first (the node itself
+	// outside any cycle). A detour through a call the loop never made
+	// before joins the cycle but leaves its anchor, so the identity
+	// holds. Period is the length of one round of the loop in steps (the
+	// repeating stretch's period; the cycle's size for detectors that
+	// read no sequence), and Window how many steps of the loop the
+	// tripped detector needs, after the loop starts over, to trip again
+	// if nothing changes.
+	Loop   string `json:"loop,omitempty"`
+	Period int    `json:"period,omitempty"`
+	Window int    `json:"window,omitempty"`
 }
 
 // Evidence is the bounded record behind a halt: each list holds at most

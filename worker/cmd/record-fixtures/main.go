@@ -191,7 +191,31 @@ func specs() []spec {
 		fixtures.Turn{Node: "Code", Output: "the same patch", WaitSignal: true},
 		fixtures.Turn{Node: "Code", Output: "the same patch"},
 		fixtures.Turn{Node: "Verify", Output: "0 tests failed"})
+	// A plan→research→code loop that switches between two plans it has
+	// tried (A, B, B, A, again): the stale-round rule halts it after four
+	// rounds, and again four rounds after a resume.
+	var staleRounds []fixtures.Turn
+	for i := range 9 {
+		plan := []string{"A", "B", "B", "A"}[i%4]
+		staleRounds = append(staleRounds, fixtures.Turn{Node: "Plan", Output: "plan " + plan},
+			fixtures.Turn{Node: "Research", Output: "notes on plan " + plan},
+			fixtures.Turn{Node: "Code", Output: "3 tests fail with plan " + plan})
+	}
+	// A fix-and-check loop whose check reports a constant verdict beside a
+	// falling error count (JSON in the result's text, read as JSON).
+	var convergingField []fixtures.Turn
+	for failing := 6; failing >= 0; failing-- {
+		convergingField = append(convergingField, fixtures.Turn{Node: "Code", Output: "applied"},
+			fixtures.Turn{Node: "Verify", Output: fmt.Sprintf(`{"ok": false, "errors": %d}`, failing)})
+	}
 	return []spec{
+		{name: "v9-stale-round-resumed", desc: "[guard version 9] tool-call grain; Plan, Research and Code switch between two plans they have tried (A, B, B, A, ...): the stale-round rule halts the loop after four rounds; resumed by signal, the loop starts over and halts again only after four more rounds; escalated by signal (version 8 halted again at the call after the resume)",
+			registry: "fixtures", guard: "tool-call", workflow: fixtures.WorkflowScripted, input: staleRounds,
+			answers: []answer{signal("resume", by("try once more")), signal("escalate", by("the same plans again"))}},
+		{name: "v9-converging-field", desc: "[guard version 9] zero Options; a fix-and-check loop: Code acknowledges with the same result every turn, Verify reports the same verdict beside an error count that falls 6 to 0 (JSON in its text): new information anywhere in the loop resets its edges, no halt, the loop completes (version 8 halted it with edge_without_progress at Code)",
+			registry: "fixtures", guard: "defaults", workflow: fixtures.WorkflowScripted, input: convergingField},
+		{name: "v9-samples-reviewed", desc: "[guard version 9] the samples' reviewed scenario: the coder ignores the warning and halts; the halt is published (memo, search attributes, current details) before the workflow's halt handler runs; the handler calls the Review activity and resumes with its guidance, which publishes running; the coder follows it and the loop completes with no human (version 8 published nothing while the handler ran)",
+			registry: "samples", guard: "samples", workflow: workflows.WorkflowCoderVerifier, input: sample(activities.ScenarioReviewed, 0)},
 		{name: "v8-chat-heeds-warning", desc: "[guard version 8] ChatAgent, whose conversation lives in the workflow: the model re-runs the failing tests; the guard warns the loop; the workflow reads the warning with interceptor.NoticeFor and puts its directive in the model's prompt; the model changes approach and the loop completes, never halted",
 			registry: "samples", guard: "chat", workflow: "ChatAgent", input: workflows.ChatInput{Task: "make the cache tests pass"}},
 		{name: "v8-chat-guided", desc: "[guard version 8] ChatAgent with a model that ignores warnings: warned, then halted; a human resumes by signal with guidance; the workflow reads it with interceptor.NoticeFor and puts it in the prompt; the model follows it and the loop completes",
