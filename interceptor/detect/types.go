@@ -256,15 +256,15 @@ type StepRef struct {
 
 // View is a read-only summary of the state for status queries.
 type View struct {
-	TotalCalls int `json:"totalCalls"`
+	TotalCalls  int         `json:"totalCalls"`
+	TotalSteps  int         `json:"totalSteps"`
+	TotalCost   float64     `json:"totalCost,omitempty"`
+	Nodes       []NodeView  `json:"nodes"`
+	Cycles      []CycleView `json:"cycles"`
+	Transitions []string    `json:"transitions,omitempty"`
 	// MaxTotalCalls is the limit on TotalCalls, extensions included (0:
 	// none).
-	MaxTotalCalls int         `json:"maxTotalCalls,omitempty"`
-	TotalSteps    int         `json:"totalSteps"`
-	TotalCost     float64     `json:"totalCost,omitempty"`
-	Nodes         []NodeView  `json:"nodes"`
-	Cycles        []CycleView `json:"cycles"`
-	Transitions   []string    `json:"transitions,omitempty"`
+	MaxTotalCalls int `json:"maxTotalCalls,omitempty"`
 }
 
 // NodeView is one node in a View.

@@ -7,14 +7,14 @@ import "slices"
 // extensions) and the latest transitions, oldest first.
 func (s *State) View() View {
 	v := View{
-		TotalCalls:    s.totalCalls,
-		MaxTotalCalls: s.totalLimit(),
-		TotalSteps:    s.totalSteps,
-		TotalCost:     s.totalCost,
-		Nodes:         []NodeView{},
-		Cycles:        []CycleView{},
-		Transitions:   s.transitionStrings(),
+		TotalCalls:  s.totalCalls,
+		TotalSteps:  s.totalSteps,
+		TotalCost:   s.totalCost,
+		Nodes:       []NodeView{},
+		Cycles:      []CycleView{},
+		Transitions: s.transitionStrings(),
 	}
+	v.MaxTotalCalls = s.totalLimit()
 	order := make([]int, 0, len(s.nodes))
 	for i := range s.nodes {
 		if s.nodes[i].seen > 0 {
