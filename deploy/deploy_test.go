@@ -25,21 +25,6 @@ const (
 	hostConfigFile = "prometheus/prometheus-host.yml" // the recipe's on a host
 )
 
-// exported is every series name a scrape of the worker can hold for the
-// guard's metrics, as the tally Prometheus naming scope writes them:
-// counters get _total, timers are histograms in seconds, gauges stay.
-func exported() []string {
-	var names []string
-	for _, c := range []string{interceptor.MetricHalts, interceptor.MetricResumes, interceptor.MetricEscalations,
-		interceptor.MetricGuardedCalls, interceptor.MetricRejectedInputs} {
-		names = append(names, c+"_total")
-	}
-	for _, suffix := range []string{"_bucket", "_sum", "_count"} {
-		names = append(names, interceptor.MetricPauseWait+"_seconds"+suffix)
-	}
-	return append(names, interceptor.MetricPausedWorkflows, interceptor.MetricOldestPause, interceptor.MetricSearchAttributeEnabled)
-}
-
 var (
 	metricRef    = regexp.MustCompile(`\bloopguard_[a-z_]+`)
 	recordingRef = regexp.MustCompile(`\bloopguard:[a-z0-9_:]+`)
@@ -102,7 +87,7 @@ func TestDashboardIsValidAndQueriesExportedMetrics(t *testing.T) {
 			recs := recordingRef.FindAllString(q.Expr, -1)
 			assert.NotEmpty(t, append(refs, recs...), "panel %q query %s names no loopguard series", p.Title, q.RefID)
 			for _, m := range refs {
-				assert.Contains(t, exported(), m, "panel %q queries a series nothing exports", p.Title)
+				assert.Contains(t, interceptor.MetricSeries(), m, "panel %q queries a series nothing exports", p.Title)
 			}
 			for _, r := range recs {
 				assert.Contains(t, rules, "record: "+r, "panel %q uses a recording rule the rules file lacks", p.Title)
@@ -121,7 +106,7 @@ func TestRulesQueryExportedMetrics(t *testing.T) {
 	refs := metricRef.FindAllString(rules, -1)
 	require.NotEmpty(t, refs)
 	for _, m := range refs {
-		assert.Contains(t, exported(), m, "the rules query a series nothing exports")
+		assert.Contains(t, interceptor.MetricSeries(), m, "the rules query a series nothing exports")
 	}
 	for _, alert := range []string{"LoopGuardWorkflowPausedTooLong", "LoopGuardHaltRateSpike"} {
 		assert.Contains(t, rules, "alert: "+alert)

@@ -113,6 +113,7 @@ func (g *guard) setup(ctx workflow.Context) error {
 	wanted := carry != nil || workflow.IsReplaying(ctx) ||
 		g.hooks.guardWorkflow == nil || g.wants(ctx)
 	if !wanted {
+		g.warnNearMiss(ctx)
 		return nil
 	}
 	g.version = workflow.GetVersion(ctx, versionChangeID, workflow.DefaultVersion, guardedVersion)

@@ -33,12 +33,12 @@
 //	MaxCycleRuntime          off      budget_exceeded   workflow time since the cycle started
 //	MaxCycleCost             off      budget_exceeded   summed cost of the cycle's nodes
 //	MaxEdgeWithoutProgress   5        stalled           A→B taken again without progress at B
-//	RepeatThreshold          3        stalled           identical outputs of a node in a row
+//	RepeatThreshold          3        stalled           a period of calls came round with the same results
 //	StallIterations          3        stalled           unchanged NodeOptions.ProgressFields
 //	NoImproveIterations      3        stalled           NodeOptions.MetricField not improving
 //	ErrorRepeatThreshold     3        repeated_error    identical error signatures in a row
-//	OscillationPeriods       2        oscillating       full periods of A/B/A/B (or longer) outputs
-//	MaxOscillationPeriod     3        oscillating       longest period looked for
+//	OscillationPeriods       2        oscillating       periods of A/B/A/B (up to 48 calls) with the same results
+//	MaxOscillationPeriod     3        oscillating       generations 2 and legacy: one node's longest period
 //	Window                   8        -                 history kept per node; evidence length
 //
 // Progress at a node (a new output, a changed progress value, a better
@@ -103,6 +103,6 @@
 // before the guard was installed are left alone. Continue-as-new carries the
 // guard's state and pinned Options in a header: an agent cannot escape its
 // budget by continuing as new. Logs go through the SDK's replay-safe logger
-// and counters (loopguard_halts, loopguard_resumes, loopguard_escalations)
-// through the workflow metrics handler.
+// and metrics through the workflow metrics handler (MetricSeries lists
+// the series a Prometheus scrape holds, e.g. loopguard_halts_total).
 package interceptor

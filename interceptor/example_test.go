@@ -7,6 +7,7 @@ import (
 	sdkinterceptor "go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/loopguard/loopguard/interceptor"
 )
@@ -58,4 +59,33 @@ func ExampleOperatorCommands() {
 	// temporal workflow signal --workflow-id coder-42 --name resume --input '{"reason":"reviewed the evidence","by":"your-name"}'
 	// temporal workflow signal --workflow-id coder-42 --name escalate --input '{"reason":"stopping this loop","by":"your-name"}'
 	// temporal workflow query --workflow-id coder-42 --type loop.status
+}
+
+func ExampleCheckWorkflows() {
+	agentLoop := func(workflow.Context) error { return nil } // a workflow function, as the worker registers it
+	opts := interceptor.Options{Workflows: []string{"AgentLoop", "toolAgent"}}
+	err := interceptor.CheckWorkflows(opts, "AgentLoop", "ToolAgent", agentLoop)
+	fmt.Println(err)
+	// Output:
+	// loopguard: invalid option Workflows[1]: names "toolAgent", which is not registered: did you mean "ToolAgent"? Its executions would not be guarded
+}
+
+func ExampleNoticeFor() {
+	// In workflow code that builds its model's prompt itself:
+	agent := func(ctx workflow.Context, conversation []string) ([]string, error) {
+		prompt := conversation
+		if n, ok := interceptor.NoticeFor(ctx, "CallModel"); ok {
+			if n.Warning != nil {
+				prompt = append(prompt, n.Warning.Directive+" ("+n.Budget.String()+")")
+			}
+			if n.Guidance != "" {
+				prompt = append(prompt, "A reviewer says: "+n.Guidance)
+			}
+		}
+		return prompt, nil // then: workflow.ExecuteActivity(ctx, "CallModel", prompt)
+	}
+	_ = agent
+	fmt.Println(interceptor.Budget{Node: "CallModel", Steps: 7, MaxSteps: 150, Iteration: 6, MaxIterations: 150, TotalCalls: 14, MaxTotalCalls: 1000})
+	// Output:
+	// Loop 6/150, CallModel 7/150 steps, 14/1000 calls
 }

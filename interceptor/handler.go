@@ -35,8 +35,11 @@ type guardKey struct{}
 type handlerCallKey struct{}
 
 // ErrNotGuarded is returned by SetHaltHandler in a workflow the guard
-// does not guard (not selected, or started before version 7).
-var ErrNotGuarded = errors.New("loopguard: this workflow is not guarded by guard version 7 or later")
+// does not guard (not selected, or started before version 7). Its most
+// common cause is a workflow type Options.Workflows does not name exactly:
+// return it rather than discard it (see CheckWorkflows).
+var ErrNotGuarded = errors.New("loopguard: this workflow is not guarded by guard version 7 or later " +
+	"(does Options.Workflows name its type exactly? Is the guard registered on this worker?)")
 
 // SetHaltHandler registers h for the workflow of ctx; the last one
 // registered wins, and nil removes it. Call it at the start of the

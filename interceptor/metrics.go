@@ -142,3 +142,21 @@ func haltReasonOf(ev *HaltEvent) string {
 	}
 	return string(ev.HaltReason)
 }
+
+// MetricSeries returns every series name a Prometheus scrape of a worker
+// holds for the guard's metrics, as the SDK's tally Prometheus naming
+// scope writes them: counters end in _total, the pause wait (a timer) is a
+// histogram in seconds, gauges keep their names. Dashboards, alert rules
+// and docs must name these, not the names above (a query for
+// loopguard_halts finds nothing): tests check them against it.
+func MetricSeries() []string {
+	var names []string
+	for _, c := range []string{MetricHalts, MetricWarnings, MetricHeeded, MetricResumes, MetricEscalations,
+		MetricGuardedCalls, MetricRejectedInputs} {
+		names = append(names, c+"_total")
+	}
+	for _, suffix := range []string{"_bucket", "_sum", "_count"} {
+		names = append(names, MetricPauseWait+"_seconds"+suffix)
+	}
+	return append(names, MetricPausedWorkflows, MetricOldestPause, MetricSearchAttributeEnabled)
+}

@@ -53,6 +53,10 @@ type Notice struct {
 	// has seen 1024 distinct ones, count 0. The halt handler's calls are
 	// not guarded and not counted.
 	Repeats int `json:"repeats,omitempty"`
+	// Budget is what is left of the budgets of the call's node and loop.
+	// Only NoticeFor, in workflow code, fills it: the header does not
+	// carry it (that would change the guard's commands).
+	Budget *Budget `json:"budget,omitempty"`
 }
 
 // Guidance is the guidance in force, as Status shows it.
@@ -99,12 +103,19 @@ func readNotice(h map[string]*commonpb.Payload) (Notice, bool) {
 
 // notice returns what the next call of node, with args, must be told.
 func (g *guard) notice(node string, args []any) (Notice, bool) {
-	var n Notice
-	ok := false
+	n, ok := g.inForce(node)
 	if g.cfg.CountRepeats {
 		n.Repeats = g.repeats.count(node, args)
-		ok = n.Repeats > 0
+		ok = ok || n.Repeats > 0
 	}
+	return n, ok
+}
+
+// inForce returns the warning and the guidance in force for the calls of
+// node. It only reads.
+func (g *guard) inForce(node string) (Notice, bool) {
+	var n Notice
+	ok := false
 	if w := g.pause.warning(); w != nil && slices.Contains(w.Nodes, node) {
 		n.Warning, ok = w, true
 	}

@@ -108,11 +108,18 @@ type Options struct {
 	// MaxEdgeWithoutProgress caps how often one transition A→B is taken
 	// without progress observed at B; progress resets it. Default 5.
 	MaxEdgeWithoutProgress int
-	// RepeatThreshold is how many identical outputs of a node in a row mean
-	// "stalled". Default 3.
+	// RepeatThreshold is how many times a period of calls in which every
+	// node calls once (coder→verifier; a model turn and its tool call)
+	// must come round with the same results to mean "stalled"
+	// (identical_output), and how often a round of three or more nodes
+	// showing only results seen before means "oscillating"
+	// (transition_oscillation). Detection generations 2 and legacy
+	// (executions pinned before guard version 6) read it as identical
+	// outputs of one node in a row. Default 3.
 	RepeatThreshold int
 	// ErrorRepeatThreshold is how many identical error signatures of a node
-	// in a row mean "repeated_error". Default 3.
+	// in a row mean "repeated_error" (generation 3 halts at the next one,
+	// whatever was tried before each call). Default 3.
 	ErrorRepeatThreshold int
 	// StallIterations is how many steps with an unchanged declared progress
 	// value mean "stalled". Default 3.
@@ -121,9 +128,14 @@ type Options struct {
 	// metric mean "stalled". Default 3.
 	NoImproveIterations int
 	// OscillationPeriods is how many full periods of a repeating pattern
-	// (A/B/A/B is two periods of length 2) mean "oscillating". Default 2.
+	// in which a node calls twice or more (a model alternating between two
+	// tools: A/B/A/B is two periods) mean "oscillating". Detection
+	// generation 3 looks for periods of up to detect.MaxLoopPeriod calls.
+	// Default 2.
 	OscillationPeriods int
-	// MaxOscillationPeriod is the longest period looked for. Default 3.
+	// MaxOscillationPeriod is the longest period of one node's own outputs
+	// that detection generations 2 and legacy look for (executions pinned
+	// before guard version 6); generation 3 does not read it. Default 3.
 	MaxOscillationPeriod int
 	// Window is how many entries of history the guard keeps per node, and
 	// the length of each evidence list. It must be at least every threshold
@@ -282,6 +294,8 @@ type hooks struct {
 	resultHook    func(node string, data []byte, obs *Observation)
 	guardWorkflow func(info *workflow.Info) bool
 	retire        bool
+	// workflows are Options.Workflows, to name a near miss in the log.
+	workflows []string
 }
 
 // Grain is what one guarded call is (Options.Grain).
@@ -331,6 +345,7 @@ func buildConfig(o Options) (config, hooks, error) {
 		return config{}, hooks{}, err
 	}
 	h.guardWorkflow = sel
+	h.workflows = slices.Clone(o.Workflows)
 
 	ints := []struct {
 		field string

@@ -2,10 +2,16 @@ package interceptor_test
 
 import (
 	"errors"
+	"fmt"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	sdkinterceptor "go.temporal.io/sdk/interceptor"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/loopguard/loopguard/interceptor"
@@ -60,4 +66,77 @@ func TestWorkflowsScopeValidation(t *testing.T) {
 		require.True(t, errors.As(err, &oe), "want an *OptionError for %q, got %v", give, err)
 		assert.Equal(t, "Workflows[1]", oe.Field)
 	}
+}
+
+// TestCheckWorkflows: a name in Options.Workflows that no registered
+// workflow has is an error naming it, with the registered name that
+// differs only in case; functions are named as the SDK names them.
+func TestCheckWorkflows(t *testing.T) {
+	tests := []struct {
+		name       string
+		give       []string
+		registered []any
+		want       []string // substrings of the error; nil: no error
+	}{
+		{"every workflow guarded", nil, []any{scriptLoop}, nil},
+		{"function registered", []string{"ScriptLoop"}, []any{scriptLoop}, nil},
+		{"name registered", []string{"ToolAgent"}, []any{"ToolAgent", scriptLoop}, nil},
+		{"case typo", []string{"toolAgent"}, []any{"ToolAgent"}, []string{"Workflows[0]", `"toolAgent"`, `did you mean "ToolAgent"`}},
+		{"unknown name", []string{"ScriptLoop", "Agent"}, []any{scriptLoop}, []string{"Workflows[1]", `"Agent"`, "registered: ScriptLoop", "not be guarded"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := interceptor.CheckWorkflows(interceptor.Options{Workflows: tt.give}, tt.registered...)
+			if tt.want == nil {
+				assert.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			var oe *interceptor.OptionError
+			assert.ErrorAs(t, err, &oe)
+			for _, w := range tt.want {
+				assert.Contains(t, err.Error(), w)
+			}
+		})
+	}
+	_, err := interceptor.WorkflowTypeName(42)
+	assert.Error(t, err, "a workflow is a function or a name")
+}
+
+// TestNearMissIsLogged: a workflow left unguarded because Options.Workflows
+// names its type in another case says so in the log.
+func TestNearMissIsLogged(t *testing.T) {
+	logs := &warnLog{}
+	var s testsuite.WorkflowTestSuite
+	s.SetLogger(logs)
+	env := s.NewTestWorkflowEnvironment()
+	g, err := interceptor.New(interceptor.Options{Workflows: []string{"scriptloop"}})
+	require.NoError(t, err)
+	env.SetWorkerOptions(worker.Options{Interceptors: []sdkinterceptor.WorkerInterceptor{g}})
+	registerScript(env)
+	env.ExecuteWorkflow(scriptLoop, repeat(2, "Code", "same"))
+	require.NoError(t, env.GetWorkflowError())
+	assert.Contains(t, logs.text(), "this workflow is not guarded")
+	assert.Contains(t, logs.text(), "Workflows scriptloop")
+}
+
+// warnLog is a log.Logger that keeps the warnings.
+type warnLog struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (*warnLog) Debug(string, ...any) {}
+func (*warnLog) Info(string, ...any)  {}
+func (*warnLog) Error(string, ...any) {}
+func (w *warnLog) Warn(msg string, keyvals ...any) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.lines = append(w.lines, fmt.Sprint(msg, keyvals))
+}
+
+func (w *warnLog) text() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return strings.Join(w.lines, "\n")
 }

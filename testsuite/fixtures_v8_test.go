@@ -70,7 +70,7 @@ func TestWarningsInTheMemoByVersion(t *testing.T) {
 // 7: a version-7 guard writes no memo at a warning, so the histories no
 // longer replay.
 func TestV8FixturesNeedVersion8(t *testing.T) {
-	for _, file := range []string{"v8-warned-then-halted.json", "v8-warning-heeded.json", "v8-samples-reviewed.json", "v8-samples-guided.json"} {
+	for _, file := range []string{"v8-warned-then-halted.json", "v8-warning-heeded.json", "v8-samples-reviewed.json", "v8-samples-guided.json", "v8-chat-heeds-warning.json", "v8-chat-guided.json"} {
 		t.Run(file, func(t *testing.T) { requireNeedsVersion(t, file, 8) })
 	}
 }

@@ -2,8 +2,10 @@ package testsuite
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -21,17 +23,15 @@ import (
 	"github.com/loopguard/loopguard/interceptor"
 )
 
-// The actions an AnswerFunc returns. Run sends them as the guard's resume or
-// escalate signal (or update, with RunOptions.UseUpdates), under the names
-// configured in RunOptions.Guard. Any other non-empty name is sent verbatim,
-// which lets a test send input the guard must refuse.
-const (
-	ActionResume   = "resume"
-	ActionEscalate = "escalate"
-	// ActionNone leaves the halt unanswered: the workflow stays paused
-	// until Options.PauseTimeout (if any) decides, or Run times out.
-	ActionNone = ""
-)
+// ActionNone, returned by an AnswerFunc, leaves the halt unanswered: the
+// workflow stays paused until Options.PauseTimeout (if any) decides, or
+// Run times out. The other actions are the guard's: interceptor.ActionResume
+// and interceptor.ActionEscalate, which Run sends as the guard's resume or
+// escalate signal (or update, with RunOptions.UseUpdates) under the names
+// configured in RunOptions.Guard. Any other action is sent verbatim as a
+// signal or update name, which lets a test send input the guard must
+// refuse.
+const ActionNone interceptor.Action = ""
 
 // Defaults of RunOptions.
 const (
@@ -46,22 +46,22 @@ const (
 
 // AnswerFunc decides what the human does when the workflow is halted: it
 // receives the guard's status (State "halted", Halt the halt in force) and
-// returns the action (ActionResume, ActionEscalate, ActionNone, or any
-// signal or update name) and its payload (an interceptor.ResumeRequest,
-// an interceptor.EscalateRequest, a map, or nil).
-type AnswerFunc func(s interceptor.Status) (signal string, payload any)
+// returns the action (interceptor.ActionResume, interceptor.ActionEscalate,
+// ActionNone, or any signal or update name) and its payload (an
+// interceptor.ResumeRequest, an interceptor.EscalateRequest, a map, or nil).
+type AnswerFunc func(s interceptor.Status) (action interceptor.Action, payload any)
 
 // Escalate answers every halt with an escalation for reason.
 func Escalate(reason string) AnswerFunc {
-	return func(interceptor.Status) (string, any) {
-		return ActionEscalate, interceptor.EscalateRequest{Reason: reason, By: "testsuite"}
+	return func(interceptor.Status) (interceptor.Action, any) {
+		return interceptor.ActionEscalate, interceptor.EscalateRequest{Reason: reason, By: "testsuite"}
 	}
 }
 
 // Resume answers every halt by resuming it (until RunOptions.MaxHalts).
 func Resume(reason string) AnswerFunc {
-	return func(interceptor.Status) (string, any) {
-		return ActionResume, interceptor.ResumeRequest{Reason: reason, By: "testsuite"}
+	return func(interceptor.Status) (interceptor.Action, any) {
+		return interceptor.ActionResume, interceptor.ResumeRequest{Reason: reason, By: "testsuite"}
 	}
 }
 
@@ -69,22 +69,22 @@ func Resume(reason string) AnswerFunc {
 // the agent, so that a test can check that the agent heeds it (the
 // loop's later calls carry it in their interceptor.Notice).
 func ResumeWithGuidance(guidance string) AnswerFunc {
-	return func(interceptor.Status) (string, any) {
-		return ActionResume, interceptor.ResumeRequest{Reason: "guidance", By: "testsuite", Guidance: guidance}
+	return func(interceptor.Status) (interceptor.Action, any) {
+		return interceptor.ActionResume, interceptor.ResumeRequest{Reason: "guidance", By: "testsuite", Guidance: guidance}
 	}
 }
 
 // NoAnswer leaves every halt unanswered, to test Options.PauseTimeout.
 func NoAnswer() AnswerFunc {
-	return func(interceptor.Status) (string, any) { return ActionNone, nil }
+	return func(interceptor.Status) (interceptor.Action, any) { return ActionNone, nil }
 }
 
 // Answers answers the n-th halt (counted from 1 in the execution, Halt.Seq)
 // with answers[n-1]; the last one answers every later halt.
 func Answers(answers ...AnswerFunc) AnswerFunc {
-	return func(s interceptor.Status) (string, any) {
+	return func(s interceptor.Status) (interceptor.Action, any) {
 		if len(answers) == 0 {
-			return ActionEscalate, interceptor.EscalateRequest{Reason: "no answer scripted", By: "testsuite"}
+			return interceptor.ActionEscalate, interceptor.EscalateRequest{Reason: "no answer scripted", By: "testsuite"}
 		}
 		i := 0
 		if s.Halt != nil {
@@ -174,9 +174,11 @@ type Answer struct {
 	Name    string
 	Update  bool
 	Payload any
-	// Decision is the update's result; Rejected its error (a validator's
-	// rejection). Both stay zero for signals: a refused signal shows in
-	// Report.FinalStatus.LastRejected.
+	// Decision is the update's result (zero for signals). Rejected is why
+	// the guard refused the answer: an update's validator's error, or, for
+	// a signal, the reason the guard recorded (Status.LastRejected) when
+	// Run saw it refuse the signal. A refused answer to a halt still
+	// pending ends the run: Report.Err says why.
 	Decision *interceptor.Decision
 	Rejected error
 	// Auto is set when MaxHalts made Run escalate on its own.
@@ -195,11 +197,10 @@ type Report struct {
 	Err error
 	// Halts are the halts that paused (or, with OnHalt: fail, escalated)
 	// the workflow or one of its child workflows (HaltEvent.WorkflowID says
-	// which), in the order Run saw them through the status query. Observed
-	// halts (OnHalt: observe), and halts a halt handler resumed before Run
-	// saw them, are only counted, in FinalStatus.Halts (FinalStatus.
-	// LastDecision says who decided the last one).
-	Halts []interceptor.HaltEvent
+	// which), in the order they were raised, those the workflow's halt
+	// handler decided among them (Halt.ByHandler). Observed halts (OnHalt:
+	// observe) are only counted, in FinalStatus.Halts.
+	Halts []Halt
 	// Answers are the answers Run sent.
 	Answers []Answer
 	// FinalStatus is the guard's status after the run (zero when
@@ -214,6 +215,15 @@ type Report struct {
 	// Env is the test environment the workflow ran in, for further
 	// queries and assertions.
 	Env *sdktestsuite.TestWorkflowEnvironment
+}
+
+// Halt is a halt of the workflow or of one of its child workflows.
+type Halt struct {
+	interceptor.HaltEvent
+	// ByHandler is true when the workflow's halt handler
+	// (interceptor.SetHaltHandler) decided the halt before a human was
+	// asked: Run did not answer it.
+	ByHandler bool
 }
 
 // NoticeReceived is a notice an activity received.
@@ -293,6 +303,9 @@ func (r Report) String() string {
 		if h.Iteration > 0 {
 			fmt.Fprintf(&b, " iteration %d", h.Iteration)
 		}
+		if h.ByHandler {
+			b.WriteString(", decided by the halt handler")
+		}
 		b.WriteString("]")
 	}
 	for _, a := range r.Answers {
@@ -315,8 +328,12 @@ func (r Report) String() string {
 // loop.halted signal through one; in the test environment that signal
 // cannot be delivered, for lack of a client, and the guard logs it).
 //
-// Run fails t only when it cannot set up the run (invalid guard options);
-// everything about the workflow itself is in the Report.
+// Run fails t when it cannot set up the run (invalid guard options), and
+// when the workflow is not guarded under opts.Guard (Options.Workflows
+// does not name its type, or GuardWorkflow or Retire left it out): a test
+// of the guard that ran without it would pass for the wrong reason. Set
+// RunOptions.Unguarded to run a workflow without the guard on purpose.
+// Everything else about the workflow is in the Report.
 func Run(t testing.TB, opts RunOptions, workflow any, args ...any) Report {
 	t.Helper()
 	o := opts.withDefaults()
@@ -337,6 +354,9 @@ func Run(t testing.TB, opts RunOptions, workflow any, args ...any) Report {
 		if err != nil {
 			t.Fatalf("testsuite.Run: invalid guard options: %v", err)
 		}
+		if name, err := interceptor.WorkflowTypeName(workflow); err == nil && len(o.Guard.Workflows) > 0 && !slices.Contains(o.Guard.Workflows, name) {
+			t.Fatalf("testsuite.Run: workflow %s is not guarded: Options.Workflows names %q, not %q", name, o.Guard.Workflows, name)
+		}
 		env.SetWorkerOptions(worker.Options{Interceptors: []sdkinterceptor.WorkerInterceptor{g, notices}})
 	}
 	if o.Register != nil {
@@ -344,7 +364,8 @@ func Run(t testing.TB, opts RunOptions, workflow any, args ...any) Report {
 	}
 	env.SetTestTimeout(o.Timeout)
 
-	r := &runner{opts: o, env: env, deadline: time.Now().Add(o.Timeout), interval: o.DecideAfter, answered: map[string]int{}}
+	r := &runner{opts: o, env: env, deadline: time.Now().Add(o.Timeout), interval: o.DecideAfter,
+		answered: map[string]int{}, handled: map[haltKey]bool{}, lastSent: map[string]int{}}
 	r.names = protocolNames(o.Guard, o.UseUpdates)
 	rep := Report{Env: env}
 	if !o.Unguarded {
@@ -368,7 +389,7 @@ func Run(t testing.TB, opts RunOptions, workflow any, args ...any) Report {
 
 	rep.Completed = env.IsWorkflowCompleted()
 	switch {
-	case r.err != nil && (!rep.Completed || r.timedOut):
+	case r.err != nil && (!rep.Completed || r.stopped):
 		rep.Err = r.err
 	case rep.Completed:
 		rep.Err = env.GetWorkflowError()
@@ -378,14 +399,19 @@ func Run(t testing.TB, opts RunOptions, workflow any, args ...any) Report {
 	if !o.Unguarded {
 		if st, err := queryStatus(env, r.names.status); err == nil {
 			rep.FinalStatus = st
+			if st.State == interceptor.StateDisabled {
+				name, _ := interceptor.WorkflowTypeName(workflow)
+				t.Errorf("testsuite.Run: workflow %s ran unguarded: Options.GuardWorkflow or Retire left it out (RunOptions.Unguarded runs a workflow without the guard on purpose)", name)
+			}
+			r.note("", st)
 			// OnHalt: fail escalates without pausing: the escalated halt
 			// is only visible now.
 			if st.Halt != nil && !r.seen(st.Halt.WorkflowID, st.Halt.Seq) && !st.Halt.Observed {
-				r.halts = append(r.halts, *st.Halt)
+				r.halts = append(r.halts, Halt{HaltEvent: *st.Halt})
 			}
 		}
 	}
-	rep.Halts, rep.Answers, rep.Notices = r.halts, r.answers, notices.notices()
+	rep.Halts, rep.Answers, rep.Notices = r.allHalts(), r.answers, notices.notices()
 	return rep
 }
 
@@ -427,15 +453,24 @@ type runner struct {
 	deadline time.Time
 
 	interval time.Duration
-	last     string         // fingerprint of the last statuses seen
-	answered map[string]int // workflow id ("" for the root) → Seq of the last halt answered
-	children []string       // child workflow ids, in start order
-	halts    []interceptor.HaltEvent
+	last     string                  // fingerprint of the last statuses seen
+	answered map[string]int          // workflow id ("" for the root) → Seq of the last halt answered
+	children []string                // child workflow ids, in start order
+	halts    []Halt                  // the halts Run saw halted
+	raised   []interceptor.HaltEvent // every halt raised (loop.halted), observed ones aside
+	handled  map[haltKey]bool        // halts whose decision was the halt handler's
+	lastSent map[string]int          // workflow id ("" for the root) → index in answers of its last answer
 	answers  []Answer
 	updates  int
 	err      error
-	timedOut bool
 	stopped  bool
+}
+
+// haltKey names a halt: the runner's id of its workflow ("" for the root)
+// and its Seq.
+type haltKey struct {
+	id  string
+	seq int
 }
 
 func (r *runner) seen(workflowID string, seq int) bool {
@@ -447,11 +482,99 @@ func (r *runner) seen(workflowID string, seq int) bool {
 	return false
 }
 
+// runnerID is the runner's id of the workflow a halt event names: its own
+// id for a child, "" for the root.
+func (r *runner) runnerID(ev interceptor.HaltEvent) string {
+	if slices.Contains(r.children, ev.WorkflowID) {
+		return ev.WorkflowID
+	}
+	return ""
+}
+
+// allHalts is every halt that paused or escalated, in the order raised:
+// those Run saw, and those decided before it looked (by the halt handler,
+// marked so, or by a PauseTimeout shorter than DecideAfter).
+func (r *runner) allHalts() []Halt {
+	out := make([]Halt, 0, len(r.halts))
+	for _, ev := range r.raised {
+		h := Halt{HaltEvent: ev}
+		for _, s := range r.halts {
+			if s.Seq == ev.Seq && s.WorkflowID == ev.WorkflowID {
+				h = s
+			}
+		}
+		h.ByHandler = r.handled[haltKey{r.runnerID(ev), ev.Seq}]
+		out = append(out, h)
+	}
+	for _, s := range r.halts {
+		if !slices.ContainsFunc(out, func(h Halt) bool { return h.Seq == s.Seq && h.WorkflowID == s.WorkflowID }) {
+			out = append(out, s) // seen, but not raised through a listener Run set
+		}
+	}
+	return out
+}
+
+// note reads what a status of workflow id says about earlier answers: a
+// decision of the halt handler, and a refusal of Run's last answer, which
+// ends the run when the halt it answered is still pending (a refused
+// answer would otherwise leave the workflow paused until the run times
+// out, and the report would give the timeout as the reason).
+func (r *runner) note(id string, st interceptor.Status) {
+	if d := st.LastDecision; d != nil && d.By == interceptor.HandlerBy {
+		r.handled[haltKey{id, d.HaltSeq}] = true
+	}
+	i, ok := r.lastSent[id]
+	if !ok {
+		return
+	}
+	a := &r.answers[i]
+	if rj := st.LastRejected; a.Rejected == nil && !a.Update && rj != nil && rj.Name == a.Name && !rj.WorkflowTime.Before(a.At) {
+		a.Rejected = errors.New(rj.Reason)
+	}
+	if a.Rejected == nil || r.stopped || st.State != interceptor.StateHalted || st.Halt == nil || st.Halt.Seq != a.HaltSeq {
+		return
+	}
+	r.stopped = true
+	r.err = fmt.Errorf("testsuite: the guard refused the answer %s to halt #%d of %s: %w; the workflow was cancelled", a.Name, a.HaltSeq, a.WorkflowID, a.Rejected)
+	r.env.CancelWorkflow()
+}
+
 // onLocalActivity runs when a local activity starts, as the guard's
-// loop.halted raiser does on every halt: it schedules a look at the status
-// DecideAfter later, when the human answers.
-func (r *runner) onLocalActivity(*activity.Info, context.Context, []any) {
+// loop.halted raiser does on every halt: it records the halt, and
+// schedules a look at the status DecideAfter later, when the human
+// answers.
+func (r *runner) onLocalActivity(_ *activity.Info, _ context.Context, args []any) {
+	if ev, ok := raisedHalt(args); ok && !ev.Observed && !slices.ContainsFunc(r.raised, func(h interceptor.HaltEvent) bool {
+		return h.Seq == ev.Seq && h.WorkflowID == ev.WorkflowID
+	}) {
+		r.raised = append(r.raised, ev)
+		// A look at once, while the status still holds the decision of
+		// the halt before (a halt handler's among them), which the next
+		// decision replaces.
+		r.env.RegisterDelayedCallback(func() { r.poll(false) }, 0)
+	}
 	r.env.RegisterDelayedCallback(func() { r.poll(false) }, r.opts.DecideAfter)
+}
+
+// raisedHalt reads the halt event from the arguments of the guard's local
+// activity that raises loop.halted (retries included); any other local
+// activity has none.
+func raisedHalt(args []any) (interceptor.HaltEvent, bool) {
+	if len(args) != 1 {
+		return interceptor.HaltEvent{}, false
+	}
+	data, err := json.Marshal(args[0])
+	if err != nil {
+		return interceptor.HaltEvent{}, false
+	}
+	var in struct {
+		Signal string                `json:"signal"`
+		Event  interceptor.HaltEvent `json:"event"`
+	}
+	if json.Unmarshal(data, &in) != nil || in.Signal == "" || in.Event.Seq == 0 {
+		return interceptor.HaltEvent{}, false
+	}
+	return in.Event, true
 }
 
 // onChild remembers a child workflow: its guard can halt it too.
@@ -467,7 +590,7 @@ func (r *runner) poll(chain bool) {
 		return
 	}
 	if time.Now().After(r.deadline) {
-		r.stopped, r.timedOut = true, true
+		r.stopped = true
 		r.err = fmt.Errorf("testsuite: the workflow did not complete within %s (real time); it was cancelled", r.opts.Timeout)
 		r.env.CancelWorkflow()
 		return
@@ -476,6 +599,11 @@ func (r *runner) poll(chain bool) {
 	for _, id := range append([]string{""}, r.children...) {
 		st, err := r.query(id)
 		fmt.Fprintf(&fp, "%s:%v/%s/%d/%d;", id, err == nil, st.State, st.Halts, st.TotalCalls)
+		if err == nil {
+			if r.note(id, st); r.stopped {
+				return
+			}
+		}
 		if err != nil || st.State != interceptor.StateHalted || st.Halt == nil || st.Halt.Seq <= r.answered[id] {
 			continue
 		}
@@ -524,26 +652,27 @@ func (r *runner) answer(id string, st interceptor.Status) {
 	h := *st.Halt
 	r.answered[id] = h.Seq
 	if !r.seen(h.WorkflowID, h.Seq) {
-		r.halts = append(r.halts, h)
+		r.halts = append(r.halts, Halt{HaltEvent: h})
 	}
 	action, payload := r.opts.Answer(st)
 	auto := false
 	if len(r.halts) > r.opts.MaxHalts {
-		action, payload, auto = ActionEscalate, interceptor.EscalateRequest{Reason: "testsuite: MaxHalts reached", By: "testsuite"}, true
+		action, payload, auto = interceptor.ActionEscalate, interceptor.EscalateRequest{Reason: "testsuite: MaxHalts reached", By: "testsuite"}, true
 	}
 	if action == ActionNone {
 		return
 	}
-	name := action
+	name := string(action)
 	switch action {
-	case ActionResume:
+	case interceptor.ActionResume:
 		name = r.names.resume
-	case ActionEscalate:
+	case interceptor.ActionEscalate:
 		name = r.names.escalate
 	}
 	a := Answer{WorkflowID: h.WorkflowID, HaltSeq: h.Seq, Name: name, Update: r.names.update, Payload: payload, Auto: auto, At: r.env.Now()}
 	idx := len(r.answers)
 	r.answers = append(r.answers, a)
+	r.lastSent[id] = idx
 	if !r.names.update {
 		if id == "" {
 			r.env.SignalWorkflow(name, payload)

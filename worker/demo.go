@@ -12,6 +12,7 @@ import (
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
@@ -50,6 +51,13 @@ type demo struct {
 	// handler, no human) can steer a halted loop, so the scenarios steered
 	// after a halt end escalated.
 	onHalt interceptor.OnHalt
+	// dataDir is the embedded server's data directory ("" in memory or on
+	// an external server), and searchAttribute the guard's Keyword
+	// attribute ("" when not registered): with both, the demo says how
+	// many workflows of earlier runs are still paused there.
+	dataDir, searchAttribute string
+	// tctlShown is set once a halted row has shown the tctl commands.
+	tctlShown bool
 }
 
 // demoResult is what became of one scenario's workflow.
@@ -189,6 +197,7 @@ func newSuffix() string {
 // halted (or the timeout), and prints the table. It returns an error only
 // when the workflows cannot be started or ctx is done.
 func (d *demo) run(ctx context.Context) ([]*demoResult, error) {
+	d.announceKept(ctx)
 	results, err := d.start(ctx)
 	if err != nil {
 		return nil, err
@@ -199,6 +208,25 @@ func (d *demo) run(ctx context.Context) ([]*demoResult, error) {
 	}
 	d.printTable(results)
 	return results, nil
+}
+
+// announceKept says how many workflows earlier runs left paused in the
+// data directory: they stay paused there across runs, and count in the
+// paused gauge and its oldest pause, which would otherwise surprise.
+func (d *demo) announceKept(ctx context.Context) {
+	if d.dataDir == "" || d.searchAttribute == "" {
+		return
+	}
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	resp, err := d.client.CountWorkflow(cctx, &workflowservice.CountWorkflowExecutionsRequest{
+		Namespace: d.namespace, Query: interceptor.PausedQuery(d.searchAttribute)})
+	if err != nil || resp.GetCount() == 0 {
+		return
+	}
+	fmt.Fprintf(d.out, "\nData: %s keeps the workflows of earlier runs: %d of them are still paused on a halt, and count in\n"+
+		"the paused gauge and its oldest pause. Answer them, or start afresh with --ephemeral or after deleting %s.\n",
+		d.dataDir, resp.GetCount(), d.dataDir)
 }
 
 // start starts one workflow per scenario.
@@ -503,7 +531,7 @@ func (d *demo) printHalt(r *demoResult) {
 		why = fmt.Sprintf("at %s (%s): %s", h.Node, h.Detector, h.Message)
 	}
 	fmt.Fprintf(d.out, "%swhy       %s\n", indent, why)
-	if trend := interceptor.EvidenceTrend(*h, d.nodes[h.Node].MetricField); trend != "" {
+	if trend := demoTrend(*h, d.nodes[h.Node].MetricField); trend != "" {
 		fmt.Fprintf(d.out, "%strend     %s\n", indent, trend)
 	}
 	for _, w := range h.Warnings {
@@ -512,8 +540,13 @@ func (d *demo) printHalt(r *demoResult) {
 	c := d.commands(r.WorkflowID)
 	fmt.Fprintf(d.out, "%sresume    %s\n", indent, c.Resume)
 	fmt.Fprintf(d.out, "%sescalate  %s\n", indent, c.Escalate)
-	fmt.Fprintf(d.out, "%stctl      %s\n", indent, c.TctlResume)
-	fmt.Fprintf(d.out, "%s          %s\n", indent, c.TctlEscalate)
+	if !d.tctlShown {
+		// Once: tctl is past its end of support, and its commands differ
+		// from the CLI's only in the workflow id.
+		d.tctlShown = true
+		fmt.Fprintf(d.out, "%stctl      %s\n", indent, c.TctlResume)
+		fmt.Fprintf(d.out, "%s          %s (the same for the other rows)\n", indent, c.TctlEscalate)
+	}
 	if d.uiURL != "" {
 		fmt.Fprintf(d.out, "%sUI        %s\n", indent, workflowURL(d.uiURL, d.namespace, r.WorkflowID))
 	}
@@ -605,4 +638,21 @@ func (d *demo) follow(ctx context.Context, results []*demoResult) {
 		case <-ticker.C:
 		}
 	}
+}
+
+// demoTrend is the halt's evidence trend (interceptor.EvidenceTrend), but
+// for a budget halt whose evidence is output hashes only: a row of hashes
+// tells a reader nothing, how many of them differ does (a loop still
+// changing when its budget ran out).
+func demoTrend(h interceptor.HaltEvent, metric string) string {
+	e := h.Evidence
+	if h.HaltReason != interceptor.ReasonBudgetExceeded || len(e.OutputHashes) == 0 ||
+		len(e.Metrics) > 0 || len(e.ProgressValues) > 0 || len(e.ErrorSignatures) > 0 {
+		return interceptor.EvidenceTrend(h, metric)
+	}
+	distinct := map[string]bool{}
+	for _, o := range e.OutputHashes {
+		distinct[o] = true
+	}
+	return fmt.Sprintf("outputs %d different in the last %d calls of %s: still changing when the budget ran out", len(distinct), len(e.OutputHashes), h.Node)
 }

@@ -28,12 +28,18 @@ func TestDemoTrendLine(t *testing.T) {
 		{"errors", interceptor.HaltEvent{Node: "Verify", Evidence: interceptor.Evidence{ErrorSignatures: []string{"sandbox:#", "sandbox:#"}}},
 			"    trend     errors sandbox:# ×2\n"},
 		{"no evidence", interceptor.HaltEvent{Node: "Verify"}, ""},
+		{"budget with output hashes only", interceptor.HaltEvent{HaltReason: interceptor.ReasonBudgetExceeded, Node: "Code",
+			Evidence: interceptor.Evidence{OutputHashes: []string{"16c9db3f00", "a8df18ff00", "16c9db3f00"}}},
+			"    trend     outputs 2 different in the last 3 calls of Code: still changing when the budget ran out\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out bytes.Buffer
 			d := &demo{namespace: "default", address: "127.0.0.1:7233", embedded: true, out: &out, nodes: nodes}
 			h := tc.give
-			h.HaltReason, h.Message = interceptor.ReasonStalled, "stuck"
+			if h.HaltReason == "" {
+				h.HaltReason = interceptor.ReasonStalled
+			}
+			h.Message = "stuck"
 			d.printTable([]*demoResult{{Scenario: sc, WorkflowID: "wf", Outcome: outcomeHalted, Halt: &h}})
 			text := out.String()
 			if tc.want == "" {

@@ -17,8 +17,9 @@
 // of these that is set deciding. When none is, the worker starts an embedded Temporal server and its Web UI in the same
 // process (package worker/devserver), listening on 127.0.0.1 only, with the
 // guard's Keyword search attribute LoopGuardState registered. Its state
-// lives in --data-dir (SQLite), so workflows survive a restart; --ephemeral
-// keeps it in memory. The worker prints where the frontend and the UI are.
+// lives in --data-dir (SQLite), so workflows survive a restart, and so do
+// the workflows earlier demos left paused (the demo says how many);
+// --ephemeral keeps it in memory. The worker prints where the frontend and the UI are.
 //
 // Otherwise it dials the external server with the Temporal SDK's
 // environment configuration (go.temporal.io/sdk/contrib/envconfig, the
@@ -74,7 +75,8 @@
 // (the loop's own count, or "loop n/m" where the guard halted it), and
 // whether that is what the scenario expects (Want/WantReason; anything else
 // is marked MISMATCH). Under each halted workflow come the halt's reason,
-// the temporal CLI and tctl commands that resume or escalate it
+// the temporal CLI commands that resume or escalate it (and, under the
+// first one only, the tctl ones)
 // (interceptor.OperatorCommands, with --address when the server is not on
 // localhost:7233) and its page in the Web UI. The worker then keeps
 // running and prints a line whenever a demo workflow is resumed, halts
@@ -147,5 +149,8 @@
 // 0 after a clean shutdown (or --demo-exit with every outcome as
 // expected), 1 on a runtime error (server unreachable, port in use, a
 // demo mismatch), 2 on invalid flags or an invalid policy file. Errors are
-// one line on stderr, prefixed "loopguard-worker: ".
+// one line on stderr, prefixed "loopguard-worker: ". Through go run, these
+// are the program's status, which go run prints ("exit status 2") before
+// exiting 1 itself, whatever the program's status: a script that tells
+// them apart runs a built binary (go build ./worker).
 package main

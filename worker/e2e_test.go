@@ -52,7 +52,7 @@ func startE2E(t *testing.T, ctx context.Context) *e2e {
 	opts.SupervisorWorkflowID = cfg.supervisorID
 	opts.SearchAttribute = embeddedSearchAttribute(cfg)
 	require.Equal(t, defaultSearchAttribute, opts.SearchAttribute)
-	w, err := startWorker(c, cfg.taskQueue, opts)
+	w, err := startWorker(c, cfg.taskQueue, opts, logger)
 	require.NoError(t, err)
 	t.Cleanup(w.Stop)
 	_, err = ensureSupervisor(ctx, c, cfg.supervisorID, cfg.taskQueue)

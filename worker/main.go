@@ -107,7 +107,7 @@ func serve(ctx context.Context, cfg config, guardOpts interceptor.Options, level
 	guardOpts.SupervisorWorkflowID = cfg.supervisorID
 	guardOpts.SearchAttribute = b.searchAttribute
 	guardOpts.PausedSinceAttribute = b.pausedSince
-	w, err := startWorker(b.client, cfg.taskQueue, guardOpts)
+	w, err := startWorker(b.client, cfg.taskQueue, guardOpts, logger)
 	if err != nil {
 		return err
 	}
@@ -152,6 +152,9 @@ func serve(ctx context.Context, cfg config, guardOpts interceptor.Options, level
 			timeout:   cfg.demoTimeout,
 			nodes:     guardOpts.Nodes,
 			onHalt:    guardOpts.OnHalt,
+		}
+		if b.server != nil && !cfg.ephemeral {
+			d.dataDir, d.searchAttribute = cfg.dataDir, b.searchAttribute
 		}
 		// While the demo waits, logging is off (unless --log-level says
 		// otherwise): the scenarios' scripted agent failures would be
@@ -199,7 +202,7 @@ func printBanner(w io.Writer, cfg config, b *backend, metrics *metricsServer) {
 	if b.server != nil {
 		storage := "in memory (--ephemeral)"
 		if !cfg.ephemeral {
-			storage = cfg.dataDir
+			storage = cfg.dataDir + ", kept across runs"
 		}
 		fmt.Fprintf(w, "  Temporal server  %s (embedded; data: %s)\n", b.address, storage)
 	} else {

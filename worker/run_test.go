@@ -93,6 +93,7 @@ func testRunDemoExit(t *testing.T) {
 	assert.Contains(t, out, "waiting: 13/13 settled (7 halted)")
 	assert.Contains(t, out, "All 13 scenarios ended as expected.")
 	assert.NotContains(t, out, "\r", "stdout is not a terminal: plain progress lines")
+	assert.Equal(t, 1, strings.Count(out, "tctl      tctl --address"), "the tctl commands are shown once, under the first halted row")
 
 	lines := strings.Split(out, "\n")
 	for _, sc := range workflows.Scenarios() {
@@ -130,7 +131,6 @@ func testRunDemoExit(t *testing.T) {
 		}
 		assert.Contains(t, details, "--name resume", sc.Name)
 		assert.Contains(t, details, "escalate  temporal workflow signal", sc.Name)
-		assert.Contains(t, details, "tctl      tctl --address", sc.Name)
 		assert.Contains(t, details, "/namespaces/default/workflows/demo-"+sc.Name+"-", sc.Name)
 	}
 }

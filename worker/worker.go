@@ -8,14 +8,17 @@ import (
 	"go.temporal.io/sdk/client"
 	sdkinterceptor "go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/worker"
+	"go.uber.org/zap"
 
 	"github.com/loopguard/loopguard/interceptor"
 	"github.com/loopguard/loopguard/workflows"
 )
 
 // startWorker starts a worker on taskQueue with the guard configured by
-// opts and the sample workflows and activities registered.
-func startWorker(c client.Client, taskQueue string, opts interceptor.Options) (worker.Worker, error) {
+// opts and the sample workflows and activities registered. A workflow type
+// the policy's workflows name that the worker does not register is a WARN
+// line naming it: its executions would go unguarded, silently.
+func startWorker(c client.Client, taskQueue string, opts interceptor.Options, logger *zap.Logger) (worker.Worker, error) {
 	guard, err := interceptor.New(opts)
 	if err != nil {
 		return nil, err
@@ -24,6 +27,7 @@ func startWorker(c client.Client, taskQueue string, opts interceptor.Options) (w
 		Interceptors: []sdkinterceptor.WorkerInterceptor{guard},
 	})
 	workflows.Register(w)
+	warnUnregistered(opts, logger)
 	if err := w.Start(); err != nil {
 		return nil, fmt.Errorf("start worker on task queue %q: %w", taskQueue, err)
 	}
@@ -42,4 +46,12 @@ func ensureSupervisor(ctx context.Context, c client.Client, id, taskQueue string
 		return nil, fmt.Errorf("start the supervisor workflow %q: %w", id, err)
 	}
 	return run, nil
+}
+
+// warnUnregistered logs a WARN line naming each workflow type the guard's
+// Options.Workflows names that this worker does not register.
+func warnUnregistered(opts interceptor.Options, logger *zap.Logger) {
+	if err := interceptor.CheckWorkflows(opts, workflows.Workflows()...); err != nil {
+		logger.Warn("the policy's workflows name a workflow type this worker does not register: nothing of that type is guarded", zap.Error(err))
+	}
 }

@@ -242,14 +242,18 @@ func GuardOptions() interceptor.Options {
 	}
 }
 
+// Workflows returns the sample workflows Register registers, for
+// interceptor.CheckWorkflows.
+func Workflows() []any {
+	return []any{CoderVerifierLoop, PlannerResearcherLoop, ChildIterationLoop, IterationWorkflow, PollingJob, Supervisor, ChatAgent}
+}
+
 // Register registers the sample workflows and agents with a worker (or a
 // test environment).
 func Register(r worker.Registry) {
-	r.RegisterWorkflow(CoderVerifierLoop)
-	r.RegisterWorkflow(PlannerResearcherLoop)
-	r.RegisterWorkflow(ChildIterationLoop)
-	r.RegisterWorkflow(IterationWorkflow)
-	r.RegisterWorkflow(PollingJob)
-	r.RegisterWorkflow(Supervisor)
+	for _, wf := range Workflows() {
+		r.RegisterWorkflow(wf)
+	}
 	r.RegisterActivity(&activities.Agents{})
+	r.RegisterActivity(&activities.ChatTools{})
 }

@@ -262,6 +262,9 @@ type View struct {
 	Nodes       []NodeView  `json:"nodes"`
 	Cycles      []CycleView `json:"cycles"`
 	Transitions []string    `json:"transitions,omitempty"`
+	// MaxTotalCalls is the limit on TotalCalls, extensions included (0:
+	// none).
+	MaxTotalCalls int `json:"maxTotalCalls,omitempty"`
 }
 
 // NodeView is one node in a View.

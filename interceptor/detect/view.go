@@ -14,6 +14,7 @@ func (s *State) View() View {
 		Cycles:      []CycleView{},
 		Transitions: s.transitionStrings(),
 	}
+	v.MaxTotalCalls = s.totalLimit()
 	order := make([]int, 0, len(s.nodes))
 	for i := range s.nodes {
 		if s.nodes[i].seen > 0 {

@@ -1,0 +1,72 @@
+package interceptor
+
+import (
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"reflect"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestOptionsDocStatesTheDefaults: the go doc of each Options field with a
+// default states the one buildConfig fills in for zero Options (once it
+// said generation 1's MaxOscillationPeriod and RepeatThreshold).
+func TestOptionsDocStatesTheDefaults(t *testing.T) {
+	c, _, err := buildConfig(Options{})
+	require.NoError(t, err)
+	want := map[string]string{
+		"OnHalt":            constName("OnHalt", string(c.OnHalt)),
+		"OnPauseTimeout":    constName("Timeout", string(c.OnPauseTimeout)),
+		"MemoKey":           strconv.Quote(c.MemoKey),
+		"MaxPayloadBytes":   fmt.Sprintf("%d KiB", c.MaxPayloadBytes/1024),
+		"HaltSignalTimeout": c.HaltSignalTimeout.String(),
+	}
+	// The thresholds and budgets: the Policy field of the same name.
+	pol := reflect.ValueOf(c.Policy)
+	for _, f := range reflect.VisibleFields(reflect.TypeOf(Options{})) {
+		if v := pol.FieldByName(f.Name); v.IsValid() && v.CanInt() {
+			want[f.Name] = strconv.FormatInt(v.Int(), 10)
+		} else if v.IsValid() && v.CanFloat() {
+			want[f.Name] = strconv.FormatFloat(v.Float(), 'g', -1, 64)
+		}
+	}
+	f, err := parser.ParseFile(token.NewFileSet(), "options.go", nil, parser.ParseComments)
+	require.NoError(t, err)
+	stated := regexp.MustCompile(`Default\s+((?:\d+ KiB)|\S+?)[.:](?:\s|$)`)
+	seen := 0
+	ast.Inspect(f, func(n ast.Node) bool {
+		ts, ok := n.(*ast.TypeSpec)
+		if !ok || ts.Name.Name != "Options" {
+			return true
+		}
+		for _, fld := range ts.Type.(*ast.StructType).Fields.List {
+			for _, name := range fld.Names {
+				w, ok := want[name.Name]
+				if !ok {
+					continue
+				}
+				seen++
+				m := stated.FindStringSubmatch(fld.Doc.Text())
+				if assert.NotNil(t, m, "Options.%s states no default", name.Name) {
+					assert.Equal(t, w, strings.TrimSpace(m[1]), "Options.%s's doc", name.Name)
+				}
+			}
+		}
+		return false
+	})
+	assert.Equal(t, len(want), seen, "Options fields with a default")
+	assert.GreaterOrEqual(t, seen, 20)
+}
+
+// constName is the name of the exported constant of value v: prefix and
+// v with its first letter upper case (OnHaltPause, TimeoutEscalate).
+func constName(prefix, v string) string {
+	return prefix + strings.ToUpper(v[:1]) + v[1:]
+}

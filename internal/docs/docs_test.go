@@ -1,0 +1,376 @@
+package docs
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/loopguard/loopguard/interceptor"
+	"github.com/loopguard/loopguard/interceptor/detect"
+)
+
+// root is the repository root, from this package's directory.
+const root = "../.."
+
+// doc is one documentation file: a markdown page, or a Go file whose
+// comments are documentation (go doc).
+type doc struct {
+	path string // relative to root
+	text string
+}
+
+// markdown returns the user and maintainer pages: README, CONTRIBUTING and
+// docs/*.md. CHANGELOG.md is history and says what each release did.
+func markdown(t *testing.T) []doc {
+	t.Helper()
+	paths, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	require.NoError(t, err)
+	paths = append(paths, filepath.Join(root, "README.md"), filepath.Join(root, "CONTRIBUTING.md"))
+	return read(t, paths)
+}
+
+// goDocs returns the non-test Go files of the packages users read with go
+// doc.
+func goDocs(t *testing.T) []doc {
+	t.Helper()
+	var paths []string
+	for _, dir := range []string{"interceptor", "interceptor/detect", "testsuite", "worker", "workflows", "activities"} {
+		ps, err := filepath.Glob(filepath.Join(root, dir, "*.go"))
+		require.NoError(t, err)
+		for _, p := range ps {
+			if !strings.HasSuffix(p, "_test.go") {
+				paths = append(paths, p)
+			}
+		}
+	}
+	docs := read(t, paths)
+	for i := range docs {
+		// Comment markers at line starts would break a sentence the
+		// checks read; the lines stay where they are.
+		docs[i].text = commentMarker.ReplaceAllString(docs[i].text, "\n")
+	}
+	return docs
+}
+
+var commentMarker = regexp.MustCompile(`\n[ \t]*//[ \t]?`)
+
+func read(t *testing.T, paths []string) []doc {
+	t.Helper()
+	require.NotEmpty(t, paths)
+	docs := make([]doc, 0, len(paths))
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		require.NoError(t, err)
+		rel, err := filepath.Rel(root, p)
+		require.NoError(t, err)
+		docs = append(docs, doc{path: filepath.ToSlash(rel), text: string(data)})
+	}
+	return docs
+}
+
+// line is the 1-based line of offset i in s.
+func line(s string, i int) int { return strings.Count(s[:i], "\n") + 1 }
+
+// TestDocsStateTheCurrentVersions: a doc that says which guard version
+// new executions record, or which detection generation they pin, says what
+// the code does. Such statements are better left generic ("every guard
+// version", interceptor.GuardVersion); the ones a doc does make are
+// checked. Statements about a past version ("from guard version 7",
+// "guard versions 1 to 3 pinned no generation") are history and stay.
+func TestDocsStateTheCurrentVersions(t *testing.T) {
+	guard := interceptor.GuardVersion
+	generation := int(detect.DefaultPolicy().Detection)
+	claims := []struct {
+		re   *regexp.Regexp
+		want int
+		what string
+	}{
+		{regexp.MustCompile(`(?i)\bnow (?:guard )?version (\d+)`), guard, "the guard version new executions record"},
+		{regexp.MustCompile(`(?i)\b1 to (\d+) today`), guard, "the newest guard version"},
+		{regexp.MustCompile(`(?i)\bdescribes guard version (\d+)`), guard, "the guard version a page describes"},
+		{regexp.MustCompile(`(?i)\bnew executions (?:record|run|get) (?:guard )?version (\d+)`), guard, "the guard version new executions record"},
+		{regexp.MustCompile(`(?i)\bpinned histories of (?:guard )?versions 1 to (\d+)`), guard, "the guard versions with pinned fixtures"},
+		{regexp.MustCompile(`(?i)\bgeneration (\d+) is pinned`), generation, "the detection generation new executions pin"},
+		{regexp.MustCompile(`(?i)\bnew executions pin (?:detection )?generation (\d+)`), generation, "the detection generation new executions pin"},
+	}
+	for _, d := range append(markdown(t), goDocs(t)...) {
+		for _, c := range claims {
+			for _, m := range c.re.FindAllStringSubmatchIndex(d.text, -1) {
+				got, _ := strconv.Atoi(d.text[m[2]:m[3]])
+				assert.Equal(t, c.want, got, "%s:%d states %s as %d (%q); the code says %d",
+					d.path, line(d.text, m[0]), c.what, got, d.text[m[0]:m[1]], c.want)
+			}
+		}
+	}
+}
+
+// TestDocsNameExportedMetrics: every guard metric a doc names is one the
+// guard records, and every Prometheus selector (name{...}) names a series
+// a scrape holds: loopguard_halts_total, not loopguard_halts (a query for
+// which finds nothing).
+func TestDocsNameExportedMetrics(t *testing.T) {
+	series := interceptor.MetricSeries()
+	names := slices.Clone(series)
+	for _, n := range []string{interceptor.MetricHalts, interceptor.MetricWarnings, interceptor.MetricHeeded,
+		interceptor.MetricResumes, interceptor.MetricEscalations, interceptor.MetricGuardedCalls,
+		interceptor.MetricRejectedInputs, interceptor.MetricPauseWait} {
+		names = append(names, n, n+"_seconds")
+	}
+	ref := regexp.MustCompile(`\bloopguard_[a-z_]*[a-z]`)
+	checked := 0
+	for _, d := range append(markdown(t), goDocs(t)...) {
+		for _, m := range ref.FindAllStringIndex(d.text, -1) {
+			name, rest := d.text[m[0]:m[1]], d.text[m[1]:]
+			if strings.HasPrefix(rest, ".go") || strings.HasPrefix(rest, "_test.go") {
+				continue // a file name
+			}
+			checked++
+			where := fmt.Sprintf("%s:%d", d.path, line(d.text, m[0]))
+			if strings.HasPrefix(rest, "{") {
+				assert.Contains(t, series, name, "%s: the selector %s{…} names no series a scrape holds (interceptor.MetricSeries)", where, name)
+				continue
+			}
+			assert.Contains(t, names, name, "%s: %s is no metric of the guard", where, name)
+		}
+	}
+	assert.NotZero(t, checked)
+}
+
+// policyField is the value of the detect.Policy field named field, or false
+// when the Policy has no such field.
+func policyField(p detect.Policy, field string) (float64, bool) {
+	v := reflect.ValueOf(p).FieldByName(field)
+	if !v.IsValid() {
+		return 0, false
+	}
+	switch x := v.Interface().(type) {
+	case int:
+		return float64(x), true
+	case float64:
+		return x, true
+	case time.Duration:
+		return float64(x), true
+	}
+	return 0, false
+}
+
+// stated reads a stated default: a number, or "off" (0).
+func stated(s string) (float64, bool) {
+	if s == "off" {
+		return 0, true
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	return v, err == nil
+}
+
+// TestOptionsDocsStateTheDefaults: the package doc's table and the
+// markdown tables give the defaults detect.DefaultPolicy sets. (The go doc
+// of each Options field is checked by interceptor's
+// TestOptionsDocStatesTheDefaults.)
+func TestOptionsDocsStateTheDefaults(t *testing.T) {
+	def := detect.DefaultPolicy()
+
+	// The package doc's table: "Field  default  halts with  what".
+	pkg, err := os.ReadFile(filepath.Join(root, "interceptor", "doc.go"))
+	require.NoError(t, err)
+	row := regexp.MustCompile(`(?m)^//\t([A-Z]\w+)\s+(\d+|off)\s`)
+	rows := row.FindAllStringSubmatch(string(pkg), -1)
+	assert.GreaterOrEqual(t, len(rows), 15, "rows of the package doc's table")
+	for _, r := range rows {
+		want, ok := policyField(def, r[1])
+		if assert.True(t, ok, "the package doc's table names %s, no Policy field", r[1]) {
+			got, _ := stated(r[2])
+			assert.Equal(t, want, got, "the package doc's table gives %s the default %s", r[1], r[2])
+		}
+	}
+
+	// Markdown: "`Field` (N)", "`Field` N", "`Field`, N".
+	md := regexp.MustCompile("`([A-Z][A-Za-z]+)`,? \\(?(\\d+|off)\\b")
+	for _, d := range markdown(t) {
+		for _, m := range md.FindAllStringSubmatchIndex(d.text, -1) {
+			field, value := d.text[m[2]:m[3]], d.text[m[4]:m[5]]
+			want, ok := policyField(def, field)
+			if !ok {
+				continue
+			}
+			got, _ := stated(value)
+			assert.Equal(t, want, got, "%s:%d gives %s the default %s; detect.DefaultPolicy sets %v", d.path, line(d.text, m[0]), field, value, want)
+		}
+	}
+}
+
+// TestToolCallGrainIsStatedAsCoded: the tool-call grain's budgets, where a
+// doc states them, are detect.ToolCallPolicy's.
+func TestToolCallGrainIsStatedAsCoded(t *testing.T) {
+	p := detect.ToolCallPolicy()
+	re := regexp.MustCompile(`(\d+)\s+steps\s+per\s+node,?\s+(?:and\s+)?(\d+)\s+iterations\s+per\s+cycle,?\s+(?:and\s+)?(\d+)\s+transitions\s+without\s+progress`)
+	found := 0
+	for _, d := range append(markdown(t), goDocs(t)...) {
+		for _, m := range re.FindAllStringSubmatch(d.text, -1) {
+			found++
+			assert.Equal(t, []string{strconv.Itoa(p.MaxCallsPerNode), strconv.Itoa(p.MaxCycleIterations), strconv.Itoa(p.MaxEdgeWithoutProgress)},
+				m[1:], "%s states the tool-call grain's budgets as %q", d.path, m[0])
+		}
+	}
+	assert.NotZero(t, found)
+}
+
+// TestExamplesHandleSetHaltHandlerError: SetHaltHandler reports a workflow
+// the guard does not guard (ErrNotGuarded), the sign of a typo in
+// Options.Workflows; no example may throw that away.
+func TestExamplesHandleSetHaltHandlerError(t *testing.T) {
+	bad := regexp.MustCompile(`_\s*=\s*(?:interceptor\.)?SetHaltHandler\(`)
+	docs := markdown(t)
+	var code []string
+	require.NoError(t, filepath.WalkDir(root, func(p string, e os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if e.IsDir() && (e.Name() == ".git" || e.Name() == "testdata") {
+			return filepath.SkipDir
+		}
+		if strings.HasSuffix(p, ".go") {
+			code = append(code, p)
+		}
+		return nil
+	}))
+	require.Greater(t, len(code), 100, "Go files walked")
+	for _, d := range append(docs, read(t, code)...) {
+		for _, m := range bad.FindAllStringIndex(d.text, -1) {
+			t.Errorf("%s:%d discards SetHaltHandler's error", d.path, line(d.text, m[0]))
+		}
+	}
+}
+
+// anchor is GitHub's anchor of a heading: lower case, punctuation other
+// than - and _ removed, spaces as -.
+func anchor(heading string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(strings.TrimSpace(heading)) {
+		switch {
+		case r == ' ':
+			b.WriteByte('-')
+		case r == '-' || r == '_' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r > 127 && !strings.ContainsRune("→↔—–“”‘’…×", r):
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// anchors lists the anchors of a markdown page's headings.
+func anchors(text string) map[string]bool {
+	out := map[string]bool{}
+	fence := false
+	for l := range strings.SplitSeq(text, "\n") {
+		if strings.HasPrefix(l, "```") {
+			fence = !fence
+		}
+		if fence || !strings.HasPrefix(l, "#") {
+			continue
+		}
+		h := strings.TrimLeft(l, "#")
+		if !strings.HasPrefix(h, " ") {
+			continue
+		}
+		a := anchor(strings.ReplaceAll(h, "`", ""))
+		for i := 0; out[a]; i++ {
+			a = fmt.Sprintf("%s-%d", anchor(h), i+1)
+		}
+		out[a] = true
+	}
+	return out
+}
+
+// TestDocLinksResolve: every relative link of a page names a file of the
+// repository, and every #anchor a heading of its page.
+func TestDocLinksResolve(t *testing.T) {
+	link := regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	for _, d := range markdown(t) {
+		for _, m := range link.FindAllStringSubmatchIndex(d.text, -1) {
+			target := d.text[m[2]:m[3]]
+			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			where := fmt.Sprintf("%s:%d", d.path, line(d.text, m[0]))
+			file, frag, _ := strings.Cut(target, "#")
+			path := d.path
+			if file != "" {
+				path = filepath.ToSlash(filepath.Join(filepath.Dir(d.path), file))
+			}
+			data, err := os.ReadFile(filepath.Join(root, path))
+			if !assert.NoError(t, err, "%s links to %s, which does not exist", where, target) || frag == "" {
+				continue
+			}
+			assert.True(t, anchors(string(data))[frag], "%s links to #%s, which no heading of %s makes", where, frag, path)
+		}
+	}
+}
+
+// readmeCommands returns the README's two set-up commands: the lines of
+// its first sh block that run go.
+func readmeCommands(t *testing.T, readme string) (demo, test string, at int) {
+	t.Helper()
+	i := strings.Index(readme, "```sh\n")
+	require.GreaterOrEqual(t, i, 0, "README has no sh block")
+	block := readme[i+len("```sh\n"):]
+	block = block[:strings.Index(block, "```")]
+	for l := range strings.SplitSeq(block, "\n") {
+		cmd, _, _ := strings.Cut(l, "#")
+		cmd = strings.TrimSpace(cmd)
+		switch {
+		case strings.HasPrefix(cmd, "go run ./worker"):
+			demo = cmd
+		case strings.HasPrefix(cmd, "go test "):
+			test = cmd
+		}
+	}
+	return demo, test, line(readme, i) + strings.Count(block, "\n")
+}
+
+// TestReadmeFirstScreen: the README is a first screen, not a manual: at
+// most 250 lines, with the demo and the test command in its first 60, and
+// CI runs the README's test command.
+func TestReadmeFirstScreen(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(root, "README.md"))
+	require.NoError(t, err)
+	readme := string(data)
+	assert.LessOrEqual(t, strings.Count(readme, "\n"), 250, "README lines")
+	demo, test, end := readmeCommands(t, readme)
+	assert.Equal(t, "go run ./worker --demo", demo, "the README's first command")
+	assert.NotEmpty(t, test, "the README's test command")
+	assert.LessOrEqual(t, end, 60, "the two commands end on this line of the README")
+
+	ci, err := os.ReadFile(filepath.Join(root, ".ci", "run"))
+	require.NoError(t, err)
+	// CI runs it with -json through its report: the same packages and
+	// flags otherwise.
+	args := strings.Fields(strings.TrimPrefix(test, "go test "))
+	assert.Contains(t, string(ci), "go test -json "+strings.Join(args, " "), ".ci/run must run the README's test command")
+}
+
+// TestDocsStateTheCLIVersion: the temporal CLI version a page names is the
+// one CI builds and the CLI test runs (worker/e2e/clitest).
+func TestDocsStateTheCLIVersion(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(root, "worker", "e2e", "clitest", "temporal-cli.version"))
+	require.NoError(t, err)
+	want := strings.TrimSpace(string(data))
+	re := regexp.MustCompile("(?:CLI,?\\s+\\(?|temporal-cli-|cli/cmd/temporal@)(v\\d+\\.\\d+\\.\\d+)")
+	found := 0
+	for _, d := range markdown(t) {
+		for _, m := range re.FindAllStringSubmatchIndex(d.text, -1) {
+			found++
+			assert.Equal(t, want, d.text[m[2]:m[3]], "%s:%d names the temporal CLI %s", d.path, line(d.text, m[0]), d.text[m[2]:m[3]])
+		}
+	}
+	assert.GreaterOrEqual(t, found, 8)
+}
