@@ -42,25 +42,8 @@ func (g *guard) halt(ctx workflow.Context, node string, trip *detect.Trip) error
 		g.warn(ctx, trip)
 		return nil
 	}
-	g.halts++
-	if g.version >= versionGuidance {
-		g.guidance = nil // the loop halted again: the guidance did not help
-	}
-	policy := g.cfg.OnHalt
-	if trip.Reason == ReasonUserStop && policy == OnHaltObserve && g.version >= versionStopWins {
-		// Shadow mode is for the detectors; a human who asks to stop means it.
-		policy = OnHaltPause
-	}
-	ev := g.haltEvent(trip)
-	if ev.Node == "" {
-		// A human stop names no node: it is the call it stops.
-		ev.Node = node
-	}
-	ev.Observed = policy == OnHaltObserve
+	ev, policy := g.beginHalt(node, trip, workflow.Now(ctx))
 	p := &g.pause
-	// From here until the halt ends, status shows it and calls from other
-	// branches wait for its outcome.
-	p.set(phaseHalting, &ev, policy, workflow.Now(ctx), nil)
 
 	log := g.next.GetLogger(ctx)
 	log.Warn("loopguard: loop halted", "reason", ev.HaltReason, "detector", ev.Detector,
@@ -118,6 +101,31 @@ func (g *guard) halt(ctx workflow.Context, node string, trip *detect.Trip) error
 		return nil
 	}
 	return g.escalate(ctx, trip, d)
+}
+
+// beginHalt puts the halt of trip, met by a call of node at workflow time
+// now, in force, and says what it does: from here until the halt ends,
+// status shows it and calls from other branches wait for its outcome. It
+// is the halt's state change without its commands (the analysis of past
+// histories runs it).
+func (g *guard) beginHalt(node string, trip *detect.Trip, now time.Time) (HaltEvent, OnHalt) {
+	g.halts++
+	if g.version >= versionGuidance {
+		g.guidance = nil // the loop halted again: the guidance did not help
+	}
+	policy := g.cfg.OnHalt
+	if trip.Reason == ReasonUserStop && policy == OnHaltObserve && g.version >= versionStopWins {
+		// Shadow mode is for the detectors; a human who asks to stop means it.
+		policy = OnHaltPause
+	}
+	ev := g.haltEvent(trip)
+	if ev.Node == "" {
+		// A human stop names no node: it is the call it stops.
+		ev.Node = node
+	}
+	ev.Observed = policy == OnHaltObserve
+	g.pause.set(phaseHalting, &ev, policy, now, nil)
+	return ev, policy
 }
 
 // awaitDecision blocks the paused call until a human decides, or the pause
