@@ -288,6 +288,8 @@ func (r *runReader) result(e *historypb.HistoryEvent, scheduled int64, result *c
 		var raw converter.RawValue
 		if derr := r.dc.FromPayloads(result, &raw); derr != nil {
 			r.problem(e, "result does not decode with the data converter (the guard reads it as empty, as it would live): %v", derr)
+		} else if enc, ok := encoded(raw.Payload()); !ok {
+			r.problem(e, "result does not decode with the data converter: still in encoding %q after it (pass the workers' data converter, with their codecs)", enc)
 		}
 	}
 	r.judge.Result(id, result, err, r.dc)
@@ -436,9 +438,7 @@ func (r *runReader) plain(e *historypb.HistoryEvent, args *commonpb.Payloads) (*
 		return nil, true
 	}
 	p := ps[0]
-	switch string(p.GetMetadata()[converter.MetadataEncoding]) {
-	case converter.MetadataEncodingJSON, converter.MetadataEncodingNil, converter.MetadataEncodingBinary,
-		converter.MetadataEncodingProtoJSON, converter.MetadataEncodingProto:
+	if _, ok := encoded(p); ok {
 		return p, true
 	}
 	var raw converter.RawValue
@@ -446,7 +446,23 @@ func (r *runReader) plain(e *historypb.HistoryEvent, args *commonpb.Payloads) (*
 		r.problem(e, "payload does not decode with the data converter: %v", err)
 		return nil, false
 	}
+	if enc, ok := encoded(raw.Payload()); !ok {
+		r.problem(e, "payload does not decode with the data converter: still in encoding %q after it (pass the workers' data converter, with their codecs)", enc)
+		return nil, false
+	}
 	return raw.Payload(), true
+}
+
+// encoded returns p's encoding and whether it is one of the SDK's own,
+// which no codec has touched.
+func encoded(p *commonpb.Payload) (string, bool) {
+	enc := string(p.GetMetadata()[converter.MetadataEncoding])
+	switch enc {
+	case converter.MetadataEncodingJSON, converter.MetadataEncodingNil, converter.MetadataEncodingBinary,
+		converter.MetadataEncodingProtoJSON, converter.MetadataEncodingProto:
+		return enc, true
+	}
+	return enc, p == nil
 }
 
 // workflowInfo is what the guard's scope sees of the run.
@@ -659,7 +675,7 @@ func (a *Analyzer) history(h *historypb.History, file string) (ex Execution) {
 			}
 		}
 		if !j.Start(info, now) {
-			ex.NotGuarded = "out of scope: Options.Workflows, GuardWorkflow or Retire leave it out"
+			ex.NotGuarded = fmt.Sprintf("workflow type %q is out of scope: Options.Workflows, GuardWorkflow or Retire leave it out", ex.WorkflowType)
 			if a.opts.AsRecorded && version == 0 {
 				ex.NotGuarded = "recorded without the guard"
 			}
