@@ -734,7 +734,7 @@ func AnalyzeFiles(paths []string, opts AnalyzeOptions, each func(Execution)) (Su
 	if err != nil {
 		return Summary{}, err
 	}
-	for _, p := range orderChains(paths) {
+	for _, p := range OrderChains(paths) {
 		each(a.File(p))
 	}
 	return a.Summary(), nil
@@ -772,10 +772,10 @@ func HistoryFiles(dir string) ([]string, error) {
 	return out, nil
 }
 
-// orderChains puts each run continued as new after the run it continues
+// OrderChains puts each run continued as new after the run it continues
 // from, reading only the first and last event of each file's JSON
 // (run ids), so that the guard's state carries along the chain.
-func orderChains(paths []string) []string {
+func OrderChains(paths []string) []string {
 	type link struct{ path, run, prev string }
 	links := make([]link, len(paths))
 	byRun := map[string]int{}
