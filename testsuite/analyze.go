@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"sort"
 	"time"
 
@@ -607,16 +608,22 @@ func (a *Analyzer) Summary() Summary { return a.summary }
 // order can put a run before its successor.
 func (a *Analyzer) Waiting(runID string) bool { return a.open[runID] != nil }
 
-// File analyses the history file at path. A file that cannot be read or
-// judged gives an Execution whose Err names the file.
-func (a *Analyzer) File(path string) Execution {
-	h, err := ReadHistoryFile(path)
+// Read analyses what ReadHistoryFiles read from path: the history h, or
+// the error err that kept it from being read.
+func (a *Analyzer) Read(path string, h *historypb.History, err error) Execution {
 	if err != nil {
 		ex := Execution{File: path, Err: err}
 		a.summary.add(&ex)
 		return ex
 	}
 	return a.History(h, path)
+}
+
+// File analyses the history file at path. A file that cannot be read or
+// judged gives an Execution whose Err names the file.
+func (a *Analyzer) File(path string) Execution {
+	h, err := ReadHistoryFile(path)
+	return a.Read(path, h, err)
 }
 
 // History analyses one run's history; file names it in errors ("" for
@@ -734,10 +741,48 @@ func AnalyzeFiles(paths []string, opts AnalyzeOptions, each func(Execution)) (Su
 	if err != nil {
 		return Summary{}, err
 	}
-	for _, p := range OrderChains(paths) {
-		each(a.File(p))
-	}
+	ReadHistoryFiles(OrderChains(paths), func(path string, h *historypb.History, err error) {
+		each(a.Read(path, h, err))
+	})
 	return a.Summary(), nil
+}
+
+// ReadHistoryFiles reads the history files in paths and hands each to
+// fn, in order. Files are read and decoded ahead on every core (decoding
+// JSON costs more than judging the history), a few at a time: memory
+// holds those few histories, whatever the number of files.
+func ReadHistoryFiles(paths []string, fn func(path string, h *historypb.History, err error)) {
+	type read struct {
+		h   *historypb.History
+		err error
+	}
+	workers := max(runtime.GOMAXPROCS(0), 1)
+	slots := make([]chan read, len(paths))
+	for i := range slots {
+		slots[i] = make(chan read, 1)
+	}
+	next := make(chan int)
+	ahead := make(chan struct{}, 2*workers) // histories decoded and not yet handed over
+	go func() {
+		defer close(next)
+		for i := range paths {
+			ahead <- struct{}{}
+			next <- i
+		}
+	}()
+	for w := 0; w < workers; w++ {
+		go func() {
+			for i := range next {
+				h, err := ReadHistoryFile(paths[i])
+				slots[i] <- read{h, err}
+			}
+		}()
+	}
+	for i, p := range paths {
+		r := <-slots[i]
+		<-ahead
+		fn(p, r.h, r.err)
+	}
 }
 
 // AnalyzeDir analyses every *.json history in dir (manifest.json

@@ -13,6 +13,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/converter"
 	"go.uber.org/zap"
@@ -231,12 +232,13 @@ func analyzeFiles(paths []string, sweep []*judged, each func(testsuite.Execution
 	}
 	bar := newProgress(stderr, len(files))
 	defer bar.done()
-	for _, f := range testsuite.OrderChains(files) {
+	// Each history is read once, for every policy of the sweep.
+	testsuite.ReadHistoryFiles(testsuite.OrderChains(files), func(path string, h *historypb.History, err error) {
 		for _, j := range sweep {
-			each(j.analyzer.File(f), j)
+			each(j.analyzer.Read(path, h, err), j)
 		}
 		bar.add(1)
-	}
+	})
 	return nil
 }
 
@@ -280,11 +282,7 @@ func analyzeQuery(ctx context.Context, cfg analyzeConfig, sweep []*judged, each 
 			h, err := testsuite.ExportHistory(ctx, c, exec.GetWorkflowId(), exec.GetRunId())
 			name := exec.GetWorkflowId() + "/" + exec.GetRunId()
 			for _, j := range sweep {
-				if err != nil {
-					each(testsuite.Execution{File: name, WorkflowID: exec.GetWorkflowId(), RunID: exec.GetRunId(), Err: err}, j)
-					continue
-				}
-				each(j.analyzer.History(h, name), j)
+				each(j.analyzer.Read(name, h, err), j)
 			}
 			read++
 			bar.add(1)
