@@ -1,11 +1,14 @@
 package testsuite_test
 
 import (
+	"flag"
 	"runtime"
 	"testing"
 
 	"github.com/loopguard/loopguard/testsuite"
 )
+
+var analyzeDir = flag.String("analyze.dir", "testdata/histories", "histories BenchmarkAnalyzeFiles reads")
 
 // BenchmarkAnalyzeFiles analyses the recorded fixture histories from their
 // files, as `worker analyze DIR` does, and reports calls a second; the
@@ -13,8 +16,9 @@ import (
 // number of histories read (the Analyzer keeps the summary only).
 //
 //	go test ./testsuite/ -run '^$' -bench AnalyzeFiles -benchmem
+//	go test ./testsuite/ -run '^$' -bench AnalyzeFiles -benchmem -args -analyze.dir /tmp/trial
 func BenchmarkAnalyzeFiles(b *testing.B) {
-	files, err := testsuite.HistoryFiles("testdata/histories")
+	files, err := testsuite.HistoryFiles(*analyzeDir)
 	if err != nil {
 		b.Fatal(err)
 	}
