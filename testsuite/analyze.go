@@ -737,14 +737,11 @@ func AnalyzeFile(path string, opts AnalyzeOptions) (Execution, error) {
 // cannot be read or judged is reported in its Execution's Err and the
 // rest are analysed.
 func AnalyzeFiles(paths []string, opts AnalyzeOptions, each func(Execution)) (Summary, error) {
-	a, err := NewAnalyzer(opts)
+	sums, err := Sweep(paths, []AnalyzeOptions{opts}, func(_ int, ex Execution) { each(ex) })
 	if err != nil {
 		return Summary{}, err
 	}
-	ReadHistoryFiles(OrderChains(paths), func(path string, h *historypb.History, err error) {
-		each(a.Read(path, h, err))
-	})
-	return a.Summary(), nil
+	return sums[0], nil
 }
 
 // ReadHistoryFiles reads the history files in paths and hands each to
@@ -783,6 +780,34 @@ func ReadHistoryFiles(paths []string, fn func(path string, h *historypb.History,
 		<-ahead
 		fn(p, r.h, r.err)
 	}
+}
+
+// Sweep analyses the same history files under each of opts, side by
+// side: each file is read once and judged under every options. each
+// receives the i-th options' Execution of every file (nil: summaries
+// only). The summaries are in the order of opts.
+func Sweep(paths []string, opts []AnalyzeOptions, each func(i int, ex Execution)) ([]Summary, error) {
+	as := make([]*Analyzer, len(opts))
+	for i, o := range opts {
+		a, err := NewAnalyzer(o)
+		if err != nil {
+			return nil, fmt.Errorf("options %d: %w", i, err)
+		}
+		as[i] = a
+	}
+	ReadHistoryFiles(OrderChains(paths), func(path string, h *historypb.History, err error) {
+		for i, a := range as {
+			ex := a.Read(path, h, err)
+			if each != nil {
+				each(i, ex)
+			}
+		}
+	})
+	sums := make([]Summary, len(as))
+	for i, a := range as {
+		sums[i] = a.Summary()
+	}
+	return sums, nil
 }
 
 // AnalyzeDir analyses every *.json history in dir (manifest.json

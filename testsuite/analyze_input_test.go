@@ -1,6 +1,7 @@
 package testsuite_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -139,4 +140,44 @@ func mustRead(t *testing.T, path string) []byte {
 	b, err := os.ReadFile(path)
 	require.NoError(t, err)
 	return b
+}
+
+// TestSweep: the same histories under several options side by side; the
+// tool-call grain's budgets halt fewer of them than the agent-turn
+// defaults, and each options' summary is that options' own analysis.
+func TestSweep(t *testing.T) {
+	files, err := testsuite.HistoryFiles("testdata/histories")
+	require.NoError(t, err)
+	opts := []testsuite.AnalyzeOptions{{}, {Guard: interceptor.Options{Grain: interceptor.GrainToolCall}}}
+	sums, err := testsuite.Sweep(files, opts, nil)
+	require.NoError(t, err)
+	require.Len(t, sums, 2)
+	assert.Equal(t, sums[0].Calls, sums[1].Calls, "the same calls judged")
+	assert.Greater(t, sums[0].ByReason[interceptor.ReasonBudgetExceeded], sums[1].ByReason[interceptor.ReasonBudgetExceeded])
+	for i, o := range opts {
+		alone, err := testsuite.AnalyzeDir("testdata/histories", o)
+		require.NoError(t, err)
+		assert.Equal(t, alone.Summary, sums[i])
+	}
+}
+
+// TestAnalyzeNodeName: Options.NodeName names the calls, with the call's
+// arguments decoded into plain values.
+func TestAnalyzeNodeName(t *testing.T) {
+	var kinds []interceptor.CallKind
+	opts := testsuite.AnalyzeOptions{Guard: interceptor.Options{NodeName: func(c interceptor.Call) string {
+		kinds = append(kinds, c.Kind)
+		turn, ok := c.Args[0].(map[string]any)
+		if !ok {
+			return ""
+		}
+		return fmt.Sprintf("%s/%v", c.Type, turn["node"])
+	}}}
+	ex, err := testsuite.AnalyzeFile("testdata/histories/unguarded-scripted-stall.json", opts)
+	require.NoError(t, err)
+	require.NotEmpty(t, ex.Calls)
+	for _, n := range ex.Calls {
+		assert.Contains(t, []string{"Code/Code", "Plan/Plan", "Verify/Verify"}, n)
+	}
+	assert.Contains(t, kinds, interceptor.KindActivity)
 }

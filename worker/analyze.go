@@ -13,7 +13,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/converter"
 	"go.uber.org/zap"
@@ -100,10 +99,21 @@ func parseAnalyzeFlags(args []string) (analyzeConfig, error) {
 
 // judged is one policy of a sweep.
 type judged struct {
-	name     string
+	name string
+	// analyzer reads a query's histories; summary is set by a sweep of
+	// files.
 	analyzer *testsuite.Analyzer
+	summary  *testsuite.Summary
 	worst    []testsuite.Execution
 	top      int
+}
+
+// sum is the policy's summary.
+func (j *judged) sum() testsuite.Summary {
+	if j.summary != nil {
+		return *j.summary
+	}
+	return j.analyzer.Summary()
 }
 
 // keep keeps the top worst executions: bounded memory whatever the
@@ -148,15 +158,18 @@ func runAnalyze(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		dc = converter.NewRemoteDataConverter(dc, converter.RemoteDataConverterOptions{Endpoint: cfg.codecEndpoint})
 	}
 	var sweep []*judged
+	var opts []testsuite.AnalyzeOptions
 	for _, p := range cfg.policies {
-		opts, err := analyzeOptions(p, cfg.workflows)
+		o, err := analyzeOptions(p, cfg.workflows)
 		if err != nil {
 			return err
 		}
-		a, err := testsuite.NewAnalyzer(testsuite.AnalyzeOptions{Guard: opts, AsRecorded: cfg.asRecorded, DataConverter: dc})
+		ao := testsuite.AnalyzeOptions{Guard: o, AsRecorded: cfg.asRecorded, DataConverter: dc}
+		a, err := testsuite.NewAnalyzer(ao)
 		if err != nil {
 			return &usageError{err: fmt.Errorf("--policy %s: %w", p, err)}
 		}
+		opts = append(opts, ao)
 		sweep = append(sweep, &judged{name: p, analyzer: a, top: cfg.top})
 	}
 
@@ -173,7 +186,7 @@ func runAnalyze(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if cfg.query != "" {
 		err = analyzeQuery(ctx, cfg, sweep, each, stderr)
 	} else {
-		err = analyzeFiles(cfg.paths, sweep, each, stderr)
+		err = analyzeFiles(cfg.paths, opts, sweep, each, stderr)
 	}
 	if err != nil {
 		return err
@@ -213,7 +226,7 @@ func analyzeOptions(policy, workflows string) (interceptor.Options, error) {
 
 // analyzeFiles reads the named files and folders' *.json histories, runs
 // continued as new after the runs they continue.
-func analyzeFiles(paths []string, sweep []*judged, each func(testsuite.Execution, *judged), stderr io.Writer) error {
+func analyzeFiles(paths []string, opts []testsuite.AnalyzeOptions, sweep []*judged, each func(testsuite.Execution, *judged), stderr io.Writer) error {
 	var files []string
 	for _, p := range paths {
 		fi, err := os.Stat(p)
@@ -232,14 +245,16 @@ func analyzeFiles(paths []string, sweep []*judged, each func(testsuite.Execution
 	}
 	bar := newProgress(stderr, len(files))
 	defer bar.done()
-	// Each history is read once, for every policy of the sweep.
-	testsuite.ReadHistoryFiles(testsuite.OrderChains(files), func(path string, h *historypb.History, err error) {
-		for _, j := range sweep {
-			each(j.analyzer.Read(path, h, err), j)
+	sums, err := testsuite.Sweep(files, opts, func(i int, ex testsuite.Execution) {
+		each(ex, sweep[i])
+		if i == len(sweep)-1 {
+			bar.add(1)
 		}
-		bar.add(1)
 	})
-	return nil
+	for i, s := range sums {
+		sweep[i].summary = &s
+	}
+	return err
 }
 
 // analyzeQuery reads the executions a visibility query selects, page by
@@ -297,7 +312,7 @@ func analyzeQuery(ctx context.Context, cfg analyzeConfig, sweep []*judged, each 
 
 // printAnalysis prints the summary and the worst executions.
 func printAnalysis(w io.Writer, j *judged) {
-	s := j.analyzer.Summary()
+	s := j.sum()
 	fmt.Fprintf(w, "%d histories (%d guarded under %s), %d calls: %d would be warned, %d would halt (%d halts), %d calls saved\n",
 		s.Executions, s.Guarded, j.name, s.Calls, s.WouldWarn, s.WouldHalt, s.Halts, s.Saved)
 	if len(s.ByReason) > 0 {
@@ -383,7 +398,7 @@ func printSweep(w io.Writer, sweep []*judged) {
 	row := func(label string, f func(s testsuite.Summary) string) {
 		fmt.Fprint(tw, label+"\t")
 		for _, j := range sweep {
-			fmt.Fprint(tw, f(j.analyzer.Summary())+"\t")
+			fmt.Fprint(tw, f(j.sum())+"\t")
 		}
 		fmt.Fprintln(tw)
 	}
@@ -454,7 +469,7 @@ type summaryJSON struct {
 func (s *jsonStream) close(sweep []*judged) error {
 	sums := make([]summaryJSON, len(sweep))
 	for i, j := range sweep {
-		sums[i] = summaryJSON{Policy: j.name, Summary: j.analyzer.Summary()}
+		sums[i] = summaryJSON{Policy: j.name, Summary: j.sum()}
 	}
 	if !s.on {
 		fmt.Fprint(s.w, `{"executions":[`)

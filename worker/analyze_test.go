@@ -4,13 +4,22 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+
+	"github.com/loopguard/loopguard/internal/fixtures"
+	"github.com/loopguard/loopguard/testsuite"
+	"github.com/loopguard/loopguard/worker/devserver"
+	"github.com/loopguard/loopguard/worker/devserver/devtest"
 )
 
 // fixtureHistories are the recorded histories of package testsuite.
@@ -81,4 +90,37 @@ func TestAnalyzeCommandBadInput(t *testing.T) {
 		var ue *usageError
 		assert.ErrorAs(t, err, &ue, "%v", args)
 	}
+}
+
+// TestAnalyzeQuery: --query reads the executions a visibility query
+// selects from the server, page by page, connecting as the temporal CLI
+// does (--address, --namespace).
+func TestAnalyzeQuery(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs the embedded Temporal server (skipped with -short)")
+	}
+	srv := devtest.StartServer(t, devserver.Options{Ephemeral: true, FreePorts: true, UIDisabled: true, StartTimeout: 60 * time.Second})
+	c := devtest.NewClient(t, srv)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	const queue = "analyze-query"
+	testsuite.StartWorker(t, c, queue, testsuite.WorkerOptions{Register: fixtures.Register}) // no guard
+	for i := 0; i < 3; i++ {
+		run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: fmt.Sprintf("%s-%d", queue, i), TaskQueue: queue},
+			fixtures.WorkflowScripted, fixtures.Stalling("Code", 8, 2))
+		require.NoError(t, err)
+		require.NoError(t, run.Get(ctx, nil))
+	}
+	query := fmt.Sprintf("WorkflowType = %q", fixtures.WorkflowScripted)
+	require.Eventually(t, func() bool {
+		n, err := c.CountWorkflow(ctx, &workflowservice.CountWorkflowExecutionsRequest{Namespace: srv.Namespace(), Query: query})
+		return err == nil && n.GetCount() == 3
+	}, 30*time.Second, 100*time.Millisecond, "visibility lists the runs")
+
+	out, stderr, err := runAnalyzeArgs(t, "--address", srv.FrontendHostPort(), "--namespace", srv.Namespace(),
+		"--query", query, "--rate", "50")
+	require.NoError(t, err, stderr)
+	assert.Contains(t, out, "3 histories (3 guarded under defaults), 24 calls")
+	assert.Contains(t, out, "would halt")
+	assert.Contains(t, out, queue+"-")
 }
