@@ -50,9 +50,11 @@ type Verdict struct {
 	// Call is the guarded call (from 1, counted over the runs of a
 	// continue-as-new chain) the trip met.
 	Call int `json:"call"`
-	// Warning is set for a warning, Halt for a halt.
-	Warning *Warning   `json:"warning,omitempty"`
-	Halt    *HaltEvent `json:"halt,omitempty"`
+	// Warning is set for a warning, with the trip's Evidence; Halt for a
+	// halt, whose evidence it holds.
+	Warning  *Warning         `json:"warning,omitempty"`
+	Evidence *detect.Evidence `json:"evidence,omitempty"`
+	Halt     *HaltEvent       `json:"halt,omitempty"`
 	// OnHalt is what the halt does under the options judged (pause, fail
 	// or observe); the Judge itself goes on as observe does unless it
 	// follows recorded decisions.
@@ -249,8 +251,9 @@ func (j *Judge) trip(node string, trip *detect.Trip) bool {
 	g := &j.g
 	call := j.calls + 1
 	if g.warnable(trip) {
+		ev := trip.Evidence
 		w := g.issueWarning(trip)
-		j.verdicts = append(j.verdicts, Verdict{Call: call, Warning: &w})
+		j.verdicts = append(j.verdicts, Verdict{Call: call, Warning: &w, Evidence: &ev})
 		return true
 	}
 	ev, policy := g.beginHalt(node, trip, j.now)

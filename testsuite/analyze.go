@@ -151,11 +151,22 @@ func eventName(e *historypb.HistoryEvent) string {
 	return e.GetEventType().String()
 }
 
-// read judges the run's events in order.
-func (r *runReader) read() {
+// read judges the run's events in order. A history the reader or the
+// guard's code cannot make sense of (events out of any order a server
+// writes) gives an error naming the event, never a panic that would stop
+// a batch.
+func (r *runReader) read() (err error) {
+	var at *historypb.HistoryEvent
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("event %d (%s): cannot be judged: %v", at.GetEventId(), eventName(at), p)
+		}
+	}()
 	for i, e := range r.h.GetEvents() {
+		at = e
 		r.event(i, e)
 	}
+	return nil
 }
 
 func (r *runReader) event(i int, e *historypb.HistoryEvent) {
@@ -479,8 +490,9 @@ func workflowInfo(a *historypb.WorkflowExecutionStartedEventAttributes, runID st
 	}
 }
 
-// recordedGuard reads the guard's version marker and pinned options.
-func recordedGuard(h *historypb.History, dc converter.DataConverter) (version int, pinned *commonpb.Payloads) {
+// recordedGuard reads the guard's version marker (its event) and pinned
+// options.
+func recordedGuard(h *historypb.History, dc converter.DataConverter) (version int, marker *historypb.HistoryEvent, pinned *commonpb.Payloads) {
 	for _, e := range h.GetEvents() {
 		a := e.GetMarkerRecordedEventAttributes()
 		if a == nil {
@@ -491,14 +503,15 @@ func recordedGuard(h *historypb.History, dc converter.DataConverter) (version in
 			var id string
 			if p := a.GetDetails()["change-id"]; p != nil && dc.FromPayloads(p, &id) == nil && id == "loopguard" {
 				_ = dc.FromPayloads(a.GetDetails()["version"], &version)
+				marker = e
 			}
 		case markerSideEffect:
 			if version > 0 && pinned == nil {
-				return version, a.GetDetails()["data"]
+				return version, marker, a.GetDetails()["data"]
 			}
 		}
 	}
-	return version, pinned
+	return version, marker, pinned
 }
 
 // errNoStart is the error of a history that does not start with its run.
@@ -655,7 +668,7 @@ func (a *Analyzer) history(h *historypb.History, file string) (ex Execution) {
 	ex.ContinuedFrom = start.GetContinuedExecutionRunId()
 	ex.FirstCall = 1
 	dc := a.opts.DataConverter
-	version, pinned := recordedGuard(h, dc)
+	version, marker, pinned := recordedGuard(h, dc)
 	ex.Recorded.Guarded, ex.Recorded.Version = version > 0, version
 	now := events[0].GetEventTime().AsTime()
 
@@ -673,11 +686,11 @@ func (a *Analyzer) history(h *historypb.History, file string) (ex Execution) {
 		}
 		if a.opts.AsRecorded && version > 0 {
 			if pinned == nil {
-				ex.Err = errors.New("the guard's version marker has no pinned options after it (truncated?)")
+				ex.Err = fmt.Errorf("event %d (%s): the guard's version marker has no pinned options after it (truncated?)", marker.GetEventId(), eventName(marker))
 				return ex
 			}
 			if err := j.Pin(version, func(ptr any) error { return dc.FromPayloads(pinned, ptr) }); err != nil {
-				ex.Err = err
+				ex.Err = fmt.Errorf("event %d (%s): %w", marker.GetEventId(), eventName(marker), err)
 				return ex
 			}
 		}
@@ -696,7 +709,10 @@ func (a *Analyzer) history(h *historypb.History, file string) (ex Execution) {
 	ex.Guarded = j.Guarded()
 	r := &runReader{opts: &a.opts, dc: dc, fc: a.opts.FailureConverter, judge: j, ex: &ex, h: h,
 		calls: map[int64]int{}, attempted: map[int64]bool{}}
-	r.read()
+	if err := r.read(); err != nil {
+		ex.Err = err
+		return ex
+	}
 	ex.Verdicts = j.Verdicts()
 	for _, l := range j.Logs() {
 		ex.Problems = append(ex.Problems, "guard: "+l)
