@@ -124,9 +124,12 @@ func (e *Execution) Warnings() []interceptor.Warning {
 const (
 	raiseHaltedActivity = "raiseHaltedSignal"
 	markerLocalActivity = "LocalActivity"
-	markerVersion       = "Version"
-	markerSideEffect    = "SideEffect"
-	carryHeader         = "loopguard-carry"
+	// markerCoreLocalActivity is the local activity marker of the SDKs
+	// built on sdk-core.
+	markerCoreLocalActivity = "core_local_activity"
+	markerVersion           = "Version"
+	markerSideEffect        = "SideEffect"
+	carryHeader             = "loopguard-carry"
 )
 
 // runReader reads one run's events into a Judge.
@@ -311,31 +314,52 @@ func (r *runReader) result(e *historypb.HistoryEvent, scheduled int64, result *c
 // once) or the guard's own loop.halted local activity.
 func (r *runReader) marker(i int, e *historypb.HistoryEvent) {
 	a := e.GetMarkerRecordedEventAttributes()
-	if a.GetMarkerName() != markerLocalActivity {
-		return
-	}
 	var data struct {
 		ActivityType string
 		ReplayTime   time.Time
+		// The core-based SDKs (Python, TypeScript, .NET, Ruby) name it so.
+		CoreActivityType string `json:"activity_type"`
+	}
+	switch a.GetMarkerName() {
+	case markerLocalActivity:
+	case markerCoreLocalActivity:
+		if err := r.dc.FromPayloads(a.GetDetails()["data"], &data); err != nil || data.CoreActivityType == "" {
+			r.problem(e, "local activity marker of a core-based SDK does not decode: %v", err)
+			return
+		}
+		r.localActivity(a, data.CoreActivityType)
+		return
+	default:
+		return
 	}
 	if err := r.dc.FromPayloads(a.GetDetails()["data"], &data); err != nil {
 		r.problem(e, "local activity marker does not decode with the data converter: %v", err)
+		return
+	}
+	if data.ActivityType == "" {
+		r.problem(e, "local activity marker names no activity type (another SDK's format?): not counted as a call")
 		return
 	}
 	if data.ActivityType == raiseHaltedActivity {
 		r.attempt(i)
 		return
 	}
-	if id := r.judge.Call(interceptor.KindLocalActivity, data.ActivityType, nil); id >= 0 {
-		r.ex.Calls = append(r.ex.Calls, r.nodeName(interceptor.KindLocalActivity, data.ActivityType, nil))
+	r.localActivity(a, data.ActivityType)
+	if !data.ReplayTime.IsZero() {
+		r.judge.Now(data.ReplayTime)
+	}
+}
+
+// localActivity judges a local activity call of typ, whose result (or
+// failure) is in its marker: in at once.
+func (r *runReader) localActivity(a *historypb.MarkerRecordedEventAttributes, typ string) {
+	if id := r.judge.Call(interceptor.KindLocalActivity, typ, nil); id >= 0 {
+		r.ex.Calls = append(r.ex.Calls, r.nodeName(interceptor.KindLocalActivity, typ, nil))
 		var err error
 		if f := a.GetFailure(); f != nil {
 			err = r.fc.FailureToError(f)
 		}
 		r.judge.Result(id, a.GetDetails()["result"], err, r.dc)
-	}
-	if !data.ReplayTime.IsZero() {
-		r.judge.Now(data.ReplayTime)
 	}
 }
 
