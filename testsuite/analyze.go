@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"runtime"
 	"sort"
+	"strings"
 	"time"
 
 	commonpb "go.temporal.io/api/common/v1"
@@ -96,6 +97,36 @@ type RecordedAnswer struct {
 	Update  bool                      `json:"update,omitempty"`
 	Request interceptor.ResumeRequest `json:"request"`
 	Error   string                    `json:"error,omitempty"`
+	// HaltSeq is the halt a resume or escalate answered: the last one
+	// raised before it that pauses and was not answered yet (0: none).
+	HaltSeq int `json:"haltSeq,omitempty"`
+}
+
+// Told says in a few words where the guard really halted and how each
+// halt was answered: "2 halts: #1 stalled at Code, resume; #2 stalled at
+// Verify, escalate" (the first three).
+func (r Recorded) Told() string {
+	if len(r.Halts) == 0 {
+		return ""
+	}
+	const shown = 3
+	parts := make([]string, min(len(r.Halts), shown))
+	for i, h := range r.Halts[:len(parts)] {
+		how := "no answer in the history (paused, pause timeout or fail)"
+		if h.Observed {
+			how = "observed"
+		}
+		for _, a := range r.Answers {
+			if a.HaltSeq == h.Seq {
+				how = a.Name
+			}
+		}
+		parts[i] = fmt.Sprintf("#%d %s at %s, %s", h.Seq, h.HaltReason, h.Node, how)
+	}
+	if len(r.Halts) > shown {
+		parts = append(parts, fmt.Sprintf("%d more", len(r.Halts)-shown))
+	}
+	return fmt.Sprintf("%d halts: %s", len(r.Halts), strings.Join(parts, "; "))
 }
 
 // Halts returns the execution's would-be halts.
@@ -451,6 +482,9 @@ func (r *runReader) input(e *historypb.HistoryEvent, name string, args *commonpb
 			}
 		case interceptor.DefaultResumeSignal, interceptor.DefaultEscalateSignal, interceptor.DefaultHaltSignal:
 			ans := RecordedAnswer{Event: e.GetEventId(), Name: name, Update: update}
+			if name != interceptor.DefaultHaltSignal {
+				ans.HaltSeq = rec.unanswered()
+			}
 			if p != nil {
 				if err := r.dc.FromPayload(p, &ans.Request); err != nil {
 					ans.Error = err.Error()
@@ -464,6 +498,24 @@ func (r *runReader) input(e *historypb.HistoryEvent, name string, args *commonpb
 		return
 	}
 	r.judge.Signal(name, p)
+}
+
+// unanswered is the last halt that pauses and has no answer yet, 0 for
+// none.
+func (r *Recorded) unanswered() int {
+	for i := len(r.Halts) - 1; i >= 0; i-- {
+		h := r.Halts[i]
+		if h.Observed {
+			continue
+		}
+		for _, a := range r.Answers {
+			if a.HaltSeq == h.Seq {
+				return 0
+			}
+		}
+		return h.Seq
+	}
+	return 0
 }
 
 // plain returns the single payload of a signal or update with the codecs

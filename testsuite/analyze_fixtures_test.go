@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/converter"
 
 	"github.com/loopguard/loopguard/interceptor"
@@ -101,4 +103,16 @@ func TestAnalyzeAgreesWithFixtures(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRecordedAnswers: a history recorded with the guard tells where it
+// halted and how each halt was answered.
+func TestRecordedAnswers(t *testing.T) {
+	ex, err := testsuite.AnalyzeFile("testdata/histories/stalled-resume-resume-escalate.json", testsuite.AnalyzeOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, "3 halts: #1 stalled at Code, resume; #2 stalled at Verify, resume; #3 stalled at Code, escalate", ex.Recorded.Told())
+	ex, err = testsuite.AnalyzeFile("testdata/histories/observe-identical-patch.json", testsuite.AnalyzeOptions{})
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(ex.Recorded.Told(), "16 halts: #1 stalled at Code, observed;"), ex.Recorded.Told())
+	assert.True(t, strings.HasSuffix(ex.Recorded.Told(), "; 13 more"), ex.Recorded.Told())
 }

@@ -119,7 +119,7 @@ func (j *judged) sum() testsuite.Summary {
 // keep keeps the top worst executions: bounded memory whatever the
 // number of histories.
 func (j *judged) keep(ex testsuite.Execution) {
-	if j.top == 0 || ex.Err != nil || len(ex.Verdicts) == 0 {
+	if j.top == 0 || ex.Err != nil || len(ex.Verdicts) == 0 && len(ex.Recorded.Halts) == 0 {
 		return
 	}
 	ex.Problems = nil
@@ -329,7 +329,12 @@ func printAnalysis(w io.Writer, j *judged) {
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "WORKFLOW\tTYPE\tCALLS\tWARN\tHALT\tFIRST HALT\tLOOP\tSAVED\tCALLS (last 32 before the halt)")
+	recorded := j.sum().RecordedHalts > 0
+	header := "WORKFLOW\tTYPE\tCALLS\tWARN\tHALT\tFIRST HALT\tLOOP\tSAVED\tCALLS (last 32 before the halt)"
+	if recorded {
+		header += "\tWHAT THE GUARD DID"
+	}
+	fmt.Fprintln(tw, header)
 	for i := range j.worst {
 		ex := &j.worst[i]
 		first, loop := "-", "-"
@@ -348,8 +353,12 @@ func printAnalysis(w io.Writer, j *judged) {
 		if name == "" {
 			name = ex.File
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\t%s\t%d\t%s\n", name, ex.WorkflowType, len(ex.Calls),
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\t%s\t%d\t%s", name, ex.WorkflowType, len(ex.Calls),
 			len(ex.Warnings()), len(ex.Halts()), first, loop, ex.Saved, callSparkline(ex.Calls[:max(end, 0)], 32))
+		if recorded {
+			fmt.Fprintf(tw, "\t%s", ex.Recorded.Told())
+		}
+		fmt.Fprintln(tw)
 	}
 	_ = tw.Flush()
 }

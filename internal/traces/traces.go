@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
@@ -28,10 +29,6 @@ const WorkflowType = "TraceLoop"
 
 // UserSignal carries a trace's user message: outside input to the loop.
 const UserSignal = "user"
-
-// AwaitingQuery answers the index of the user step the workflow waits
-// for, or -1.
-const AwaitingQuery = "awaiting"
 
 // Step is one guarded call of a trace, or a user message (Input).
 type Step struct {
@@ -177,18 +174,12 @@ func TraceLoop(ctx workflow.Context, steps []Step) (int, error) {
 		StartToCloseTimeout: 10 * time.Second,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
 	})
-	awaiting := -1
-	if err := workflow.SetQueryHandler(ctx, AwaitingQuery, func() (int, error) { return awaiting, nil }); err != nil {
-		return 0, err
-	}
 	user := workflow.GetSignalChannel(ctx, UserSignal)
 	calls := 0
-	for i, s := range steps {
+	for _, s := range steps {
 		if s.Input {
-			awaiting = i
 			var msg string
 			user.Receive(ctx, &msg)
-			awaiting = -1
 			continue
 		}
 		var out string
@@ -201,7 +192,9 @@ func TraceLoop(ctx workflow.Context, steps []Step) (int, error) {
 	return calls, nil
 }
 
-// Run runs tr as workflow id on queue and answers its user messages; it
+// Run runs tr as workflow id on queue and sends its user messages, each
+// once the calls before it have their results (read from the history as
+// it grows, without queries, which would cost the worker a task each); it
 // returns the run id once the workflow is closed.
 func Run(ctx context.Context, c client.Client, queue, id string, tr Trace) (string, error) {
 	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
@@ -210,30 +203,43 @@ func Run(ctx context.Context, c client.Client, queue, id string, tr Trace) (stri
 	if err != nil {
 		return "", err
 	}
-	done := make(chan error, 1)
-	go func() { done <- run.Get(ctx, nil) }()
-	sent := -1
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		select {
-		case err := <-done:
-			return run.GetRunID(), err
-		case <-ctx.Done():
-			return "", ctx.Err()
-		case <-tick.C:
-		}
-		v, err := c.QueryWorkflow(ctx, id, run.GetRunID(), AwaitingQuery)
-		if err != nil {
-			continue // not started yet, or closing
-		}
-		var k int
-		if v.Get(&k) != nil || k < 0 || k == sent {
+	// before[k] counts the calls before user step k.
+	var inputs, before []int
+	calls := 0
+	for k, s := range tr.Steps {
+		if s.Input {
+			inputs, before = append(inputs, k), append(before, calls)
 			continue
 		}
-		if err := c.SignalWorkflow(ctx, id, run.GetRunID(), UserSignal, tr.Steps[k].Output); err != nil {
+		calls++
+	}
+	sent, done := 0, 0
+	send := func() error {
+		for sent < len(inputs) && before[sent] <= done {
+			if err := c.SignalWorkflow(ctx, id, run.GetRunID(), UserSignal, tr.Steps[inputs[sent]].Output); err != nil {
+				return err
+			}
+			sent++
+		}
+		return nil
+	}
+	if err := send(); err != nil {
+		return "", err
+	}
+	it := c.GetWorkflowHistory(ctx, id, run.GetRunID(), true, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		e, err := it.Next()
+		if err != nil {
 			return "", err
 		}
-		sent = k
+		switch e.GetEventType() {
+		case enumspb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED, enumspb.EVENT_TYPE_ACTIVITY_TASK_FAILED,
+			enumspb.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT, enumspb.EVENT_TYPE_ACTIVITY_TASK_CANCELED:
+			done++
+			if err := send(); err != nil {
+				return "", err
+			}
+		}
 	}
+	return run.GetRunID(), run.Get(ctx, nil)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -35,62 +36,69 @@ func TestAnalysisAgreesWithLiveGuard(t *testing.T) {
 
 	all, err := traces.Load(realTraces)
 	require.NoError(t, err)
-	// A modest, fixed sample: every 18th trace, loops and progressing runs.
+	// A modest, fixed sample: every 20th trace, loops and progressing runs.
 	var sample []traces.Trace
-	for i := 0; i < len(all); i += 18 {
+	for i := 0; i < len(all); i += 20 {
 		sample = append(sample, all[i])
 	}
 	nodes := traces.Nodes(sample)
 	queue := queueFor(t)
 	register := func(r worker.Registry) { traces.Register(r, nodes) }
-	for _, g := range []*interceptor.Options{nil, &agreementOptions} {
-		q := queue + "-plain"
-		if g != nil {
-			q = queue + "-guarded"
-		}
-		w := testsuite.StartWorker(t, c, q, testsuite.WorkerOptions{Guard: g, Register: register})
-		defer w.Stop()
+	testsuite.StartWorker(t, c, queue+"-plain", testsuite.WorkerOptions{Register: register})
+	analyzers := make([]*testsuite.Analyzer, len(agreementOptions))
+	for k := range agreementOptions {
+		testsuite.StartWorker(t, c, fmt.Sprintf("%s-guarded%d", queue, k), testsuite.WorkerOptions{Guard: &agreementOptions[k], Register: register})
+		analyzers[k], err = testsuite.NewAnalyzer(testsuite.AnalyzeOptions{Guard: agreementOptions[k]})
+		require.NoError(t, err)
 	}
 
-	a, err := testsuite.NewAnalyzer(testsuite.AnalyzeOptions{Guard: agreementOptions})
-	require.NoError(t, err)
 	verdicts := 0
 	for i, tr := range sample {
 		id := fmt.Sprintf("%s-%d", queue, i)
-		// The two runs side by side: the same calls, with and without the guard.
-		var guardedRun string
-		var guardedErr error
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			guardedRun, guardedErr = traces.Run(ctx, c, queue+"-guarded", id+"-guarded", tr)
-		}()
-		plainRun, err := traces.Run(ctx, c, queue+"-plain", id+"-plain", tr)
-		<-done
-		require.NoError(t, err, tr.Name)
-		require.NoError(t, guardedErr, tr.Name)
-
-		ex := a.History(exportHistory(t, ctx, c, id+"-plain", plainRun), tr.Name)
-		require.NoError(t, ex.Err)
-		require.Empty(t, ex.Problems, tr.Name)
-		require.Equal(t, tr.Calls(), len(ex.Calls), "%s: every call judged", tr.Name)
-		got := verdictLines(ex)
-		want := liveVerdicts(t, exportHistory(t, ctx, c, id+"-guarded", guardedRun))
-		require.Equal(t, strings.Join(want, "\n"), strings.Join(got, "\n"), "%s: analysis and live guard disagree", tr.Name)
-		verdicts += len(got)
+		// The runs side by side: the same calls, without the guard and
+		// with it under each options.
+		runs := make([]string, 1+len(agreementOptions))
+		errs := make([]error, len(runs))
+		var wg sync.WaitGroup
+		for k := range runs {
+			q := queue + "-plain"
+			if k > 0 {
+				q = fmt.Sprintf("%s-guarded%d", queue, k-1)
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				runs[k], errs[k] = traces.Run(ctx, c, q, fmt.Sprintf("%s-%d", id, k), tr)
+			}()
+		}
+		wg.Wait()
+		for k := range runs {
+			require.NoError(t, errs[k], tr.Name)
+		}
+		plain := exportHistory(t, ctx, c, id+"-0", runs[0])
+		for k, a := range analyzers {
+			ex := a.History(plain, tr.Name)
+			require.NoError(t, ex.Err)
+			require.Empty(t, ex.Problems, tr.Name)
+			require.Equal(t, tr.Calls(), len(ex.Calls), "%s: every call judged", tr.Name)
+			got := verdictLines(ex)
+			want := liveVerdicts(t, exportHistory(t, ctx, c, fmt.Sprintf("%s-%d", id, k+1), runs[k+1]))
+			require.Equal(t, strings.Join(want, "\n"), strings.Join(got, "\n"), "%s, options %d: analysis and live guard disagree", tr.Name, k)
+			verdicts += len(got)
+		}
 	}
-	t.Logf("%d traces, %d calls, %d warnings and halts: all agree", len(sample), a.Summary().Calls, verdicts)
+	t.Logf("%d traces, %d calls, %d warnings and halts under %d options: all agree", len(sample), analyzers[0].Summary().Calls, verdicts, len(analyzers))
 	require.NotZero(t, verdicts, "the sample has loops the guard warns about or halts")
 }
 
-// agreementOptions are the guard's options in the agreement test: tool
-// call grain (the traces are LLM↔tool loops), one warning before a halt,
-// and observe, so that the guarded run makes the calls the plain one did.
-var agreementOptions = interceptor.Options{
-	Grain:     interceptor.GrainToolCall,
-	Warnings:  1,
-	OnHalt:    interceptor.OnHaltObserve,
-	Workflows: []string{traces.WorkflowType},
+// agreementOptions are the guard's options in the agreement test, each
+// with OnHalt observe, so that the guarded run makes the calls the plain
+// one did: tool call grain (the traces are LLM↔tool loops) with one
+// warning before a halt; and the zero Options, whose agent-turn budgets
+// halt these runs again and again.
+var agreementOptions = []interceptor.Options{
+	{Grain: interceptor.GrainToolCall, Warnings: 1, OnHalt: interceptor.OnHaltObserve, Workflows: []string{traces.WorkflowType}},
+	{OnHalt: interceptor.OnHaltObserve},
 }
 
 func verdictLines(ex testsuite.Execution) []string {
