@@ -537,7 +537,7 @@ func printAnalyzeUsage(w io.Writer) {
 	fs := newAnalyzeFlagSet(&cfg)
 	fs.SetOutput(w)
 	fmt.Fprintf(w, `%[1]s %[2]s tells what the guard would have done to runs made without it:
-it reads their histories into the guard's detectors (testsuite.Analyze) and
+it reads their histories into the guard's detectors (testsuite.AnalyzeDir) and
 reports, per execution, every warning and halt, and a summary.
 
 Usage:
