@@ -147,8 +147,7 @@ func mustRead(t *testing.T, path string) []byte {
 // tool-call grain's budgets halt fewer of them than the agent-turn
 // defaults, and each options' summary is that options' own analysis.
 func TestSweep(t *testing.T) {
-	files, err := testsuite.HistoryFiles("testdata/histories")
-	require.NoError(t, err)
+	files := smallHistories(t)
 	opts := []testsuite.AnalyzeOptions{{}, {Guard: interceptor.Options{Grain: interceptor.GrainToolCall}}}
 	sums, err := testsuite.Sweep(files, opts, nil)
 	require.NoError(t, err)
@@ -156,10 +155,24 @@ func TestSweep(t *testing.T) {
 	assert.Equal(t, sums[0].Calls, sums[1].Calls, "the same calls judged")
 	assert.Greater(t, sums[0].ByReason[interceptor.ReasonBudgetExceeded], sums[1].ByReason[interceptor.ReasonBudgetExceeded])
 	for i, o := range opts {
-		alone, err := testsuite.AnalyzeDir("testdata/histories", o)
+		alone, err := testsuite.AnalyzeFiles(files, o, func(testsuite.Execution) {})
 		require.NoError(t, err)
-		assert.Equal(t, alone.Summary, sums[i])
+		assert.Equal(t, alone, sums[i])
 	}
+}
+
+// smallHistories are the fixture histories but the 1,000-call workloads,
+// to keep the tests that read them many times fast.
+func smallHistories(t *testing.T) []string {
+	files, err := testsuite.HistoryFiles("testdata/histories")
+	require.NoError(t, err)
+	var out []string
+	for _, f := range files {
+		if !strings.HasPrefix(filepath.Base(f), "workload-") {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // TestAnalyzeNodeName: Options.NodeName names the calls, with the call's
@@ -187,8 +200,7 @@ func TestAnalyzeNodeName(t *testing.T) {
 // or swapped are analysed to the end or get an error naming the event:
 // never a panic.
 func TestAnalyzeDamagedHistories(t *testing.T) {
-	files, err := testsuite.HistoryFiles("testdata/histories")
-	require.NoError(t, err)
+	files := smallHistories(t)
 	a, err := testsuite.NewAnalyzer(testsuite.AnalyzeOptions{AsRecorded: true})
 	require.NoError(t, err)
 	rng := rand.New(rand.NewPCG(25, 25))
