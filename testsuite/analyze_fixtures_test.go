@@ -58,6 +58,26 @@ func liveWarnings(t *testing.T, file string) []string {
 	return out
 }
 
+// liveHaltCalls are the calls (of the run, from 1) the guard's halts met
+// live: its loop.halted local activity runs before the call it halts.
+func liveHaltCalls(t *testing.T, file string) []int {
+	h, err := testsuite.ReadHistoryFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []int
+	calls := 0
+	for _, e := range h.GetEvents() {
+		if e.GetActivityTaskScheduledEventAttributes() != nil || e.GetStartChildWorkflowExecutionInitiatedEventAttributes() != nil {
+			calls++
+		}
+		if a := e.GetMarkerRecordedEventAttributes(); a != nil && a.GetMarkerName() == "LocalActivity" {
+			out = append(out, calls+1)
+		}
+	}
+	return out
+}
+
 // TestAnalyzeAgreesWithFixtures: each fixture history recorded with the
 // guard, analysed under the options it pinned and with the decisions it
 // holds, gives the halts the guard raised live, call for call.
@@ -88,11 +108,14 @@ func TestAnalyzeAgreesWithFixtures(t *testing.T) {
 				return // no live guard to agree with: see the worker's e2e agreement test
 			}
 			var got, want []string
-			for _, h := range ex.Halts() {
-				got = append(got, haltKey(h))
+			for _, v := range ex.Verdicts {
+				if v.Halt != nil {
+					got = append(got, fmt.Sprintf("call %d: %s", v.Call-ex.FirstCall+1, haltKey(*v.Halt)))
+				}
 			}
-			for _, h := range ex.Recorded.Halts {
-				want = append(want, haltKey(h))
+			at := liveHaltCalls(t, f)
+			for i, h := range ex.Recorded.Halts {
+				want = append(want, fmt.Sprintf("call %d: %s", at[i], haltKey(h)))
 			}
 			for _, w := range ex.Warnings() {
 				got = append(got, warningKey(w))
