@@ -124,3 +124,22 @@ func TestAnalyzeQuery(t *testing.T) {
 	assert.Contains(t, out, "would halt")
 	assert.Contains(t, out, queue+"-")
 }
+
+// TestProgressOnlyOnATerminal: the progress bar is drawn on a terminal
+// only, so that redirected output and pipelines stay clean.
+func TestProgressOnlyOnATerminal(t *testing.T) {
+	var buf bytes.Buffer
+	p := newProgress(&buf, 1000)
+	p.add(500)
+	p.done()
+	assert.Empty(t, buf.String())
+	f, err := os.CreateTemp(t.TempDir(), "stderr")
+	require.NoError(t, err)
+	defer f.Close()
+	p = newProgress(f, 1000)
+	p.add(1000)
+	p.done()
+	fi, err := f.Stat()
+	require.NoError(t, err)
+	assert.Zero(t, fi.Size(), "a file is not a terminal")
+}
