@@ -179,6 +179,18 @@ func runAnalyze(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			fmt.Fprintf(stderr, "%s: %s\n", progName, oneLine(ex.Err.Error()))
 		}
 		if j == sweep[0] {
+			// The first few problems of a history: a missing codec makes one
+			// of every event.
+			const shown = 3
+			for i, p := range ex.Problems {
+				if i == shown {
+					fmt.Fprintf(stderr, "%s: %s: %d more problems\n", progName, ex.File, len(ex.Problems)-shown)
+					break
+				}
+				fmt.Fprintf(stderr, "%s: %s: %s\n", progName, ex.File, p)
+			}
+		}
+		if j == sweep[0] {
 			out.execution(ex)
 		}
 		j.keep(ex)
