@@ -259,8 +259,7 @@ func (j *Judge) trip(node string, trip *detect.Trip) bool {
 	ev, policy := g.beginHalt(node, trip, j.now)
 	v := Verdict{Call: call, Halt: &ev, OnHalt: policy}
 	if !j.recorded || policy == OnHaltObserve {
-		g.state.Resume(trip, detect.Extension{})
-		g.pause.set(phaseRunning, nil, "", time.Time{}, nil)
+		g.endHalt(trip, nil, detect.Extension{}, -1)
 		j.verdicts = append(j.verdicts, v)
 		return true
 	}
@@ -277,24 +276,17 @@ func (j *Judge) trip(node string, trip *detect.Trip) bool {
 // answer ends the halt of trip with decision d, as the guard's halt does
 // once decided, and notes the decision on the halt's verdict.
 func (j *Judge) answer(trip *detect.Trip, d Decision, ext detect.Extension) {
-	g, p := &j.g, &j.g.pause
 	for i := len(j.verdicts) - 1; i >= 0; i-- {
 		if h := j.verdicts[i].Halt; h != nil && h.Seq == d.HaltSeq {
 			j.verdicts[i].Decision = &d
 			break
 		}
 	}
-	if d.Action != ActionResume {
-		p.set(phaseEscalated, nil, "", time.Time{}, &d)
-		g.state.Resume(trip, detect.Extension{})
-		return
+	pausedFor := time.Duration(-1)
+	if j.g.pause.phase == phasePaused {
+		pausedFor = j.now.Sub(j.g.pause.since)
 	}
-	if g.version >= versionSafety {
-		g.state.Paused(j.now.Sub(p.since), g.version >= versionSteady)
-	}
-	g.state.Resume(trip, ext)
-	g.guide(*p.halt, d)
-	p.set(phaseRunning, nil, "", time.Time{}, &d)
+	j.g.endHalt(trip, &d, ext, pausedFor)
 }
 
 // Wake lets a held call go on once the history decided its halt, as the
