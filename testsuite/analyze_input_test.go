@@ -229,3 +229,30 @@ func TestAnalyzeDamagedHistories(t *testing.T) {
 		}
 	}
 }
+
+// TestScore: labels score an options' first halts: loops caught and how
+// soon after their onset, progressing runs halted.
+func TestScore(t *testing.T) {
+	labels := testsuite.Labels{
+		"fixture-unguarded-identical-patch": {Loop: true, Onset: 3},
+		"fixture-unguarded-converging":      {Loop: false},
+	}
+	var sc testsuite.Score
+	_, err := testsuite.AnalyzeFiles([]string{
+		"testdata/histories/unguarded-identical-patch.json",
+		"testdata/histories/unguarded-converging.json",
+		"testdata/histories/unguarded-scripted-stall.json", // not labelled
+	}, testsuite.AnalyzeOptions{}, func(ex testsuite.Execution) { sc.Add(ex, labels) })
+	require.NoError(t, err)
+	assert.Equal(t, testsuite.Score{Loops: 1, LoopsHalted: 1, Progressing: 1, After: []int{3}}, sc)
+	assert.Equal(t, 3, sc.MedianAfter())
+
+	path := filepath.Join(t.TempDir(), "labels.json")
+	require.NoError(t, os.WriteFile(path, []byte(`{"a": {"loop": true, "onset": 4}, "b": {"loop": false}}`), 0o644))
+	got, err := testsuite.ReadLabels(path)
+	require.NoError(t, err)
+	assert.Equal(t, testsuite.Labels{"a": {Loop: true, Onset: 4}, "b": {}}, got)
+	require.NoError(t, os.WriteFile(path, []byte(`{"a": true}`), 0o644))
+	_, err = testsuite.ReadLabels(path)
+	assert.ErrorContains(t, err, path)
+}

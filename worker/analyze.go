@@ -28,6 +28,7 @@ const analyzeCommand = "analyze"
 // analyzeConfig is the analyze subcommand's flags.
 type analyzeConfig struct {
 	policies       stringList
+	labels         string
 	workflows      string
 	asRecorded     bool
 	output         string
@@ -52,6 +53,7 @@ func newAnalyzeFlagSet(cfg *analyzeConfig) *flag.FlagSet {
 	fs := flag.NewFlagSet(progName+" "+analyzeCommand, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.Var(&cfg.policies, "policy", `options to judge under: "defaults" (the zero Options), "tool_call" (GrainToolCall) or a JSON policy file (interceptor.ParsePolicy's format); repeat it for a sweep, side by side (default "defaults")`)
+	fs.StringVar(&cfg.labels, "labels", "", `labels file scoring each policy: {"<workflow id>": {"loop": true, "onset": <call>}, ...}: loops caught, how many calls after their onset, progressing runs halted`)
 	fs.StringVar(&cfg.workflows, "workflows", "", "comma-separated workflow types the guard would guard (Options.Workflows; default: those of the policy, else all)")
 	fs.BoolVar(&cfg.asRecorded, "as-recorded", false, "judge histories recorded with the guard under the options they pinned, following their decisions: what the guard did")
 	fs.StringVar(&cfg.output, "output", "text", "text (a table, worst loops first) or json")
@@ -104,6 +106,7 @@ type judged struct {
 	// files.
 	analyzer *testsuite.Analyzer
 	summary  *testsuite.Summary
+	score    testsuite.Score
 	worst    []testsuite.Execution
 	top      int
 }
@@ -153,6 +156,12 @@ func runAnalyze(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
+	var labels testsuite.Labels
+	if cfg.labels != "" {
+		if labels, err = testsuite.ReadLabels(cfg.labels); err != nil {
+			return &usageError{err: err}
+		}
+	}
 	dc := converter.GetDefaultDataConverter()
 	if cfg.codecEndpoint != "" {
 		dc = converter.NewRemoteDataConverter(dc, converter.RemoteDataConverterOptions{Endpoint: cfg.codecEndpoint})
@@ -193,6 +202,7 @@ func runAnalyze(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if j == sweep[0] {
 			out.execution(ex)
 		}
+		j.score.Add(ex, labels)
 		j.keep(ex)
 	}
 	if cfg.query != "" {
@@ -333,6 +343,10 @@ func printAnalysis(w io.Writer, j *judged) {
 	if s.RecordedGuarded > 0 {
 		fmt.Fprintf(w, "%d histories were recorded with the guard; it raised %d halts in them\n", s.RecordedGuarded, s.RecordedHalts)
 	}
+	if sc := j.score; sc.Loops+sc.Progressing > 0 {
+		fmt.Fprintf(w, "labels: %d/%d loops halted (median %d calls after their onset), %d/%d progressing runs halted\n",
+			sc.LoopsHalted, sc.Loops, sc.MedianAfter(), sc.ProgressingHalted, sc.Progressing)
+	}
 	if s.Failed > 0 || s.Problems > 0 {
 		fmt.Fprintf(w, "%d histories could not be read, %d events were skipped (see stderr and --output json)\n", s.Failed, s.Problems)
 	}
@@ -441,6 +455,18 @@ func printSweep(w io.Writer, sweep []*judged) {
 		row("  "+string(r), num(func(s testsuite.Summary) int { return s.ByReason[r] }))
 	}
 	row("calls saved", num(func(s testsuite.Summary) int { return s.Saved }))
+	if sc := sweep[0].score; sc.Loops+sc.Progressing > 0 {
+		scored := func(label string, f func(sc *testsuite.Score) string) {
+			fmt.Fprint(tw, label+"\t")
+			for _, j := range sweep {
+				fmt.Fprint(tw, f(&j.score)+"\t")
+			}
+			fmt.Fprintln(tw)
+		}
+		scored("loops halted", func(sc *testsuite.Score) string { return fmt.Sprintf("%d/%d", sc.LoopsHalted, sc.Loops) })
+		scored("  median calls after onset", func(sc *testsuite.Score) string { return fmt.Sprint(sc.MedianAfter()) })
+		scored("progressing halted", func(sc *testsuite.Score) string { return fmt.Sprintf("%d/%d", sc.ProgressingHalted, sc.Progressing) })
+	}
 	_ = tw.Flush()
 }
 
@@ -485,12 +511,16 @@ func (s *jsonStream) execution(ex testsuite.Execution) {
 type summaryJSON struct {
 	Policy string `json:"policy"`
 	testsuite.Summary
+	Score *testsuite.Score `json:"score,omitempty"`
 }
 
 func (s *jsonStream) close(sweep []*judged) error {
 	sums := make([]summaryJSON, len(sweep))
 	for i, j := range sweep {
 		sums[i] = summaryJSON{Policy: j.name, Summary: j.sum()}
+		if j.score.Loops+j.score.Progressing > 0 {
+			sums[i].Score = &j.score
+		}
 	}
 	if !s.on {
 		fmt.Fprint(s.w, `{"executions":[`)

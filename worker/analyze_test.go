@@ -67,6 +67,16 @@ func TestAnalyzeCommand(t *testing.T) {
 	assert.Contains(t, sweep, "tool_call")
 	assert.Contains(t, sweep, "draft-policy.json")
 	assert.Contains(t, sweep, "calls saved")
+
+	labels := filepath.Join(t.TempDir(), "labels.json")
+	require.NoError(t, os.WriteFile(labels, []byte(`{"fixture-unguarded-identical-patch": {"loop": true, "onset": 3}, "fixture-unguarded-converging": {"loop": false}}`), 0o644))
+	scored, _, err := runAnalyzeArgs(t, "--labels", labels, "--policy", "defaults", "--policy", "tool_call", fixtureHistories)
+	require.NoError(t, err)
+	assert.Regexp(t, `loops halted\s+1/1\s+1/1`, scored)
+	assert.Regexp(t, `progressing halted\s+0/1\s+0/1`, scored)
+	one, _, err := runAnalyzeArgs(t, "--labels", labels, "--top", "0", fixtureHistories)
+	require.NoError(t, err)
+	assert.Contains(t, one, "labels: 1/1 loops halted (median 3 calls after their onset), 0/1 progressing runs halted")
 }
 
 // TestAnalyzeCommandBadInput: a file that is not a history is reported on

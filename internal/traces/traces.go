@@ -40,8 +40,11 @@ type Step struct {
 
 // Trace is a trace of the real corpus, as calls.
 type Trace struct {
-	Name  string
+	Name string
+	// Loop is the corpus's label; Onset is the call (from 1) where the
+	// loop begins, 0 for a progressing run.
 	Loop  bool
+	Onset int
 	Steps []Step
 }
 
@@ -60,6 +63,7 @@ func (t Trace) Calls() int {
 type realTrace struct {
 	Name  string `json:"name"`
 	Loop  bool   `json:"loop"`
+	Onset int    `json:"onset"`
 	Steps []struct {
 		Kind        string `json:"kind"`
 		Text        string `json:"text"`
@@ -110,7 +114,10 @@ func read(path string) (Trace, error) {
 		return Trace{}, fmt.Errorf("traces: %s: %w", path, err)
 	}
 	tr := Trace{Name: rt.Name, Loop: rt.Loop}
-	for _, s := range rt.Steps {
+	for i, s := range rt.Steps {
+		if rt.Loop && i == rt.Onset {
+			tr.Onset = tr.Calls() + 1
+		}
 		switch s.Kind {
 		case "user":
 			tr.Steps = append(tr.Steps, Step{Input: true, Output: s.Text})

@@ -5,12 +5,13 @@
 // as a team has on its own server, for `worker analyze` (the README's
 // trial). From the repository root:
 //
-//	go run ./worker/cmd/record-traces -out /tmp/trial -n 60
-//	go run ./worker analyze /tmp/trial
+//	go run ./worker/cmd/record-traces -out /tmp/trial -n 60 -labels /tmp/trial-labels.json
+//	go run ./worker analyze --labels /tmp/trial-labels.json /tmp/trial
 package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -30,6 +31,7 @@ import (
 func main() {
 	out := flag.String("out", "", "directory to write the histories to (required)")
 	dir := flag.String("traces", "interceptor/detect/testdata/real", "directory of the corpus's *.json.gz traces")
+	labels := flag.String("labels", "", "also write the traces' labels (loop or not, onset call) to this file, for worker analyze --labels")
 	n := flag.Int("n", 60, "how many traces to run, spread evenly over the corpus (0: all)")
 	parallel := flag.Int("parallel", 4, "traces run at a time")
 	timeout := flag.Duration("timeout", 15*time.Minute, "overall time limit")
@@ -40,13 +42,13 @@ func main() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
-	if err := record(ctx, *dir, *out, *n, *parallel); err != nil {
+	if err := record(ctx, *dir, *out, *labels, *n, *parallel); err != nil {
 		fmt.Fprintln(os.Stderr, "record-traces:", err)
 		os.Exit(1)
 	}
 }
 
-func record(ctx context.Context, dir, out string, n, parallel int) error {
+func record(ctx context.Context, dir, out, labelsPath string, n, parallel int) error {
 	all, err := traces.Load(dir)
 	if err != nil {
 		return err
@@ -103,7 +105,18 @@ func record(ctx context.Context, dir, out string, n, parallel int) error {
 		}
 	}
 	fmt.Printf("%d histories in %s\n", len(sample), out)
-	return nil
+	if labelsPath == "" {
+		return nil
+	}
+	labels := testsuite.Labels{}
+	for _, tr := range sample {
+		labels["trace-"+tr.Name] = testsuite.Label{Loop: tr.Loop, Onset: tr.Onset}
+	}
+	data, err := json.MarshalIndent(labels, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(labelsPath, append(data, '\n'), 0o644)
 }
 
 // quiet drops the SDK's logs.
