@@ -118,20 +118,30 @@ type pendingCall struct {
 // is recovered, as a ResultHook is: the call is named by its type rather
 // than every workflow task of every guarded workflow failing. (A task
 // that panicked recorded nothing, so no history replays differently.)
-func (g *guard) nodeName(ctx workflow.Context, kind CallKind, typ string, args []any) (node string) {
+func (g *guard) nodeName(ctx workflow.Context, kind CallKind, typ string, args []any) string {
+	node, panicked := g.callNode(kind, typ, args)
+	if panicked != nil {
+		g.next.GetLogger(ctx).Error("loopguard: NodeName panicked: the call is named by its type", "type", typ, "panic", fmt.Sprint(panicked))
+	}
+	return node
+}
+
+// callNode names a call by the NodeName hook, or by its type when the hook
+// is unset, returns "" or panics; panicked is what a panicking hook threw.
+// The analysis of past histories names its calls with it too.
+func (g *guard) callNode(kind CallKind, typ string, args []any) (node string, panicked any) {
 	if g.hooks.nodeName == nil {
-		return typ
+		return typ, nil
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			g.next.GetLogger(ctx).Error("loopguard: NodeName panicked: the call is named by its type", "type", typ, "panic", fmt.Sprint(r))
-			node = typ
+			node, panicked = typ, r
 		}
 	}()
 	if n := g.hooks.nodeName(Call{Kind: kind, Type: typ, Args: args}); n != "" {
-		return n
+		return n, nil
 	}
-	return typ
+	return typ, nil
 }
 
 // outsideInput notes that the workflow received input from outside its

@@ -42,25 +42,8 @@ func (g *guard) halt(ctx workflow.Context, node string, trip *detect.Trip) error
 		g.warn(ctx, trip)
 		return nil
 	}
-	g.halts++
-	if g.version >= versionGuidance {
-		g.guidance = nil // the loop halted again: the guidance did not help
-	}
-	policy := g.cfg.OnHalt
-	if trip.Reason == ReasonUserStop && policy == OnHaltObserve && g.version >= versionStopWins {
-		// Shadow mode is for the detectors; a human who asks to stop means it.
-		policy = OnHaltPause
-	}
-	ev := g.haltEvent(trip)
-	if ev.Node == "" {
-		// A human stop names no node: it is the call it stops.
-		ev.Node = node
-	}
-	ev.Observed = policy == OnHaltObserve
+	ev, policy := g.beginHalt(node, trip, workflow.Now(ctx))
 	p := &g.pause
-	// From here until the halt ends, status shows it and calls from other
-	// branches wait for its outcome.
-	p.set(phaseHalting, &ev, policy, workflow.Now(ctx), nil)
 
 	log := g.next.GetLogger(ctx)
 	log.Warn("loopguard: loop halted", "reason", ev.HaltReason, "detector", ev.Detector,
@@ -70,8 +53,7 @@ func (g *guard) halt(ctx workflow.Context, node string, trip *detect.Trip) error
 
 	switch policy {
 	case OnHaltObserve:
-		g.state.Resume(trip, detect.Extension{})
-		p.set(phaseRunning, nil, "", time.Time{}, nil)
+		g.endHalt(trip, nil, detect.Extension{}, -1)
 		return nil
 	case OnHaltFail:
 		return g.escalate(ctx, trip, Decision{Action: ActionEscalate, Reason: "policy: fail on halt", By: "loopguard", HaltSeq: ev.Seq})
@@ -98,13 +80,12 @@ func (g *guard) halt(ctx workflow.Context, node string, trip *detect.Trip) error
 		if d.Action == ActionEscalate {
 			return g.escalate(ctx, trip, d)
 		}
+		pausedFor := time.Duration(-1)
 		if oneLoop {
 			// The handler's time, like a human's, is not the loop's.
-			g.state.Paused(workflow.Now(ctx).Sub(p.since), true)
+			pausedFor = workflow.Now(ctx).Sub(p.since)
 		}
-		g.state.Resume(trip, detect.Extension{})
-		g.guide(ev, d)
-		p.set(phaseRunning, nil, "", time.Time{}, &d)
+		g.endHalt(trip, &d, detect.Extension{}, pausedFor)
 		if published {
 			g.publish(ctx, StateRunning, nil)
 		} else {
@@ -132,19 +113,65 @@ func (g *guard) halt(ctx workflow.Context, node string, trip *detect.Trip) error
 	}
 	g.recordPauseWait(ctx, ev, d)
 	if d.Action == ActionResume {
-		if g.version >= versionSafety {
-			// Time spent paused is the human's, not the loop's.
-			g.state.Paused(workflow.Now(ctx).Sub(p.since), g.version >= versionSteady)
-		}
-		g.state.Resume(trip, ext)
-		g.guide(ev, d)
-		p.set(phaseRunning, nil, "", time.Time{}, &d)
+		g.endHalt(trip, &d, ext, workflow.Now(ctx).Sub(p.since))
 		log.Info("loopguard: loop resumed", "by", d.By, "reason", d.Reason, "haltSeq", d.HaltSeq)
 		g.countDecision(ctx, MetricResumes, &ev)
 		g.publish(ctx, StateRunning, nil)
 		return nil
 	}
 	return g.escalate(ctx, trip, d)
+}
+
+// beginHalt puts the halt of trip, met by a call of node at workflow time
+// now, in force, and says what it does: from here until the halt ends,
+// status shows it and calls from other branches wait for its outcome. It
+// is the halt's state change without its commands (the analysis of past
+// histories runs it).
+func (g *guard) beginHalt(node string, trip *detect.Trip, now time.Time) (HaltEvent, OnHalt) {
+	g.halts++
+	if g.version >= versionGuidance {
+		g.guidance = nil // the loop halted again: the guidance did not help
+	}
+	policy := g.cfg.OnHalt
+	if trip.Reason == ReasonUserStop && policy == OnHaltObserve && g.version >= versionStopWins {
+		// Shadow mode is for the detectors; a human who asks to stop means it.
+		policy = OnHaltPause
+	}
+	ev := g.haltEvent(trip)
+	if ev.Node == "" {
+		// A human stop names no node: it is the call it stops.
+		ev.Node = node
+	}
+	ev.Observed = policy == OnHaltObserve
+	g.pause.set(phaseHalting, &ev, policy, now, nil)
+	return ev, policy
+}
+
+// endHalt ends the halt of trip in force with decision d, or as observe
+// does (d nil): the guard's state change, without its commands (the
+// analysis of past histories runs it). A resume extends the tripped limit
+// by ext and, from version 4, does not charge the loop pausedFor, the
+// time it was paused (negative: it was not). An escalation resets the
+// tripped detector: if the workflow handles the error and carries on, the
+// guard watches the new course from a clean slate.
+func (g *guard) endHalt(trip *detect.Trip, d *Decision, ext detect.Extension, pausedFor time.Duration) {
+	p := &g.pause
+	switch {
+	case d == nil:
+		g.state.Resume(trip, detect.Extension{})
+		p.set(phaseRunning, nil, "", time.Time{}, nil)
+	case d.Action == ActionResume:
+		if pausedFor >= 0 && g.version >= versionSafety {
+			// Time spent paused is the human's, not the loop's.
+			g.state.Paused(pausedFor, g.version >= versionSteady)
+		}
+		g.state.Resume(trip, ext)
+		g.guide(*p.halt, *d)
+		p.set(phaseRunning, nil, "", time.Time{}, d)
+	default:
+		p.set(phaseEscalated, nil, "", time.Time{}, d)
+		g.state.Resume(trip, detect.Extension{})
+	}
 }
 
 // awaitDecision blocks the paused call until a human decides, or the pause
@@ -194,10 +221,7 @@ func (g *guard) pauseTimedOut() {
 func (g *guard) escalate(ctx workflow.Context, trip *detect.Trip, d Decision) error {
 	p := &g.pause
 	ev := *p.halt
-	p.set(phaseEscalated, nil, "", time.Time{}, &d)
-	// Reset the tripped detector: if the workflow handles the error and
-	// carries on, the guard watches the new course from a clean slate.
-	g.state.Resume(trip, detect.Extension{})
+	g.endHalt(trip, &d, detect.Extension{}, -1)
 	g.next.GetLogger(ctx).Warn("loopguard: loop escalated", "by", d.By, "reason", d.Reason, "haltSeq", d.HaltSeq)
 	g.countDecision(ctx, MetricEscalations, &ev)
 	g.publish(ctx, StateEscalated, &ev)

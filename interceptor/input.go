@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 	"unicode/utf8"
 
 	commonpb "go.temporal.io/api/common/v1"
@@ -156,23 +157,8 @@ func (g *guard) onSignal(ctx workflow.Context, name string, args *commonpb.Paylo
 			p = plain
 		}
 	}
-	var req ResumeRequest
 	if err == nil {
-		req, err = g.parse(name, p)
-	}
-	if err == nil {
-		switch name {
-		case g.cfg.ResumeSignal:
-			if err = g.pause.checkDecision(name); err == nil {
-				g.decide(ActionResume, req)
-			}
-		case g.cfg.EscalateSignal:
-			if err = g.pause.checkDecision(name); err == nil {
-				g.decide(ActionEscalate, req)
-			}
-		case g.cfg.HaltSignal:
-			err = g.stop(ctx, name, req)
-		}
+		err = g.takeInput(name, p, workflow.Now(ctx))
 	}
 	if err != nil {
 		g.reject(ctx, name, err, p)
@@ -181,8 +167,31 @@ func (g *guard) onSignal(ctx workflow.Context, name string, args *commonpb.Paylo
 	return true
 }
 
+// takeInput carries out the guard's signal name with its plain payload p
+// at workflow time now: a decision for the halt in force, or a stop. The
+// analysis of past histories (Judge) feeds it the signals it reads.
+func (g *guard) takeInput(name string, p *commonpb.Payload, now time.Time) error {
+	req, err := g.parse(name, p)
+	if err != nil {
+		return err
+	}
+	switch name {
+	case g.cfg.ResumeSignal:
+		if err = g.pause.checkDecision(name); err == nil {
+			g.decide(ActionResume, req)
+		}
+	case g.cfg.EscalateSignal:
+		if err = g.pause.checkDecision(name); err == nil {
+			g.decide(ActionEscalate, req)
+		}
+	case g.cfg.HaltSignal:
+		err = g.stop(name, req, now)
+	}
+	return err
+}
+
 // stop asks for a user_stop halt at the next guarded call.
-func (g *guard) stop(ctx workflow.Context, name string, req ResumeRequest) error {
+func (g *guard) stop(name string, req ResumeRequest, now time.Time) error {
 	held := g.pause.phase == phasePaused
 	if g.version >= versionSafety {
 		held = g.pause.showsHalted()
@@ -203,7 +212,7 @@ func (g *guard) stop(ctx workflow.Context, name string, req ResumeRequest) error
 	// it and pauses the call after it is observed.
 	queue := g.version >= versionSteady && g.cfg.OnHalt == OnHaltObserve
 	switch {
-	case g.state.Stop(msg, workflow.Now(ctx), queue):
+	case g.state.Stop(msg, now, queue):
 		return nil
 	case g.state.Stopping():
 		return &InputError{Name: name, Reason: "a human's stop is already pending"}

@@ -67,15 +67,7 @@ func (g *guard) warnable(t *detect.Trip) bool {
 // loop's calls carry the warning until it trips again or a window of its
 // calls goes by without a trip (heeded).
 func (g *guard) warn(ctx workflow.Context, t *detect.Trip) {
-	p := &g.pause
-	nodes := g.loopNodes(t.CycleID, t.Node)
-	w := Warning{
-		Detector: t.Detector, Reason: t.Reason, Message: t.Message, Directive: directives[t.Reason],
-		N: p.warnings(warningKey(t.Loop, t.CycleID, t.Node)) + 1, Of: g.cfg.Warnings,
-		Node: t.Node, Nodes: nodes, CycleID: t.CycleID, Loop: t.Loop,
-	}
-	p.warn(w, g.heededAfter(t, nodes))
-	g.state.Resume(t, detect.Extension{})
+	w := g.issueWarning(t)
 	g.next.GetLogger(ctx).Warn("loopguard: loop warned", "reason", t.Reason, "detector", t.Detector,
 		"node", t.Node, "cycleId", t.CycleID, "warning", fmt.Sprintf("%d/%d", w.N, w.Of), "message", t.Message)
 	g.next.GetMetricsHandler(ctx).WithTags(map[string]string{
@@ -85,6 +77,22 @@ func (g *guard) warn(ctx workflow.Context, t *detect.Trip) {
 	// The UI's current details show the warning (no command).
 	g.showDetails(ctx, fmt.Sprintf("loopguard: warned %d/%d at %s (%s, %s): %s",
 		w.N, w.Of, t.Node, t.Reason, t.Detector, t.Message))
+}
+
+// issueWarning puts the loop's next warning for trip t in force and
+// starts the detector over: the warning's state change, without the log,
+// metric and details warn adds (the analysis of past histories runs it).
+func (g *guard) issueWarning(t *detect.Trip) Warning {
+	p := &g.pause
+	nodes := g.loopNodes(t.CycleID, t.Node)
+	w := Warning{
+		Detector: t.Detector, Reason: t.Reason, Message: t.Message, Directive: directives[t.Reason],
+		N: p.warnings(warningKey(t.Loop, t.CycleID, t.Node)) + 1, Of: g.cfg.Warnings,
+		Node: t.Node, Nodes: nodes, CycleID: t.CycleID, Loop: t.Loop,
+	}
+	p.warn(w, g.heededAfter(t, nodes))
+	g.state.Resume(t, detect.Extension{})
+	return w
 }
 
 // heededAfter is how many calls of the loop's nodes must go by without

@@ -158,3 +158,30 @@ func ExampleInspect() {
 	// Output:
 	// CoderVerifierLoop guarded: true halts: 3 task failures: 0 closed: true
 }
+
+// Analyse the histories of past runs: what the guard would have done to
+// them under the options a team considers, before it runs on a worker.
+func ExampleAnalyzeDir() {
+	rep, err := testsuite.AnalyzeDir("testdata/histories", testsuite.AnalyzeOptions{
+		Guard: interceptor.Options{Workflows: []string{"CoderVerifierLoop"}},
+	})
+	if err != nil {
+		panic(err)
+	}
+	for _, ex := range rep.Executions {
+		if ex.File != "testdata/histories/unguarded-identical-patch.json" {
+			continue
+		}
+		for _, v := range ex.Verdicts[:2] {
+			fmt.Printf("call %d: %s/%s at %s (loop %d/%d)\n", v.Call, v.Halt.HaltReason, v.Halt.Detector, v.Halt.Node, v.Halt.Iteration, v.Halt.MaxIterations)
+		}
+		fmt.Printf("%d calls, %d saved\n", len(ex.Calls), ex.Saved)
+	}
+	s := rep.Summary
+	fmt.Printf("%d histories, %d guarded, %d would halt\n", s.Executions, s.Guarded, s.WouldHalt)
+	// Output:
+	// call 6: stalled/identical_output at Code (loop 3/8)
+	// call 11: stalled/identical_output at Verify (loop 5/8)
+	// 40 calls, 35 saved
+	// 53 histories, 18 guarded, 10 would halt
+}

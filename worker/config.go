@@ -256,6 +256,7 @@ Web UI on 127.0.0.1, keeping its state in ./%s.
 Usage:
   %s [flags]
   %s --demo            # run every sample scenario and show what the guard did
+  %s analyze DIR       # what the guard would have done to past runs (analyze --help)
 
 Which server (the first that is set decides; an external server when any is):
   1. --address
@@ -275,7 +276,7 @@ over a TEMPORAL_* variable, which wins over the profile in the config file.
   TEMPORAL_PROFILE, TEMPORAL_CONFIG_FILE
 
 Flags:
-`, progName, devserver.DefaultDataDir, progName, progName, defaultConfigFileHelp())
+`, progName, devserver.DefaultDataDir, progName, progName, progName, defaultConfigFileHelp())
 	fs.PrintDefaults()
 }
 

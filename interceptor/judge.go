@@ -1,0 +1,468 @@
+package interceptor
+
+import (
+	"fmt"
+	"time"
+
+	commonpb "go.temporal.io/api/common/v1"
+	"go.temporal.io/sdk/converter"
+	sdkinterceptor "go.temporal.io/sdk/interceptor"
+	"go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/loopguard/loopguard/interceptor/detect"
+)
+
+// Judge is the guard's judgement of one workflow execution fed from
+// outside a workflow: the analysis of past histories (testsuite.Analyze)
+// reads a history's events into it. One judgement, two inputs: a Judge
+// holds the state a guard holds and runs the guard's own code on it (the
+// node name, the reading of results and errors, the detectors, the
+// warning rung and the halt's state change); only the commands a guard
+// would issue (signals, memo, pauses) are left out.
+//
+// A Judge is fed in history order: Now before each workflow task, Call
+// for each guarded call scheduled, Result when its result is in, Input,
+// Timer, EndRun and NextRun. It is not safe for concurrent use.
+type Judge struct {
+	g       guard
+	guarded bool
+	// recorded is set when the Judge follows the options and decisions
+	// recorded in the history (Pin): a halt then waits for the decision
+	// the history holds. Otherwise every halt is answered as OnHalt
+	// observe answers it, so that the rest of the history is judged too.
+	recorded bool
+	now      time.Time
+	calls    int
+	verdicts []Verdict
+	// blocked is the call a recorded pause holds until its decision.
+	blocked *blockedCall
+	// admitted are calls a recorded halt let through, waiting for their
+	// scheduled event.
+	admitted []admittedCall
+	results  map[int]*recordedResult
+	nextID   int
+	logs     judgeLog
+}
+
+// Verdict is a warning or a halt the guard raises at a call.
+type Verdict struct {
+	// Call is the guarded call (from 1, counted over the runs of a
+	// continue-as-new chain) the trip met.
+	Call int `json:"call"`
+	// Warning is set for a warning, with the trip's Evidence; Halt for a
+	// halt, whose evidence it holds.
+	Warning  *Warning         `json:"warning,omitempty"`
+	Evidence *detect.Evidence `json:"evidence,omitempty"`
+	Halt     *HaltEvent       `json:"halt,omitempty"`
+	// OnHalt is what the halt does under the options judged (pause, fail
+	// or observe); the Judge itself goes on as observe does unless it
+	// follows recorded decisions.
+	OnHalt OnHalt `json:"onHalt,omitempty"`
+	// Decision is how a halt was answered, when the Judge followed the
+	// decisions recorded in the history.
+	Decision *Decision `json:"decision,omitempty"`
+}
+
+type blockedCall struct {
+	node string
+	trip *detect.Trip
+	ev   HaltEvent
+}
+
+type admittedCall struct {
+	node string
+	ref  detect.StepRef
+}
+
+// NewJudge returns a Judge under opts, for executions started with the
+// guard as it is now (guard version guardedVersion).
+func NewJudge(opts Options) (*Judge, error) {
+	cfg, h, err := buildConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	j := &Judge{g: guard{cfg: cfg, hooks: h, version: guardedVersion}}
+	j.g.next = &judgeOutbound{log: &j.logs}
+	return j, nil
+}
+
+// Start begins the judgement of the first run of an execution described
+// by info, at workflow time now. It reports whether the options guard it
+// (Options.Workflows, GuardWorkflow, Retire); an execution they leave out
+// is judged no further.
+func (j *Judge) Start(info *workflow.Info, now time.Time) bool {
+	j.g.info = info
+	j.now = now
+	j.guarded = j.recorded || !j.g.hooks.retire && (j.g.hooks.guardWorkflow == nil || j.g.hooks.guardWorkflow(info))
+	if !j.guarded {
+		return false
+	}
+	j.g.active = true
+	j.g.pause = pause{early: j.g.version >= versionSafety, rung: j.g.version >= versionGuidance}
+	if j.g.state == nil {
+		j.g.state = detect.NewState(j.g.cfg.Policy)
+	}
+	return true
+}
+
+// Pin makes the Judge follow a history recorded with the guard: the
+// guard version of its marker, the options it pinned (decode fills the
+// guard's pinned config from the SideEffect payload) and, at each halt,
+// the decision the history holds. Call it before Start.
+func (j *Judge) Pin(version int, decode func(ptr any) error) error {
+	var cfg config
+	if err := decode(&cfg); err != nil {
+		return fmt.Errorf("read the pinned options: %w", err)
+	}
+	j.g.cfg, j.g.version, j.recorded = cfg, workflow.Version(version), true
+	return nil
+}
+
+// Restore starts the Judge from the state a guarded run carried over from
+// the run before it (the loopguard-carry header), when that run is not
+// judged itself. Call it after Start.
+func (j *Judge) Restore(decode func(ptr any) error) error {
+	var c carried
+	if err := decode(&c); err != nil {
+		return fmt.Errorf("read the carried state: %w", err)
+	}
+	st, err := detect.Restore(j.g.cfg.Policy, c.State)
+	if err != nil {
+		return fmt.Errorf("read the carried state: %w", err)
+	}
+	j.g.state, j.g.halts = st, c.Halts
+	if j.g.version >= versionGuidance {
+		j.g.guidance = c.Guidance
+		j.g.pause.warned, j.g.pause.left, j.g.pause.issued = c.Warned, c.WarningLeft, c.Warnings
+	}
+	return nil
+}
+
+// Guarded reports whether the execution is guarded.
+func (j *Judge) Guarded() bool { return j.guarded }
+
+// Version is the guard version the Judge judges with.
+func (j *Judge) Version() int { return int(j.g.version) }
+
+// OnHalt is what a halt does under the options judged.
+func (j *Judge) OnHalt() OnHalt { return j.g.cfg.OnHalt }
+
+// Calls counts the guarded calls judged.
+func (j *Judge) Calls() int { return j.calls }
+
+// Verdicts returns the warnings and halts so far and forgets them.
+func (j *Judge) Verdicts() []Verdict {
+	v := j.verdicts
+	j.verdicts = nil
+	return v
+}
+
+// Logs returns what the guard would have logged as a problem (a
+// ResultHook that panicked) and forgets it.
+func (j *Judge) Logs() []string {
+	l := j.logs
+	j.logs = nil
+	return l
+}
+
+// Now sets the workflow clock: the start of a workflow task, or the time
+// a local activity's result came in.
+func (j *Judge) Now(now time.Time) { j.now = now }
+
+// Blocked reports whether a recorded halt holds the workflow: calls made
+// now are the halt handler's, which the guard does not guard.
+func (j *Judge) Blocked() bool { return j.blocked != nil }
+
+// Call judges a guarded call about to be scheduled: kind and type, with
+// args as the node namer sees them. It returns an id for Result, or -1
+// when the call is not guarded (or the guard refused it).
+func (j *Judge) Call(kind CallKind, typ string, args []any) int {
+	j.Wake()
+	if !j.guarded || j.blocked != nil {
+		return -1
+	}
+	g := &j.g
+	node, _ := g.callNode(kind, typ, args)
+	ref, ok := j.takeAdmitted(node)
+	if !ok {
+		if ref, ok = j.admit(node); !ok {
+			return -1
+		}
+	}
+	j.calls++
+	if g.version >= versionGuidance {
+		g.pause.heed(node)
+	}
+	j.nextID++
+	res := &recordedResult{}
+	if j.results == nil {
+		j.results = map[int]*recordedResult{}
+	}
+	j.results[j.nextID] = res
+	g.track(ref, node, res)
+	return j.nextID
+}
+
+// Attempt judges a call of node the history shows refused or held by a
+// halt the guard raised (its loop.halted): the guard met a trip there
+// before the call was scheduled. When the decision lets the call through,
+// its scheduled event (a later Call of node) is the same call.
+func (j *Judge) Attempt(node string) {
+	j.Wake()
+	if !j.guarded || j.blocked != nil {
+		return
+	}
+	if ref, ok := j.admit(node); ok {
+		j.admitted = append(j.admitted, admittedCall{node: node, ref: ref})
+	}
+}
+
+func (j *Judge) takeAdmitted(node string) (detect.StepRef, bool) {
+	for i, a := range j.admitted {
+		if a.node == node {
+			j.admitted = append(j.admitted[:i], j.admitted[i+1:]...)
+			return a.ref, true
+		}
+	}
+	return detect.StepRef{}, false
+}
+
+// admit is the guard's admit on the Judge's clock: results in, outside
+// input, then the detectors, each trip warned or halted.
+func (j *Judge) admit(node string) (detect.StepRef, bool) {
+	g := &j.g
+	g.observeReadyAt(nil, j.now)
+	g.flushInput(j.now)
+	for round := 0; round < maxAdmitRounds; round++ {
+		ref, trip := g.state.Begin(node, j.now)
+		if trip == nil {
+			return ref, true
+		}
+		if !j.trip(node, trip) {
+			return detect.StepRef{}, false
+		}
+	}
+	return detect.StepRef{Node: -1}, true
+}
+
+// trip warns or halts; it reports whether the call may go on now.
+func (j *Judge) trip(node string, trip *detect.Trip) bool {
+	g := &j.g
+	call := j.calls + 1
+	if g.warnable(trip) {
+		ev := trip.Evidence
+		w := g.issueWarning(trip)
+		j.verdicts = append(j.verdicts, Verdict{Call: call, Warning: &w, Evidence: &ev})
+		return true
+	}
+	ev, policy := g.beginHalt(node, trip, j.now)
+	v := Verdict{Call: call, Halt: &ev, OnHalt: policy}
+	if !j.recorded || policy == OnHaltObserve {
+		g.endHalt(trip, nil, detect.Extension{}, -1)
+		j.verdicts = append(j.verdicts, v)
+		return true
+	}
+	j.verdicts = append(j.verdicts, v)
+	if policy == OnHaltFail {
+		j.answer(trip, Decision{Action: ActionEscalate, Reason: "policy: fail on halt", By: "loopguard", HaltSeq: ev.Seq}, detect.Extension{})
+		return false
+	}
+	g.pause.set(phasePaused, nil, "", time.Time{}, nil)
+	j.blocked = &blockedCall{node: node, trip: trip, ev: ev}
+	return false
+}
+
+// answer ends the halt of trip with decision d, as the guard's halt does
+// once decided, and notes the decision on the halt's verdict.
+func (j *Judge) answer(trip *detect.Trip, d Decision, ext detect.Extension) {
+	for i := len(j.verdicts) - 1; i >= 0; i-- {
+		if h := j.verdicts[i].Halt; h != nil && h.Seq == d.HaltSeq {
+			j.verdicts[i].Decision = &d
+			break
+		}
+	}
+	pausedFor := time.Duration(-1)
+	if j.g.pause.phase == phasePaused {
+		pausedFor = j.now.Sub(j.g.pause.since)
+	}
+	j.g.endHalt(trip, &d, ext, pausedFor)
+}
+
+// Wake lets a held call go on once the history decided its halt, as the
+// guard's paused call does in the workflow task that saw the decision.
+func (j *Judge) Wake() {
+	b := j.blocked
+	p := &j.g.pause
+	if b == nil || p.decision == nil {
+		return
+	}
+	j.blocked = nil
+	d, ext := *p.decision, p.extend
+	j.answer(b.trip, d, ext)
+	if d.Action == ActionResume {
+		j.Attempt(b.node)
+	}
+}
+
+// PauseTimedOut decides a held call's halt as the pause timeout does, when
+// the history shows the timeout fired before any decision.
+func (j *Judge) PauseTimedOut() {
+	if j.blocked != nil && j.g.pause.decision == nil && j.g.cfg.PauseTimeout > 0 {
+		j.g.pauseTimedOut()
+	}
+}
+
+// PauseTimeout is the pinned pause timeout (0: none).
+func (j *Judge) PauseTimeout() time.Duration { return j.g.cfg.PauseTimeout }
+
+// Result records the result (or error) of call id: the guard reads it at
+// the next call or wait, as it reads a ready future. A canceled call
+// (err a *temporal.CanceledError) is abandoned, as the guard abandons it.
+func (j *Judge) Result(id int, result *commonpb.Payloads, err error, dc converter.DataConverter) {
+	r := j.results[id]
+	if r == nil {
+		return
+	}
+	delete(j.results, id)
+	r.ready, r.result, r.err, r.dc = true, result, err, dc
+}
+
+// Signal judges a signal the workflow received, with its plain payload
+// (codecs undone): the guard's resume, escalate and halt are taken as the
+// guard takes them, its loop.halted echo is its own, and any other signal
+// is outside input. It reports whether the guard took it.
+func (j *Judge) Signal(name string, p *commonpb.Payload) bool {
+	g := &j.g
+	if !j.guarded {
+		return false
+	}
+	switch name {
+	case g.cfg.ResumeSignal, g.cfg.EscalateSignal, g.cfg.HaltSignal:
+		if g.takeInput(name, p, j.now) == nil || g.version < versionSafety {
+			return true
+		}
+	case g.cfg.HaltedSignal:
+		return true
+	}
+	g.outsideInput(nil)
+	return false
+}
+
+// Update judges an update the workflow accepted, as Signal judges a
+// signal.
+func (j *Judge) Update(name string, p *commonpb.Payload) bool {
+	g := &j.g
+	if !j.guarded {
+		return false
+	}
+	if name == g.cfg.ResumeUpdate || name == g.cfg.EscalateUpdate {
+		if req, err := g.parse(name, p); err == nil && g.pause.checkDecision(name) == nil {
+			action := ActionResume
+			if name == g.cfg.EscalateUpdate {
+				action = ActionEscalate
+			}
+			g.decide(action, req)
+			j.Wake() // in the workflow task that took the update
+		}
+		return true
+	}
+	g.outsideInput(nil)
+	return false
+}
+
+// Idle reads the results that are in when the workflow waits without a
+// call or a timer (workflow.Await), as the guard's Await does.
+func (j *Judge) Idle() {
+	if j.guarded && len(j.g.pending) > 0 {
+		j.g.observeReadyAt(nil, j.now)
+	}
+}
+
+// Timer judges a durable timer the workflow started: results in are read,
+// and the detectors hear that the workflow waits.
+func (j *Judge) Timer() {
+	if !j.guarded {
+		return
+	}
+	if len(j.g.pending) > 0 {
+		j.g.observeReadyAt(nil, j.now)
+	}
+	j.g.state.Timer(j.now)
+}
+
+// EndRun closes a run that continued as new, as the guard does when it
+// carries its state to the next run.
+func (j *Judge) EndRun() {
+	g := &j.g
+	if !j.guarded || g.version < versionSafety {
+		if j.guarded {
+			g.observeReadyAt(nil, j.now)
+		}
+		return
+	}
+	g.observeReadyAt(nil, j.now)
+	for _, p := range g.pending {
+		g.state.Abandon(p.ref, j.now)
+	}
+	g.pending = nil
+	g.flushInput(j.now)
+}
+
+// NextRun goes on with the run continued from the last one, keeping what
+// the guard carries across continue-as-new.
+func (j *Judge) NextRun(info *workflow.Info, now time.Time) {
+	g := &j.g
+	g.info, j.now = info, now
+	g.pending, g.input, j.blocked, j.admitted = nil, false, nil, nil
+	old := g.pause
+	g.pause = pause{early: g.version >= versionSafety, rung: g.version >= versionGuidance}
+	if g.version >= versionGuidance {
+		g.pause.warned, g.pause.left, g.pause.issued = old.warned, old.left, old.issued
+	} else {
+		g.guidance = nil
+	}
+}
+
+// recordedResult is a call's result read from history, as the future the
+// guard reads it from: ready once the history holds it.
+type recordedResult struct {
+	ready  bool
+	result *commonpb.Payloads
+	err    error
+	dc     converter.DataConverter
+}
+
+func (r *recordedResult) IsReady() bool { return r.ready }
+
+// Get decodes as the SDK's future does: the call's error, else the result
+// into ptr with the workflow's data converter.
+func (r *recordedResult) Get(_ workflow.Context, ptr any) error {
+	if r.err != nil || r.result == nil || ptr == nil {
+		return r.err
+	}
+	dc := r.dc
+	if dc == nil {
+		dc = converter.GetDefaultDataConverter()
+	}
+	return dc.FromPayloads(r.result, ptr)
+}
+
+// judgeOutbound stands in for the workflow's outbound interceptor: the
+// guard's pure paths only log through it.
+type judgeOutbound struct {
+	sdkinterceptor.WorkflowOutboundInterceptor
+	log *judgeLog
+}
+
+func (o *judgeOutbound) GetLogger(workflow.Context) log.Logger { return o.log }
+
+// judgeLog keeps the guard's warnings and errors.
+type judgeLog []string
+
+func (l *judgeLog) Debug(string, ...any) {}
+func (l *judgeLog) Info(string, ...any)  {}
+func (l *judgeLog) Warn(msg string, kv ...any) {
+	*l = append(*l, fmt.Sprint(append([]any{msg, " "}, kv...)...))
+}
+func (l *judgeLog) Error(msg string, kv ...any) { l.Warn(msg, kv...) }

@@ -1,0 +1,994 @@
+package testsuite
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"sort"
+	"strings"
+	"time"
+
+	commonpb "go.temporal.io/api/common/v1"
+	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/loopguard/loopguard/interceptor"
+)
+
+// AnalyzeOptions configures the analysis of past histories.
+type AnalyzeOptions struct {
+	// Guard are the guard's options to judge the histories under: the
+	// thresholds a team considers, Workflows for the scope, NodeName and
+	// ResultHook as its workers would run them. The zero value is the
+	// guard's defaults. Whatever OnHalt says, every halt is answered as
+	// observe answers it, so that the rest of each history is judged
+	// too; a verdict says what the halt would have done.
+	Guard interceptor.Options
+	// AsRecorded judges a history recorded with the guard under the
+	// options it pinned, with its guard version, and follows the
+	// decisions it holds at each halt: the analysis then tells what the
+	// guard did. Histories recorded without the guard are judged under
+	// Guard.
+	AsRecorded bool
+	// DataConverter is the workers' data converter, with their codecs.
+	// Default: the SDK's default converter.
+	DataConverter converter.DataConverter
+	// FailureConverter is the workers' failure converter. Default: the
+	// SDK's default.
+	FailureConverter converter.FailureConverter
+}
+
+// Execution is the analysis of one run of a workflow execution.
+type Execution struct {
+	// File is the history's file, when it came from one.
+	File         string `json:"file,omitempty"`
+	WorkflowType string `json:"workflowType"`
+	WorkflowID   string `json:"workflowId"`
+	RunID        string `json:"runId,omitempty"`
+	// ContinuedFrom is the run this one continued as new from; when that
+	// run was analysed in the same batch, the guard's state carries over.
+	ContinuedFrom string `json:"continuedFrom,omitempty"`
+	// Guarded says whether the options guard the execution; NotGuarded
+	// says why not.
+	Guarded    bool   `json:"guarded"`
+	NotGuarded string `json:"notGuarded,omitempty"`
+	// Calls are the nodes of the run's guarded calls, in order; FirstCall
+	// is the number of the first of them over the chain of runs (1 for a
+	// first run).
+	Calls     []string `json:"calls"`
+	FirstCall int      `json:"firstCall"`
+	// Verdicts are the warnings and halts the guard raises, in order.
+	Verdicts []interceptor.Verdict `json:"verdicts,omitempty"`
+	// Saved counts the calls a halt that pauses or fails would have
+	// saved: the first such halt's call and every call after it.
+	Saved int `json:"saved,omitempty"`
+	// Recorded is what the history holds of a guard that ran.
+	Recorded Recorded `json:"recorded"`
+	// Problems are what could not be read, each naming its event; the
+	// rest of the history was judged.
+	Problems []string `json:"problems,omitempty"`
+	// Err is set when the history could not be judged at all.
+	Err error `json:"-"`
+}
+
+// Recorded is what a history recorded with the guard says the guard did.
+type Recorded struct {
+	// Guarded is true when the guard's version marker is in the history.
+	Guarded bool `json:"guarded"`
+	Version int  `json:"version,omitempty"`
+	// Halts are the halts the guard raised (its loop.halted signals), and
+	// Answers the decisions sent to it, in order.
+	Halts   []interceptor.HaltEvent `json:"halts,omitempty"`
+	Answers []RecordedAnswer        `json:"answers,omitempty"`
+}
+
+// RecordedAnswer is a human's (or a program's) resume, escalate or halt sent to a
+// guarded workflow, as the history holds it.
+type RecordedAnswer struct {
+	Event   int64                     `json:"event"`
+	Name    string                    `json:"name"`
+	Update  bool                      `json:"update,omitempty"`
+	Request interceptor.ResumeRequest `json:"request"`
+	Error   string                    `json:"error,omitempty"`
+	// HaltSeq is the halt a resume or escalate answered: the last one
+	// raised before it that pauses and was not answered yet (0: none).
+	HaltSeq int `json:"haltSeq,omitempty"`
+}
+
+// Told says in a few words where the guard really halted and how each
+// halt was answered: "2 halts: #1 stalled at Code, resume; #2 stalled at
+// Verify, escalate" (the first three).
+func (r Recorded) Told() string {
+	if len(r.Halts) == 0 {
+		return ""
+	}
+	const shown = 3
+	parts := make([]string, min(len(r.Halts), shown))
+	for i, h := range r.Halts[:len(parts)] {
+		how := "no answer in the history (paused, pause timeout or fail)"
+		if h.Observed {
+			how = "observed"
+		}
+		for _, a := range r.Answers {
+			if a.HaltSeq == h.Seq {
+				how = a.Name
+			}
+		}
+		parts[i] = fmt.Sprintf("#%d %s at %s, %s", h.Seq, h.HaltReason, h.Node, how)
+	}
+	if len(r.Halts) > shown {
+		parts = append(parts, fmt.Sprintf("%d more", len(r.Halts)-shown))
+	}
+	return fmt.Sprintf("%d halts: %s", len(r.Halts), strings.Join(parts, "; "))
+}
+
+// Halts returns the execution's would-be halts.
+func (e *Execution) Halts() []interceptor.HaltEvent {
+	var out []interceptor.HaltEvent
+	for _, v := range e.Verdicts {
+		if v.Halt != nil {
+			out = append(out, *v.Halt)
+		}
+	}
+	return out
+}
+
+// Warnings returns the execution's would-be warnings.
+func (e *Execution) Warnings() []interceptor.Warning {
+	var out []interceptor.Warning
+	for _, v := range e.Verdicts {
+		if v.Warning != nil {
+			out = append(out, *v.Warning)
+		}
+	}
+	return out
+}
+
+// Names of the guard's own local activity and the SDK's markers.
+const (
+	raiseHaltedActivity = "raiseHaltedSignal"
+	markerLocalActivity = "LocalActivity"
+	// markerCoreLocalActivity is the local activity marker of the SDKs
+	// built on sdk-core.
+	markerCoreLocalActivity = "core_local_activity"
+	markerVersion           = "Version"
+	markerSideEffect        = "SideEffect"
+	carryHeader             = "loopguard-carry"
+)
+
+// runReader reads one run's events into a Judge.
+type runReader struct {
+	opts  *AnalyzeOptions
+	dc    converter.DataConverter
+	fc    converter.FailureConverter
+	judge *interceptor.Judge
+	ex    *Execution
+	h     *historypb.History
+	// calls maps a call's scheduling event to its Judge id.
+	calls map[int64]int
+	// attempted are the loop.halted events already used for an Attempt.
+	attempted map[int64]bool
+}
+
+func (r *runReader) problem(e *historypb.HistoryEvent, format string, args ...any) {
+	r.ex.Problems = append(r.ex.Problems, fmt.Sprintf("event %d (%s): %s", e.GetEventId(), eventName(e), fmt.Sprintf(format, args...)))
+}
+
+func eventName(e *historypb.HistoryEvent) string {
+	return e.GetEventType().String()
+}
+
+// read judges the run's events in order. A history the reader or the
+// guard's code cannot make sense of (events out of any order a server
+// writes) gives an error naming the event, never a panic that would stop
+// a batch.
+func (r *runReader) read() (err error) {
+	var at *historypb.HistoryEvent
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("event %d (%s): cannot be judged: %v", at.GetEventId(), eventName(at), p)
+		}
+	}()
+	for i, e := range r.h.GetEvents() {
+		at = e
+		r.event(i, e)
+	}
+	return nil
+}
+
+func (r *runReader) event(i int, e *historypb.HistoryEvent) {
+	j := r.judge
+	switch e.GetEventType() {
+	case enumspb.EVENT_TYPE_WORKFLOW_TASK_STARTED:
+		j.Now(e.GetEventTime().AsTime())
+		j.Wake()
+	case enumspb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED:
+		if r.idleTask(i) {
+			j.Idle()
+		}
+	case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+		a := e.GetActivityTaskScheduledEventAttributes()
+		r.call(e, interceptor.KindActivity, a.GetActivityType().GetName(), a.GetInput())
+	case enumspb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
+		a := e.GetActivityTaskCompletedEventAttributes()
+		r.result(e, a.GetScheduledEventId(), a.GetResult(), nil)
+	case enumspb.EVENT_TYPE_ACTIVITY_TASK_FAILED:
+		a := e.GetActivityTaskFailedEventAttributes()
+		r.result(e, a.GetScheduledEventId(), nil, r.fc.FailureToError(a.GetFailure()))
+	case enumspb.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT:
+		a := e.GetActivityTaskTimedOutEventAttributes()
+		r.result(e, a.GetScheduledEventId(), nil, r.fc.FailureToError(a.GetFailure()))
+	case enumspb.EVENT_TYPE_ACTIVITY_TASK_CANCELED:
+		a := e.GetActivityTaskCanceledEventAttributes()
+		r.result(e, a.GetScheduledEventId(), nil, temporal.NewCanceledError())
+	case enumspb.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED:
+		a := e.GetStartChildWorkflowExecutionInitiatedEventAttributes()
+		r.call(e, interceptor.KindChildWorkflow, a.GetWorkflowType().GetName(), a.GetInput())
+	case enumspb.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_FAILED:
+		a := e.GetStartChildWorkflowExecutionFailedEventAttributes()
+		r.result(e, a.GetInitiatedEventId(), nil, fmt.Errorf("unable to start child workflow: %v", a.GetCause()))
+	case enumspb.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_COMPLETED:
+		a := e.GetChildWorkflowExecutionCompletedEventAttributes()
+		r.result(e, a.GetInitiatedEventId(), a.GetResult(), nil)
+	case enumspb.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_FAILED:
+		a := e.GetChildWorkflowExecutionFailedEventAttributes()
+		r.result(e, a.GetInitiatedEventId(), nil, r.fc.FailureToError(a.GetFailure()))
+	case enumspb.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_TIMED_OUT:
+		a := e.GetChildWorkflowExecutionTimedOutEventAttributes()
+		r.result(e, a.GetInitiatedEventId(), nil, temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_START_TO_CLOSE, nil))
+	case enumspb.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_CANCELED:
+		a := e.GetChildWorkflowExecutionCanceledEventAttributes()
+		r.result(e, a.GetInitiatedEventId(), nil, temporal.NewCanceledError())
+	case enumspb.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_TERMINATED:
+		a := e.GetChildWorkflowExecutionTerminatedEventAttributes()
+		r.result(e, a.GetInitiatedEventId(), nil, &temporal.TerminatedError{})
+	case enumspb.EVENT_TYPE_MARKER_RECORDED:
+		r.marker(i, e)
+	case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED:
+		a := e.GetWorkflowExecutionSignaledEventAttributes()
+		r.input(e, a.GetSignalName(), a.GetInput(), false)
+	case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED:
+		in := e.GetWorkflowExecutionUpdateAcceptedEventAttributes().GetAcceptedRequest().GetInput()
+		r.input(e, in.GetName(), in.GetArgs(), true)
+	case enumspb.EVENT_TYPE_TIMER_STARTED:
+		j.Timer()
+	case enumspb.EVENT_TYPE_TIMER_FIRED:
+		j.PauseTimedOut()
+	case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW:
+		j.EndRun()
+	default:
+		if _, known := enumspb.EventType_name[int32(e.GetEventType())]; !known || e.GetEventType() == enumspb.EVENT_TYPE_UNSPECIFIED {
+			r.problem(e, "unknown event type: skipped")
+		}
+	}
+}
+
+// idleTask reports whether the workflow task completed at event i made
+// no call, started no timer and did not end the run: the workflow waits
+// for something else (workflow.Await on a signal), and the guard's Await
+// reads the results that are in.
+func (r *runReader) idleTask(i int) bool {
+	for _, e := range r.h.GetEvents()[i+1:] {
+		switch e.GetEventType() {
+		case enumspb.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED, enumspb.EVENT_TYPE_WORKFLOW_TASK_STARTED:
+			return true
+		case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED, enumspb.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED,
+			enumspb.EVENT_TYPE_MARKER_RECORDED, enumspb.EVENT_TYPE_TIMER_STARTED,
+			enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED, enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_FAILED,
+			enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW, enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_CANCELED:
+			return false
+		}
+	}
+	return false
+}
+
+// call judges a guarded call's scheduling event.
+func (r *runReader) call(e *historypb.HistoryEvent, kind interceptor.CallKind, typ string, input *commonpb.Payloads) {
+	var args []any
+	if r.opts.Guard.NodeName != nil {
+		args = r.args(e, input)
+	}
+	if id := r.judge.Call(kind, typ, args); id >= 0 {
+		r.calls[e.GetEventId()] = id
+		r.ex.Calls = append(r.ex.Calls, r.nodeName(kind, typ, args))
+	}
+}
+
+func (r *runReader) nodeName(kind interceptor.CallKind, typ string, args []any) string {
+	if f := r.opts.Guard.NodeName; f != nil {
+		if n := f(interceptor.Call{Kind: kind, Type: typ, Args: args}); n != "" {
+			return n
+		}
+	}
+	return typ
+}
+
+// args decodes a call's arguments for Options.NodeName, each into the
+// value the data converter makes of it without a Go type (JSON objects
+// become map[string]any).
+func (r *runReader) args(e *historypb.HistoryEvent, input *commonpb.Payloads) []any {
+	args := make([]any, len(input.GetPayloads()))
+	for i, p := range input.GetPayloads() {
+		if err := r.dc.FromPayload(p, &args[i]); err != nil {
+			r.problem(e, "argument %d does not decode with the data converter: %v", i+1, err)
+		}
+	}
+	return args
+}
+
+// result hands a call's result or error to the Judge.
+func (r *runReader) result(e *historypb.HistoryEvent, scheduled int64, result *commonpb.Payloads, err error) {
+	id, ok := r.calls[scheduled]
+	if !ok {
+		return // not a guarded call
+	}
+	delete(r.calls, scheduled)
+	if result != nil {
+		var raw converter.RawValue
+		if derr := r.dc.FromPayloads(result, &raw); derr != nil {
+			r.problem(e, "result does not decode with the data converter (the guard reads it as empty, as it would live): %v", derr)
+		} else if enc, ok := encoded(raw.Payload()); !ok {
+			r.problem(e, "result does not decode with the data converter: still in encoding %q after it (pass the workers' data converter, with their codecs)", enc)
+		}
+	}
+	r.judge.Result(id, result, err, r.dc)
+}
+
+// marker reads a local activity (a guarded call whose result is in at
+// once) or the guard's own loop.halted local activity.
+func (r *runReader) marker(i int, e *historypb.HistoryEvent) {
+	a := e.GetMarkerRecordedEventAttributes()
+	var data struct {
+		ActivityType string
+		ReplayTime   time.Time
+		// The core-based SDKs (Python, TypeScript, .NET, Ruby) name it so.
+		CoreActivityType string `json:"activity_type"`
+	}
+	switch a.GetMarkerName() {
+	case markerLocalActivity:
+	case markerCoreLocalActivity:
+		if err := r.dc.FromPayloads(a.GetDetails()["data"], &data); err != nil || data.CoreActivityType == "" {
+			r.problem(e, "local activity marker of a core-based SDK does not decode: %v", err)
+			return
+		}
+		r.localActivity(a, data.CoreActivityType)
+		return
+	default:
+		return
+	}
+	if err := r.dc.FromPayloads(a.GetDetails()["data"], &data); err != nil {
+		r.problem(e, "local activity marker does not decode with the data converter: %v", err)
+		return
+	}
+	if data.ActivityType == "" {
+		r.problem(e, "local activity marker names no activity type (another SDK's format?): not counted as a call")
+		return
+	}
+	if data.ActivityType == raiseHaltedActivity {
+		r.attempt(i)
+		return
+	}
+	r.localActivity(a, data.ActivityType)
+	if !data.ReplayTime.IsZero() {
+		r.judge.Now(data.ReplayTime)
+	}
+}
+
+// localActivity judges a local activity call of typ, whose result (or
+// failure) is in its marker: in at once.
+func (r *runReader) localActivity(a *historypb.MarkerRecordedEventAttributes, typ string) {
+	if id := r.judge.Call(interceptor.KindLocalActivity, typ, nil); id >= 0 {
+		r.ex.Calls = append(r.ex.Calls, r.nodeName(interceptor.KindLocalActivity, typ, nil))
+		var err error
+		if f := a.GetFailure(); f != nil {
+			err = r.fc.FailureToError(f)
+		}
+		r.judge.Result(id, a.GetDetails()["result"], err, r.dc)
+	}
+}
+
+// attempt reads the guard's loop.halted local activity, at event i: the
+// guard halted a call here, before it was scheduled, and (unless it only
+// observed) held or refused it. The held call is the next call the
+// history schedules; a refused one is not in the history, and any node
+// meets the trip (the halt's own stands for it).
+func (r *runReader) attempt(i int) {
+	if !r.opts.AsRecorded {
+		return
+	}
+	events := r.h.GetEvents()
+	// Its echo comes after it, or (a workflow task that failed and was
+	// retried, guard version 1) before it.
+	ev, found := r.echo(events[i+1:])
+	if !found {
+		ev, found = r.echo(events[:i])
+	}
+	if !found || ev.Observed {
+		return
+	}
+	node := ev.Node
+	for _, e := range events[i+1:] {
+		if n, ok := r.callNode(e); ok {
+			node = n
+			break
+		}
+	}
+	r.judge.Attempt(node)
+}
+
+// echo finds the first loop.halted signal in events not matched to a
+// halt yet.
+func (r *runReader) echo(events []*historypb.HistoryEvent) (interceptor.HaltEvent, bool) {
+	var ev interceptor.HaltEvent
+	for _, e := range events {
+		a := e.GetWorkflowExecutionSignaledEventAttributes()
+		if a == nil || a.GetSignalName() != interceptor.DefaultHaltedSignal || r.attempted[e.GetEventId()] {
+			continue
+		}
+		if p, ok := r.plain(e, a.GetInput()); ok && p != nil && r.dc.FromPayload(p, &ev) == nil {
+			r.attempted[e.GetEventId()] = true
+			return ev, true
+		}
+		return ev, false
+	}
+	return ev, false
+}
+
+// callNode names the node of a guarded call's scheduling event.
+func (r *runReader) callNode(e *historypb.HistoryEvent) (string, bool) {
+	var kind interceptor.CallKind
+	var typ string
+	var input *commonpb.Payloads
+	switch e.GetEventType() {
+	case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+		a := e.GetActivityTaskScheduledEventAttributes()
+		kind, typ, input = interceptor.KindActivity, a.GetActivityType().GetName(), a.GetInput()
+	case enumspb.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED:
+		a := e.GetStartChildWorkflowExecutionInitiatedEventAttributes()
+		kind, typ, input = interceptor.KindChildWorkflow, a.GetWorkflowType().GetName(), a.GetInput()
+	default:
+		return "", false
+	}
+	var args []any
+	if r.opts.Guard.NodeName != nil {
+		args = r.args(e, input)
+	}
+	return r.nodeName(kind, typ, args), true
+}
+
+// input hands a signal or an accepted update to the Judge, and notes the
+// guard's own in Recorded.
+func (r *runReader) input(e *historypb.HistoryEvent, name string, args *commonpb.Payloads, update bool) {
+	p, ok := r.plain(e, args)
+	if !ok {
+		return
+	}
+	rec := &r.ex.Recorded
+	if rec.Guarded {
+		switch name {
+		case interceptor.DefaultHaltedSignal:
+			var ev interceptor.HaltEvent
+			if err := r.dc.FromPayload(p, &ev); err != nil {
+				r.problem(e, "loop.halted does not decode: %v", err)
+			} else {
+				rec.Halts = append(rec.Halts, ev)
+			}
+		case interceptor.DefaultResumeSignal, interceptor.DefaultEscalateSignal, interceptor.DefaultHaltSignal:
+			ans := RecordedAnswer{Event: e.GetEventId(), Name: name, Update: update}
+			if name != interceptor.DefaultHaltSignal {
+				ans.HaltSeq = rec.unanswered()
+			}
+			if p != nil {
+				if err := r.dc.FromPayload(p, &ans.Request); err != nil {
+					ans.Error = err.Error()
+				}
+			}
+			rec.Answers = append(rec.Answers, ans)
+		}
+	}
+	if update {
+		r.judge.Update(name, p)
+		return
+	}
+	r.judge.Signal(name, p)
+}
+
+// unanswered is the last halt that pauses and has no answer yet, 0 for
+// none.
+func (r *Recorded) unanswered() int {
+	for i := len(r.Halts) - 1; i >= 0; i-- {
+		h := r.Halts[i]
+		if h.Observed {
+			continue
+		}
+		for _, a := range r.Answers {
+			if a.HaltSeq == h.Seq {
+				return 0
+			}
+		}
+		return h.Seq
+	}
+	return 0
+}
+
+// plain returns the single payload of a signal or update with the codecs
+// undone, as the guard reads it.
+func (r *runReader) plain(e *historypb.HistoryEvent, args *commonpb.Payloads) (*commonpb.Payload, bool) {
+	ps := args.GetPayloads()
+	if len(ps) == 0 {
+		return nil, true
+	}
+	p := ps[0]
+	if _, ok := encoded(p); ok {
+		return p, true
+	}
+	var raw converter.RawValue
+	if err := r.dc.FromPayload(p, &raw); err != nil || raw.Payload() == nil {
+		r.problem(e, "payload does not decode with the data converter: %v", err)
+		return nil, false
+	}
+	if enc, ok := encoded(raw.Payload()); !ok {
+		r.problem(e, "payload does not decode with the data converter: still in encoding %q after it (pass the workers' data converter, with their codecs)", enc)
+		return nil, false
+	}
+	return raw.Payload(), true
+}
+
+// encoded returns p's encoding and whether it is one of the SDK's own,
+// which no codec has touched.
+func encoded(p *commonpb.Payload) (string, bool) {
+	enc := string(p.GetMetadata()[converter.MetadataEncoding])
+	switch enc {
+	case converter.MetadataEncodingJSON, converter.MetadataEncodingNil, converter.MetadataEncodingBinary,
+		converter.MetadataEncodingProtoJSON, converter.MetadataEncodingProto:
+		return enc, true
+	}
+	return enc, p == nil
+}
+
+// workflowInfo is what the guard's scope sees of the run.
+func workflowInfo(a *historypb.WorkflowExecutionStartedEventAttributes, runID string) *workflow.Info {
+	return &workflow.Info{
+		WorkflowExecution:       workflow.Execution{ID: a.GetWorkflowId(), RunID: runID},
+		OriginalRunID:           a.GetOriginalExecutionRunId(),
+		FirstRunID:              a.GetFirstExecutionRunId(),
+		WorkflowType:            workflow.Type{Name: a.GetWorkflowType().GetName()},
+		TaskQueueName:           a.GetTaskQueue().GetName(),
+		Attempt:                 a.GetAttempt(),
+		ContinuedExecutionRunID: a.GetContinuedExecutionRunId(),
+	}
+}
+
+// recordedGuard reads the guard's version marker (its event) and pinned
+// options.
+func recordedGuard(h *historypb.History, dc converter.DataConverter) (version int, marker *historypb.HistoryEvent, pinned *commonpb.Payloads) {
+	for _, e := range h.GetEvents() {
+		a := e.GetMarkerRecordedEventAttributes()
+		if a == nil {
+			continue
+		}
+		switch a.GetMarkerName() {
+		case markerVersion:
+			var id string
+			if p := a.GetDetails()["change-id"]; p != nil && dc.FromPayloads(p, &id) == nil && id == "loopguard" {
+				_ = dc.FromPayloads(a.GetDetails()["version"], &version)
+				marker = e
+			}
+		case markerSideEffect:
+			if version > 0 && pinned == nil {
+				return version, marker, a.GetDetails()["data"]
+			}
+		}
+	}
+	return version, marker, pinned
+}
+
+// errNoStart is the error of a history that does not start with its run.
+var errNoStart = errors.New("the history does not start with WorkflowExecutionStarted (truncated at the front?)")
+
+// Summary sums up the analysis of a set of histories.
+type Summary struct {
+	Executions int `json:"executions"`
+	Guarded    int `json:"guarded"`
+	Calls      int `json:"calls"`
+	// WouldWarn and WouldHalt count the executions with at least one
+	// warning or halt; Warnings and Halts count them all.
+	WouldWarn int `json:"wouldWarn"`
+	WouldHalt int `json:"wouldHalt"`
+	Warnings  int `json:"warnings"`
+	Halts     int `json:"halts"`
+	// ByReason and ByDetector count the halts.
+	ByReason   map[interceptor.HaltReason]int `json:"byReason"`
+	ByDetector map[string]int                 `json:"byDetector"`
+	// Saved counts the calls halts that pause or fail would have saved.
+	Saved int `json:"saved"`
+	// RecordedGuarded and RecordedHalts count the histories recorded with
+	// the guard and the halts it really raised.
+	RecordedGuarded int `json:"recordedGuarded"`
+	RecordedHalts   int `json:"recordedHalts"`
+	// Problems counts the events that could not be read; Failed the
+	// histories that could not be judged at all.
+	Problems int `json:"problems"`
+	Failed   int `json:"failed"`
+}
+
+func (s *Summary) add(ex *Execution) {
+	s.Executions++
+	if ex.Err != nil {
+		s.Failed++
+		return
+	}
+	if ex.Guarded {
+		s.Guarded++
+	}
+	s.Calls += len(ex.Calls)
+	s.Problems += len(ex.Problems)
+	s.Saved += ex.Saved
+	if ex.Recorded.Guarded {
+		s.RecordedGuarded++
+		s.RecordedHalts += len(ex.Recorded.Halts)
+	}
+	warned, halted := false, false
+	for _, v := range ex.Verdicts {
+		if v.Warning != nil {
+			s.Warnings++
+			warned = true
+			continue
+		}
+		s.Halts++
+		halted = true
+		if s.ByReason == nil {
+			s.ByReason, s.ByDetector = map[interceptor.HaltReason]int{}, map[string]int{}
+		}
+		s.ByReason[v.Halt.HaltReason]++
+		s.ByDetector[string(v.Halt.Detector)]++
+	}
+	if warned {
+		s.WouldWarn++
+	}
+	if halted {
+		s.WouldHalt++
+	}
+}
+
+// Analyzer analyses histories one at a time, keeping only the guard's
+// state of runs that continued as new until their next run comes, and
+// the summary: its memory does not grow with the number of histories.
+type Analyzer struct {
+	opts AnalyzeOptions
+	// open are the chains whose last run continued as new, by the run
+	// id of the next run.
+	open    map[string]*openChain
+	summary Summary
+}
+
+type openChain struct {
+	judge *interceptor.Judge
+	calls int
+}
+
+// NewAnalyzer returns an Analyzer, or an error naming the first invalid
+// option.
+func NewAnalyzer(opts AnalyzeOptions) (*Analyzer, error) {
+	if _, err := interceptor.NewJudge(opts.Guard); err != nil {
+		return nil, fmt.Errorf("testsuite: invalid guard options: %w", err)
+	}
+	if opts.DataConverter == nil {
+		opts.DataConverter = converter.GetDefaultDataConverter()
+	}
+	if opts.FailureConverter == nil {
+		opts.FailureConverter = temporal.GetDefaultFailureConverter()
+	}
+	return &Analyzer{opts: opts, open: map[string]*openChain{}}, nil
+}
+
+// Summary returns the summary of the histories analysed so far.
+func (a *Analyzer) Summary() Summary { return a.summary }
+
+// Waiting reports whether the run that continued as new into runID was
+// analysed and waits for it, so that a caller reading histories out of
+// order can put a run before its successor.
+func (a *Analyzer) Waiting(runID string) bool { return a.open[runID] != nil }
+
+// Read analyses what ReadHistoryFiles read from path: the history h, or
+// the error err that kept it from being read.
+func (a *Analyzer) Read(path string, h *historypb.History, err error) Execution {
+	if err != nil {
+		ex := Execution{File: path, Err: err}
+		a.summary.add(&ex)
+		return ex
+	}
+	return a.History(h, path)
+}
+
+// File analyses the history file at path. A file that cannot be read or
+// judged gives an Execution whose Err names the file.
+func (a *Analyzer) File(path string) Execution {
+	h, err := ReadHistoryFile(path)
+	return a.Read(path, h, err)
+}
+
+// History analyses one run's history; file names it in errors ("" for
+// none).
+func (a *Analyzer) History(h *historypb.History, file string) Execution {
+	ex := a.history(h, file)
+	if ex.Err != nil && file != "" {
+		ex.Err = fmt.Errorf("%s: %w", file, ex.Err)
+	}
+	a.summary.add(&ex)
+	return ex
+}
+
+func (a *Analyzer) history(h *historypb.History, file string) (ex Execution) {
+	ex.File = file
+	events := h.GetEvents()
+	if len(events) == 0 {
+		ex.Err = errors.New("no history events")
+		return ex
+	}
+	start := events[0].GetWorkflowExecutionStartedEventAttributes()
+	if start == nil {
+		ex.Err = fmt.Errorf("event %d (%s): %w", events[0].GetEventId(), eventName(events[0]), errNoStart)
+		return ex
+	}
+	runID := start.GetOriginalExecutionRunId()
+	info := workflowInfo(start, runID)
+	ex.WorkflowType, ex.WorkflowID, ex.RunID = info.WorkflowType.Name, info.WorkflowExecution.ID, runID
+	ex.ContinuedFrom = start.GetContinuedExecutionRunId()
+	ex.FirstCall = 1
+	dc := a.opts.DataConverter
+	version, marker, pinned := recordedGuard(h, dc)
+	ex.Recorded.Guarded, ex.Recorded.Version = version > 0, version
+	now := events[0].GetEventTime().AsTime()
+
+	var j *interceptor.Judge
+	if c := a.open[runID]; c != nil {
+		delete(a.open, runID)
+		j = c.judge
+		ex.FirstCall = c.calls + 1
+		j.NextRun(info, now)
+	} else {
+		var err error
+		if j, err = interceptor.NewJudge(a.opts.Guard); err != nil {
+			ex.Err = err
+			return ex
+		}
+		if a.opts.AsRecorded && version > 0 {
+			if pinned == nil {
+				ex.Err = fmt.Errorf("event %d (%s): the guard's version marker has no pinned options after it (truncated?)", marker.GetEventId(), eventName(marker))
+				return ex
+			}
+			if err := j.Pin(version, func(ptr any) error { return dc.FromPayloads(pinned, ptr) }); err != nil {
+				ex.Err = fmt.Errorf("event %d (%s): %w", marker.GetEventId(), eventName(marker), err)
+				return ex
+			}
+		}
+		if !j.Start(info, now) {
+			ex.NotGuarded = fmt.Sprintf("workflow type %q is out of scope: Options.Workflows, GuardWorkflow or Retire leave it out", ex.WorkflowType)
+			if a.opts.AsRecorded && version == 0 {
+				ex.NotGuarded = "recorded without the guard"
+			}
+		} else if p := start.GetHeader().GetFields()[carryHeader]; p != nil && ex.ContinuedFrom != "" && a.opts.AsRecorded && version > 0 {
+			// The run before is not in the batch: start from what it carried.
+			if err := j.Restore(func(ptr any) error { return dc.FromPayload(p, ptr) }); err != nil {
+				ex.Problems = append(ex.Problems, fmt.Sprintf("event %d (%s): %v", events[0].GetEventId(), eventName(events[0]), err))
+			}
+		}
+	}
+	ex.Guarded = j.Guarded()
+	r := &runReader{opts: &a.opts, dc: dc, fc: a.opts.FailureConverter, judge: j, ex: &ex, h: h,
+		calls: map[int64]int{}, attempted: map[int64]bool{}}
+	if err := r.read(); err != nil {
+		ex.Err = err
+		return ex
+	}
+	ex.Verdicts = j.Verdicts()
+	for _, l := range j.Logs() {
+		ex.Problems = append(ex.Problems, "guard: "+l)
+	}
+	for _, v := range ex.Verdicts {
+		if v.Halt != nil && v.OnHalt != interceptor.OnHaltObserve {
+			ex.Saved = ex.FirstCall + len(ex.Calls) - v.Call
+			break
+		}
+	}
+	last := events[len(events)-1]
+	if can := last.GetWorkflowExecutionContinuedAsNewEventAttributes(); can != nil && ex.Guarded {
+		a.open[can.GetNewExecutionRunId()] = &openChain{judge: j, calls: j.Calls()}
+	}
+	return ex
+}
+
+// Analysis is the analysis of a set of histories.
+type Analysis struct {
+	Executions []Execution `json:"executions"`
+	Summary    Summary     `json:"summary"`
+}
+
+// AnalyzeFile analyses the history file at path (exported with `temporal
+// workflow show --output json` or ExportHistoryFile): what the guard
+// would have done under opts.Guard, or with opts.AsRecorded what it did.
+func AnalyzeFile(path string, opts AnalyzeOptions) (Execution, error) {
+	a, err := NewAnalyzer(opts)
+	if err != nil {
+		return Execution{}, err
+	}
+	ex := a.File(path)
+	return ex, ex.Err
+}
+
+// AnalyzeFiles analyses history files in turn, runs continued as new
+// after the run they continue from whatever their order. A file that
+// cannot be read or judged is reported in its Execution's Err and the
+// rest are analysed.
+func AnalyzeFiles(paths []string, opts AnalyzeOptions, each func(Execution)) (Summary, error) {
+	sums, err := Sweep(paths, []AnalyzeOptions{opts}, func(_ int, ex Execution) { each(ex) })
+	if err != nil {
+		return Summary{}, err
+	}
+	return sums[0], nil
+}
+
+// ReadHistoryFiles reads the history files in paths and hands each to
+// fn, in order. Files are read and decoded ahead on every core (decoding
+// JSON costs more than judging the history), a few at a time: memory
+// holds those few histories, whatever the number of files.
+func ReadHistoryFiles(paths []string, fn func(path string, h *historypb.History, err error)) {
+	type read struct {
+		h   *historypb.History
+		err error
+	}
+	workers := max(runtime.GOMAXPROCS(0), 1)
+	slots := make([]chan read, len(paths))
+	for i := range slots {
+		slots[i] = make(chan read, 1)
+	}
+	next := make(chan int)
+	ahead := make(chan struct{}, 2*workers) // histories decoded and not yet handed over
+	go func() {
+		defer close(next)
+		for i := range paths {
+			ahead <- struct{}{}
+			next <- i
+		}
+	}()
+	for w := 0; w < workers; w++ {
+		go func() {
+			for i := range next {
+				h, err := ReadHistoryFile(paths[i])
+				slots[i] <- read{h, err}
+			}
+		}()
+	}
+	for i, p := range paths {
+		r := <-slots[i]
+		<-ahead
+		fn(p, r.h, r.err)
+	}
+}
+
+// Sweep analyses the same history files under each of opts, side by
+// side: each file is read once and judged under every options. each
+// receives the i-th options' Execution of every file (nil: summaries
+// only). The summaries are in the order of opts.
+func Sweep(paths []string, opts []AnalyzeOptions, each func(i int, ex Execution)) ([]Summary, error) {
+	as := make([]*Analyzer, len(opts))
+	for i, o := range opts {
+		a, err := NewAnalyzer(o)
+		if err != nil {
+			return nil, fmt.Errorf("options %d: %w", i, err)
+		}
+		as[i] = a
+	}
+	ReadHistoryFiles(OrderChains(paths), func(path string, h *historypb.History, err error) {
+		for i, a := range as {
+			ex := a.Read(path, h, err)
+			if each != nil {
+				each(i, ex)
+			}
+		}
+	})
+	sums := make([]Summary, len(as))
+	for i, a := range as {
+		sums[i] = a.Summary()
+	}
+	return sums, nil
+}
+
+// AnalyzeDir analyses every *.json history in dir (manifest.json
+// excepted) and returns the report.
+func AnalyzeDir(dir string, opts AnalyzeOptions) (Analysis, error) {
+	files, err := HistoryFiles(dir)
+	if err != nil {
+		return Analysis{}, err
+	}
+	var rep Analysis
+	rep.Summary, err = AnalyzeFiles(files, opts, func(ex Execution) { rep.Executions = append(rep.Executions, ex) })
+	return rep, err
+}
+
+// HistoryFiles lists the *.json histories in dir, sorted, without
+// manifest.json.
+func HistoryFiles(dir string) ([]string, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "*.json"))
+	if err != nil {
+		return nil, err
+	}
+	out := files[:0]
+	for _, f := range files {
+		if filepath.Base(f) != "manifest.json" {
+			out = append(out, f)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("testsuite: no *.json histories in %s", dir)
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// OrderChains puts each run continued as new after the run it continues
+// from, reading only the first and last event of each file's JSON
+// (run ids), so that the guard's state carries along the chain.
+func OrderChains(paths []string) []string {
+	type link struct{ path, run, prev string }
+	links := make([]link, len(paths))
+	byRun := map[string]int{}
+	for i, p := range paths {
+		links[i].path = p
+		if run, prev, ok := runIDs(p); ok {
+			links[i].run, links[i].prev = run, prev
+			byRun[run] = i
+		}
+	}
+	out := make([]string, 0, len(paths))
+	done := make([]bool, len(paths))
+	var visit func(i int)
+	visit = func(i int) {
+		if done[i] {
+			return
+		}
+		done[i] = true
+		if j, ok := byRun[links[i].prev]; ok && links[i].prev != "" {
+			visit(j)
+		}
+		out = append(out, links[i].path)
+	}
+	for i := range links {
+		visit(i)
+	}
+	return out
+}
+
+var (
+	originalRunRe  = regexp.MustCompile(`"originalExecutionRunId":\s*"([^"]+)"`)
+	continuedRunRe = regexp.MustCompile(`"continuedExecutionRunId":\s*"([^"]+)"`)
+)
+
+// runIDs reads a history file's run id and the run it continued from out
+// of its first 256 KiB (the started event), without decoding it.
+func runIDs(path string) (run, prev string, ok bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", "", false
+	}
+	defer f.Close()
+	head := make([]byte, 256<<10)
+	n, _ := io.ReadFull(f, head)
+	head = head[:n]
+	m := originalRunRe.FindSubmatch(head)
+	if m == nil {
+		return "", "", false
+	}
+	if c := continuedRunRe.FindSubmatch(head); c != nil {
+		prev = string(c[1])
+	}
+	return string(m[1]), prev, true
+}

@@ -1,0 +1,166 @@
+package e2e_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/loopguard/loopguard/interceptor"
+	"github.com/loopguard/loopguard/internal/traces"
+	"github.com/loopguard/loopguard/testsuite"
+	"github.com/loopguard/loopguard/worker/devserver/devtest"
+)
+
+// realTraces is the development corpus of real agent traces.
+const realTraces = "../../interceptor/detect/testdata/real"
+
+// TestAnalysisAgreesWithLiveGuard: traces of the development corpus run
+// on the embedded server without the guard, exported and analysed, give
+// the warnings and halts, call for call, that the guard gives when the
+// same traces run with it (OnHalt observe, so that both runs make the
+// same calls).
+func TestAnalysisAgreesWithLiveGuard(t *testing.T) {
+	t.Parallel()
+	srv := sharedServer(t)
+	c := devtest.NewClient(t, srv)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+
+	all, err := traces.Load(realTraces)
+	require.NoError(t, err)
+	// A modest, fixed sample: every 20th trace, loops and progressing runs.
+	var sample []traces.Trace
+	for i := 0; i < len(all); i += 20 {
+		sample = append(sample, all[i])
+	}
+	nodes := traces.Nodes(sample)
+	queue := queueFor(t)
+	register := func(r worker.Registry) { traces.Register(r, nodes) }
+	testsuite.StartWorker(t, c, queue+"-plain", testsuite.WorkerOptions{Register: register})
+	analyzers := make([]*testsuite.Analyzer, len(agreementOptions))
+	for k := range agreementOptions {
+		testsuite.StartWorker(t, c, fmt.Sprintf("%s-guarded%d", queue, k), testsuite.WorkerOptions{Guard: &agreementOptions[k], Register: register})
+		analyzers[k], err = testsuite.NewAnalyzer(testsuite.AnalyzeOptions{Guard: agreementOptions[k]})
+		require.NoError(t, err)
+	}
+
+	verdicts := 0
+	for i, tr := range sample {
+		id := fmt.Sprintf("%s-%d", queue, i)
+		// The runs side by side: the same calls, without the guard and
+		// with it under each options.
+		runs := make([]string, 1+len(agreementOptions))
+		errs := make([]error, len(runs))
+		var wg sync.WaitGroup
+		for k := range runs {
+			q := queue + "-plain"
+			if k > 0 {
+				q = fmt.Sprintf("%s-guarded%d", queue, k-1)
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				runs[k], errs[k] = traces.Run(ctx, c, q, fmt.Sprintf("%s-%d", id, k), tr)
+			}()
+		}
+		wg.Wait()
+		for k := range runs {
+			require.NoError(t, errs[k], tr.Name)
+		}
+		plain := exportHistory(t, ctx, c, id+"-0", runs[0])
+		for k, a := range analyzers {
+			ex := a.History(plain, tr.Name)
+			require.NoError(t, ex.Err)
+			require.Empty(t, ex.Problems, tr.Name)
+			require.Equal(t, tr.Calls(), len(ex.Calls), "%s: every call judged", tr.Name)
+			got := verdictLines(ex)
+			want := liveVerdicts(t, exportHistory(t, ctx, c, fmt.Sprintf("%s-%d", id, k+1), runs[k+1]))
+			require.Equal(t, strings.Join(want, "\n"), strings.Join(got, "\n"), "%s, options %d: analysis and live guard disagree", tr.Name, k)
+			verdicts += len(got)
+		}
+	}
+	t.Logf("%d traces, %d calls, %d warnings and halts under %d options: all agree", len(sample), analyzers[0].Summary().Calls, verdicts, len(analyzers))
+	require.NotZero(t, verdicts, "the sample has loops the guard warns about or halts")
+}
+
+// agreementOptions are the guard's options in the agreement test, each
+// with OnHalt observe, so that the guarded run makes the calls the plain
+// one did: tool call grain (the traces are LLM↔tool loops) with one
+// warning before a halt; and the zero Options, whose agent-turn budgets
+// halt these runs again and again.
+var agreementOptions = []interceptor.Options{
+	{Grain: interceptor.GrainToolCall, Warnings: 1, OnHalt: interceptor.OnHaltObserve, Workflows: []string{traces.WorkflowType}},
+	{OnHalt: interceptor.OnHaltObserve},
+}
+
+func verdictLines(ex testsuite.Execution) []string {
+	var out []string
+	for _, v := range ex.Verdicts {
+		if v.Warning != nil {
+			out = append(out, warningLine(v.Call, *v.Warning))
+		} else {
+			out = append(out, haltLine(v.Call, *v.Halt))
+		}
+	}
+	return out
+}
+
+func warningLine(call int, w interceptor.Warning) string {
+	return fmt.Sprintf("call %d: warning %d/%d %s/%s@%s", call, w.N, w.Of, w.Reason, w.Detector, w.Node)
+}
+
+func haltLine(call int, h interceptor.HaltEvent) string {
+	return fmt.Sprintf("call %d: halt %d %s/%s@%s loop %d/%d, %d unheeded warnings", call, h.Seq, h.HaltReason, h.Detector, h.Node, h.Iteration, h.MaxIterations, len(h.Warnings))
+}
+
+// liveVerdicts reads what the guard did from a guarded history: a
+// warning first shows in the notice of the call it was issued at, and a
+// halt's loop.halted local activity runs before the call it met.
+func liveVerdicts(t *testing.T, h *historypb.History) []string {
+	t.Helper()
+	dc := converter.GetDefaultDataConverter()
+	var out []string
+	calls, halts := 0, 0
+	seen := map[string]bool{}
+	var echoes []interceptor.HaltEvent
+	for _, e := range h.GetEvents() {
+		if a := e.GetWorkflowExecutionSignaledEventAttributes(); a != nil && a.GetSignalName() == interceptor.DefaultHaltedSignal {
+			var ev interceptor.HaltEvent
+			require.NoError(t, dc.FromPayloads(a.GetInput(), &ev))
+			echoes = append(echoes, ev)
+		}
+	}
+	for _, e := range h.GetEvents() {
+		if a := e.GetMarkerRecordedEventAttributes(); a != nil && a.GetMarkerName() == "LocalActivity" {
+			require.Less(t, halts, len(echoes), "a loop.halted for each halt")
+			out = append(out, haltLine(calls+1, echoes[halts]))
+			halts++
+			clear(seen) // the halt answered the warnings in force
+		}
+		a := e.GetActivityTaskScheduledEventAttributes()
+		if a == nil {
+			continue
+		}
+		calls++
+		if p := a.GetHeader().GetFields()[interceptor.NoticeHeader]; p != nil {
+			var n interceptor.Notice
+			require.NoError(t, dc.FromPayload(p, &n))
+			if w := n.Warning; w != nil {
+				if k := warningLine(0, *w); !seen[k] {
+					seen[k] = true
+					out = append(out, warningLine(calls, *w))
+				}
+			}
+		}
+	}
+	require.Equal(t, len(echoes), halts)
+	return out
+}
