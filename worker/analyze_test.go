@@ -25,6 +25,22 @@ import (
 // fixtureHistories are the recorded histories of package testsuite.
 const fixtureHistories = "../testsuite/testdata/histories"
 
+// countFixtureHistories counts the recorded histories (every JSON file but
+// the manifest): the count grows with each guard version's fixtures.
+func countFixtureHistories(t *testing.T) int {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(fixtureHistories, "*.json"))
+	require.NoError(t, err)
+	n := 0
+	for _, f := range files {
+		if filepath.Base(f) != "manifest.json" {
+			n++
+		}
+	}
+	require.NotZero(t, n)
+	return n
+}
+
 func runAnalyzeArgs(t *testing.T, args ...string) (string, string, error) {
 	t.Helper()
 	var out, errb bytes.Buffer
@@ -36,10 +52,11 @@ func runAnalyzeArgs(t *testing.T, args ...string) (string, string, error) {
 // worst loops first; --output json is one JSON document whose summary
 // agrees; repeated --policy prints a sweep side by side.
 func TestAnalyzeCommand(t *testing.T) {
+	n := countFixtureHistories(t)
 	out, _, err := runAnalyzeArgs(t, "--top", "3", fixtureHistories)
 	require.NoError(t, err)
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	require.Contains(t, lines[0], "48 histories (48 guarded under defaults)")
+	require.Contains(t, lines[0], fmt.Sprintf("%d histories (%d guarded under defaults)", n, n))
 	assert.Contains(t, out, "WORKFLOW")
 	assert.Contains(t, out, "FIRST HALT")
 	table := lines[len(lines)-3:]
@@ -56,9 +73,9 @@ func TestAnalyzeCommand(t *testing.T) {
 		} `json:"summaries"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(js), &doc))
-	assert.Len(t, doc.Executions, 48)
+	assert.Len(t, doc.Executions, n)
 	require.Len(t, doc.Summaries, 1)
-	assert.Equal(t, 48, doc.Summaries[0].Executions)
+	assert.Equal(t, n, doc.Summaries[0].Executions)
 
 	sweep, _, err := runAnalyzeArgs(t, "--policy", "defaults", "--policy", "tool_call",
 		"--policy", filepath.Join("..", "docs", "analysis", "draft-policy.json"), fixtureHistories)
