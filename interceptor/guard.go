@@ -265,7 +265,7 @@ func (g *guard) observation(ctx workflow.Context, p pendingCall) (obs detect.Obs
 			return detect.Observation{}, true
 		}
 		kind, msg := errorKind(err)
-		return detect.Observation{Failed: true, ErrorSig: detect.ErrorSignature(kind, msg), ErrorHash: detect.ErrorHash(kind, msg)}, false
+		return detect.ExtractError(g.cfg.Policy, kind, msg), false
 	}
 	obs = detect.Extract(g.cfg.Policy, p.node, data)
 	if g.hooks.resultHook != nil {
