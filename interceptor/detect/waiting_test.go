@@ -224,7 +224,8 @@ func TestGeneration(t *testing.T) {
 	assert.Equal(t, DetectionV3, over.Detection)
 	assert.True(t, DetectionV2.Valid())
 	assert.True(t, DetectionV3.Valid())
-	assert.False(t, Generation(4).Valid())
+	assert.True(t, DetectionV4.Valid())
+	assert.False(t, Generation(5).Valid())
 	assert.False(t, Generation(1).Valid())
 }
 
