@@ -244,8 +244,12 @@ func text4(s []byte, quoted, esc bool) (h, shape uint64, nums int64, end int, ok
 		default:
 			stepState = 0
 		}
-		afterCount = !digit && counterWord(w)
-		afterStep = !digit && stepWord(w)
+		afterCount, afterStep = false, false
+		if c0 := w[0] | 0x20; !digit && (c0 == 't' || c0 == 'r' || c0 == 'a' || c0 == 'i') {
+			afterCount = counterWord(w)
+		} else if !digit && c0 == 's' {
+			afterStep = stepWord(w)
+		}
 		if afterNum && !digit && unitWord(w) {
 			// A duration written with a space, masked with its number.
 			th = fnvBytes(fnvByte(fnvOffset, '#'), w)
@@ -335,7 +339,7 @@ func maskToken4(w []byte, bufs *maskBufs) (h, shape uint64, nums int64) {
 	if len(w) > len(bufs.m) {
 		return maskToken(w, true)
 	}
-	if h, shape, nums, ok := numberToken4(w); ok {
+	if h, shape, nums, ok := plainToken4(w, &bufs.s); ok {
 		return h, shape, nums
 	}
 	mb, sb := &bufs.m, &bufs.s
@@ -460,45 +464,71 @@ func put(buf *[64]byte, k int, b []byte) int {
 	return k
 }
 
-// numberToken4 hashes the commonest token with a digit, a number between
-// punctuation ("15,", "(45)", "-3", "0.35"), without a buffer: h keeps
-// the number (masked at maskDigitsV3 digits or more), shape masks it, and
-// an integer is added to nums. ok is false for any other token.
-func numberToken4(w []byte) (h, shape uint64, nums int64, ok bool) {
-	i := 0
-	for i < len(w) && byteClass[w[i]]&clAlnum == 0 {
-		i++
-	}
-	j := i
-	for j < len(w) && isDigit(w[j]) {
-		j++
-	}
-	if j == i {
-		return 0, 0, 0, false
-	}
-	n, dec := j-i, false
-	if j+1 < len(w) && w[j] == '.' && isDigit(w[j+1]) {
-		dec = true
-		for j++; j < len(w) && isDigit(w[j]); j++ {
+// plainToken4 hashes, in one loop over its bytes, the commonest token
+// with a digit: one that holds nothing maskToken4 could mask (no 6
+// digits in a stretch of digits and timestamp bytes, no 8 hex digits in a row, separators
+// between them aside, no letter right after a digit, no upper-case
+// letter in a token of 18 bytes or more): h is the token as it is,
+// shape the token with each number as '#', nums the sum of its integers.
+// ok is false for any other token, which maskToken4 reads word by word.
+func plainToken4(w []byte, sb *[64]byte) (h, shape uint64, nums int64, ok bool) {
+	o, digits, hexRun, run := 0, 0, 0, int64(0)
+	long := len(w) >= 18
+	// digits is counted over the current run of digits and the bytes a
+	// timestamp holds besides ('-', ':', '.', 'T', 'Z').
+	inNum, dec := false, false
+	for k := 0; k < len(w); k++ {
+		c := w[k]
+		cl := byteClass[c]
+		if cl&clDigit != 0 {
+			if digits++; digits >= 6 {
+				return 0, 0, 0, false // perhaps a timestamp or a long number
+			}
+			hexRun++
+			if !inNum {
+				sb[o] = '#'
+				o++
+				inNum, run = true, 0
+			}
+			run = run*10 + int64(c-'0')
+			continue
 		}
-	}
-	for k := j; k < len(w); k++ {
-		if byteClass[w[k]]&(clAlnum|clSep) != 0 && !(w[k] == '.' || w[k] == ':' || w[k] == '-' || w[k] == '_') || byteClass[w[k]]&clAlnum != 0 {
+		if inNum {
+			if c == '.' && !dec && k+1 < len(w) && isDigit(w[k+1]) && (k < 2 || w[k-1] != '.') {
+				// A decimal: one number, not summed.
+				dec = true
+				continue
+			}
+			if cl&(clHex|clLetter) != 0 {
+				return 0, 0, 0, false // a unit, a hex id or a word with a number inside
+			}
+			if !dec {
+				nums += run
+			}
+			inNum, dec = false, false
+		}
+		switch {
+		case cl&clHex != 0:
+			hexRun++
+		case cl&clSep == 0:
+			hexRun = 0
+		}
+		if cl&clSep == 0 && c != 'T' && c != 'Z' {
+			digits = 0
+		}
+		if long && c >= 'A' && c <= 'Z' {
+			return 0, 0, 0, false // perhaps a generated id
+		}
+		if hexRun >= 8 {
 			return 0, 0, 0, false
 		}
+		sb[o] = c
+		o++
 	}
-	pre, suf := wordHash(w[:i]), wordHash(w[j:])
-	shape = mix64(pre*0x9e3779b97f4a7c15 ^ suf ^ '#')
-	h = shape
-	if n < maskDigitsV3 {
-		h = mix64(pre*0x9e3779b97f4a7c15 ^ suf ^ wordHash(w[i:j])<<1)
-		if !dec {
-			for _, d := range w[i:j] {
-				nums = nums*10 + int64(d-'0')
-			}
-		}
+	if inNum && !dec {
+		nums += run
 	}
-	return h, shape, nums, true
+	return wordHash(w), wordHash(sb[:o]), nums, true
 }
 
 // callKey: an object key whose value measures the call or counts the
