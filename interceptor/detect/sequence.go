@@ -128,18 +128,66 @@ func (s *State) Input(now time.Time) {
 // time. In a period with a step that succeeded, a step that failed
 // matches any failure of its node (the same action, failing each time,
 // whatever the error says).
-func (s *State) loopPeriod() (p, k, span int) {
-	for _, exact := range [2]bool{true, false} {
-		if p, k, span := s.period(exact); p > 0 {
-			return p, k, span
+func (s *State) loopPeriod() (p, k, span int, clock int64) {
+	for _, m := range [3]matchMode{matchExact, matchKey, matchClock} {
+		if m == matchClock && !s.pol.v4() {
+			break
+		}
+		if p, k, span, clock := s.period(m); p > 0 {
+			return p, k, span, clock
 		}
 	}
-	return 0, 0, 0
+	return 0, 0, 0, 0
 }
 
-func (s *State) period(exact bool) (p, k, span int) {
+// matchMode is how period compares two steps.
+type matchMode int
+
+const (
+	matchExact matchMode = iota // as read
+	matchKey                    // without the node's learnt volatile fields
+	// matchClock (DetectionV4): as read but for a clock, a number that
+	// rises by the same stride, at least the period, at every step.
+	matchClock
+)
+
+// match compares step a with b, one period before it. In matchClock
+// mode two results match when their shapes (numbers masked) are equal
+// and a's integers sum to b's plus *d: the first pair of results sets
+// *d, which must be at least the period p.
+func (a *seqStep) match(b *seqStep, m matchMode, loose bool, p int, d *int64) bool {
+	if m != matchClock || a.node < 0 || a.node != b.node || a.failed || b.failed || a.silent || b.silent {
+		return a.same(b, m == matchExact, loose)
+	}
+	if a.shape == 0 || a.shape != b.shape {
+		return false
+	}
+	diff := a.count - b.count
+	if *d == 0 {
+		*d = diff
+	}
+	return diff == *d && diff >= int64(p)
+}
+
+// clockSteps reports whether at least two of the latest p steps returned
+// something (a clock counts the events of a loop, not one node's polls).
+func (s *State) clockSteps(p int) bool {
+	n := 0
+	for j := 0; j < p; j++ {
+		if st := s.steps.at(j); st.node >= 0 && !st.failed && !st.silent {
+			n++
+		}
+	}
+	return n >= 2
+}
+
+func (s *State) period(m matchMode) (p, k, span int, clock int64) {
 	n := s.steps.n
 	for p := 1; p <= MaxLoopPeriod && p < n; p++ {
+		if m == matchClock && !s.clockSteps(p) {
+			continue
+		}
+		var d int64
 		anyError := false
 		if p > 1 {
 			for j := 0; j < p && !anyError; j++ {
@@ -147,7 +195,7 @@ func (s *State) period(exact bool) (p, k, span int) {
 				anyError = !st.failed && !st.silent && st.node >= 0
 			}
 		}
-		if !s.steps.at(0).same(s.steps.at(p), exact, anyError && p < n-1) {
+		if !s.steps.at(0).match(s.steps.at(p), m, anyError && p < n-1, p, &d) {
 			continue
 		}
 		twice := s.nodeTwice(p)
@@ -178,13 +226,13 @@ func (s *State) period(exact bool) (p, k, span int) {
 			// The oldest step of the stretch must match as read: a
 			// failure there followed a call the stretch does not hold.
 			// (anyError is the loose matching of same.)
-			periodic = s.steps.at(j).same(s.steps.at(j+p), exact, anyError && j+p < span-1)
+			periodic = s.steps.at(j).match(s.steps.at(j+p), m, anyError && j+p < span-1, p, &d)
 		}
 		if periodic && !s.waitedAll(span) && !s.restarts(p) {
-			return p, k, span
+			return p, k, span, d
 		}
 	}
-	return 0, 0, 0
+	return 0, 0, 0, 0
 }
 
 // restarts reports whether, in the latest p steps, a node steps three
@@ -210,6 +258,10 @@ func (s *State) restarts(p int) bool {
 		if m < 3 {
 			continue
 		}
+		if s.pol.v4() && !s.onlyCounterMoved(p) {
+			// A restart's evidence: nothing but the counter moved.
+			continue
+		}
 		up, down := 0, 0
 		for j := range m {
 			switch next := counts[(j+1)%m]; {
@@ -224,6 +276,25 @@ func (s *State) restarts(p int) bool {
 		}
 	}
 	return false
+}
+
+// onlyCounterMoved reports whether, in the latest p steps, each node's
+// steps differ from one another in their numbers at most (equal shapes):
+// the evidence a restart needs from the fourth generation on. A job that
+// runs to its end and starts again shows the same action and the same
+// kind of answer throughout; an agent that re-reads a file in ranges
+// (view_range 1-50, 51-100, ..., then 1-50 again) gets other text back
+// each time, and is a loop.
+func (s *State) onlyCounterMoved(p int) bool {
+	for a := 0; a < p; a++ {
+		first := s.steps.at(a)
+		for b := a + 1; b < p; b++ {
+			if st := s.steps.at(b); st.node == first.node && (st.failed != first.failed || st.shape != first.shape) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // staleRound reports whether the latest steps go round the same nodes in
@@ -295,7 +366,7 @@ func (s *State) waitedAll(w int) bool {
 // detectLoopV3 runs the third generation's loop rule after node i's step,
 // then the persistent error rule.
 func (s *State) detectLoopV3(i int, now time.Time) *Trip {
-	p, k, span := s.loopPeriod()
+	p, k, span, clock := s.loopPeriod()
 	if p == 0 {
 		if k := s.quietRepeat(); k > 0 {
 			n := &s.nodes[i]
@@ -346,6 +417,14 @@ func (s *State) detectLoopV3(i int, now time.Time) *Trip {
 		"JSON inside string fields read as JSON; arrays of strings compared as sets",
 		"commentary fields (thought, reasoning, why, ...)",
 		"noise in strings: timestamps, clock times, UUIDs, hex ids (8+ hex digits), generated ids (16+ mixed-case letters and digits), digit runs of 10+, durations (2.31s, 1.378 s, 150ms)",
+	}
+	if s.pol.v4() {
+		t.Evidence.Ignored = append(t.Evidence.Ignored,
+			"measurements of the call and the runtime's own counters by name: token usage, cause, event and command ids, task_progress",
+			"step N of M counters and progress meter lines")
+	}
+	if clock > 0 {
+		t.Evidence.Ignored = append(t.Evidence.Ignored, fmt.Sprintf("a clock: the numbers of every step rose by %d each period", clock))
 	}
 	return t
 }
