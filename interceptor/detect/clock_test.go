@@ -34,7 +34,9 @@ func TestClockIsNotProgress(t *testing.T) {
 		{
 			name: "an agent runtime's event ids rise at every step",
 			give: rounds(8,
-				func(i int) string { return fmt.Sprintf(`{"id":%d,"action":"run","args":{"command":"pytest -x"}}`, 40+2*i) },
+				func(i int) string {
+					return fmt.Sprintf(`{"id":%d,"action":"run","args":{"command":"pytest -x"}}`, 40+2*i)
+				},
 				func(i int) string { return fmt.Sprintf(`{"id":%d,"observation":"run","content":"1 failed"}`, 41+2*i) }),
 			wantV3: false, wantV4: true,
 		},
@@ -56,8 +58,8 @@ func TestClockIsNotProgress(t *testing.T) {
 			wantV3: false, wantV4: true,
 		},
 		{
-			name: "the agent rewrites its step counter",
-			give: rounds(8, func(i int) string { return fmt.Sprintf(`"Step %d of 9: run the tests"`, 3+i) }, same(`"1 failed"`)),
+			name:   "the agent rewrites its step counter",
+			give:   rounds(8, func(i int) string { return fmt.Sprintf(`"Step %d of 9: run the tests"`, 3+i) }, same(`"1 failed"`)),
 			wantV3: false, wantV4: true,
 		},
 		{
@@ -79,8 +81,8 @@ func TestClockIsNotProgress(t *testing.T) {
 				func(i int) string { return fmt.Sprintf(`{"order_id":%d,"status":"shipped"}`, 1001+i) }),
 		},
 		{
-			name: "a file re-read in ranges is a loop, not a restart",
-			give: viewLoop(3, 9),
+			name:   "a file re-read in ranges is a loop, not a restart",
+			give:   viewLoop(3, 9),
 			wantV3: false, wantV4: true,
 		},
 		{

@@ -169,16 +169,23 @@ func (a *seqStep) match(b *seqStep, m matchMode, loose bool, p int, d *int64) bo
 	return diff == *d && diff >= int64(p)
 }
 
-// clockSteps reports whether at least two of the latest p steps returned
-// something (a clock counts the events of a loop, not one node's polls).
+// clockSteps reports whether two nodes or more returned something in the
+// latest p steps: a clock counts the events of a loop; one node's own
+// counter (a poll's 1%, 2%, 3%) is its progress.
 func (s *State) clockSteps(p int) bool {
-	n := 0
+	first := int32(-1)
 	for j := 0; j < p; j++ {
-		if st := s.steps.at(j); st.node >= 0 && !st.failed && !st.silent {
-			n++
+		st := s.steps.at(j)
+		if st.node < 0 || st.failed || st.silent {
+			continue
+		}
+		if first < 0 {
+			first = st.node
+		} else if st.node != first {
+			return true
 		}
 	}
-	return n >= 2
+	return false
 }
 
 func (s *State) period(m matchMode) (p, k, span int, clock int64) {
