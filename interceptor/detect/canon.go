@@ -220,6 +220,10 @@ func (sc *canonScan) value(path uint64, top bool) (hp, bool) {
 			h = fnvByte(fnvOffset^kindNumber, '#')
 		}
 		shape := h
+		if sc.v4 {
+			// The shape masks every number (DetectionV4).
+			shape = fnvOffset ^ kindNumber
+		}
 		if integer && len(num) <= 15 {
 			var v int64
 			for _, d := range num {

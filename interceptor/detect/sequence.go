@@ -128,73 +128,18 @@ func (s *State) Input(now time.Time) {
 // time. In a period with a step that succeeded, a step that failed
 // matches any failure of its node (the same action, failing each time,
 // whatever the error says).
-func (s *State) loopPeriod() (p, k, span int, clock int64) {
-	for _, m := range [3]matchMode{matchExact, matchKey, matchClock} {
-		if m == matchClock && !s.pol.v4() {
-			break
-		}
-		if p, k, span, clock := s.period(m); p > 0 {
-			return p, k, span, clock
+func (s *State) loopPeriod() (p, k, span int) {
+	for _, exact := range [2]bool{true, false} {
+		if p, k, span := s.period(exact); p > 0 {
+			return p, k, span
 		}
 	}
-	return 0, 0, 0, 0
+	return 0, 0, 0
 }
 
-// matchMode is how period compares two steps.
-type matchMode int
-
-const (
-	matchExact matchMode = iota // as read
-	matchKey                    // without the node's learnt volatile fields
-	// matchClock (DetectionV4): as read but for a clock, a number that
-	// rises by the same stride, at least the period, at every step.
-	matchClock
-)
-
-// match compares step a with b, one period before it. In matchClock
-// mode two results match when their shapes (numbers masked) are equal
-// and a's integers sum to b's plus *d: the first pair of results sets
-// *d, which must be at least the period p.
-func (a *seqStep) match(b *seqStep, m matchMode, loose bool, p int, d *int64) bool {
-	if m != matchClock || a.node < 0 || a.node != b.node || a.failed || b.failed || a.silent || b.silent {
-		return a.same(b, m == matchExact, loose)
-	}
-	if a.shape == 0 || a.shape != b.shape {
-		return false
-	}
-	diff := a.count - b.count
-	if *d == 0 {
-		*d = diff
-	}
-	return diff == *d && diff >= int64(p)
-}
-
-// clockSteps reports whether two nodes or more returned something in the
-// latest p steps: a clock counts the events of a loop; one node's own
-// counter (a poll's 1%, 2%, 3%) is its progress.
-func (s *State) clockSteps(p int) bool {
-	first := int32(-1)
-	for j := 0; j < p; j++ {
-		st := s.steps.at(j)
-		if st.node < 0 || st.failed || st.silent {
-			continue
-		}
-		if first < 0 {
-			first = st.node
-		} else if st.node != first {
-			return true
-		}
-	}
-	return false
-}
-
-func (s *State) period(m matchMode) (p, k, span int, clock int64) {
+func (s *State) period(exact bool) (p, k, span int) {
 	n := s.steps.n
 	for p := 1; p <= MaxLoopPeriod && p < n; p++ {
-		if m == matchClock && !s.clockSteps(p) {
-			continue
-		}
-		var d int64
 		anyError := false
 		if p > 1 {
 			for j := 0; j < p && !anyError; j++ {
@@ -202,7 +147,7 @@ func (s *State) period(m matchMode) (p, k, span int, clock int64) {
 				anyError = !st.failed && !st.silent && st.node >= 0
 			}
 		}
-		if !s.steps.at(0).match(s.steps.at(p), m, anyError && p < n-1, p, &d) {
+		if !s.steps.at(0).same(s.steps.at(p), exact, anyError && p < n-1) {
 			continue
 		}
 		twice := s.nodeTwice(p)
@@ -233,13 +178,13 @@ func (s *State) period(m matchMode) (p, k, span int, clock int64) {
 			// The oldest step of the stretch must match as read: a
 			// failure there followed a call the stretch does not hold.
 			// (anyError is the loose matching of same.)
-			periodic = s.steps.at(j).match(s.steps.at(j+p), m, anyError && j+p < span-1, p, &d)
+			periodic = s.steps.at(j).same(s.steps.at(j+p), exact, anyError && j+p < span-1)
 		}
 		if periodic && !s.waitedAll(span) && !s.restarts(p) {
-			return p, k, span, d
+			return p, k, span
 		}
 	}
-	return 0, 0, 0, 0
+	return 0, 0, 0
 }
 
 // restarts reports whether, in the latest p steps, a node steps three
@@ -373,7 +318,7 @@ func (s *State) waitedAll(w int) bool {
 // detectLoopV3 runs the third generation's loop rule after node i's step,
 // then the persistent error rule.
 func (s *State) detectLoopV3(i int, now time.Time) *Trip {
-	p, k, span, clock := s.loopPeriod()
+	p, k, span := s.loopPeriod()
 	if p == 0 {
 		if k := s.quietRepeat(); k > 0 {
 			n := &s.nodes[i]
@@ -427,11 +372,9 @@ func (s *State) detectLoopV3(i int, now time.Time) *Trip {
 	}
 	if s.pol.v4() {
 		t.Evidence.Ignored = append(t.Evidence.Ignored,
-			"measurements of the call and the runtime's own counters by name: token usage, cause, event and command ids, task_progress",
-			"step N of M counters and progress meter lines")
-	}
-	if clock > 0 {
-		t.Evidence.Ignored = append(t.Evidence.Ignored, fmt.Sprintf("a clock: the numbers of every step rose by %d each period", clock))
+			"measurements of the call and the runtime's own counters by name: token usage and its cost, cause, event and command ids, task_progress",
+			"step N of M counters and progress meter lines",
+			"clocks: numeric fields that rose by the same stride, at least the steps between, at each of their node's steps")
 	}
 	return t
 }

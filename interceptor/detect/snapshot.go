@@ -72,6 +72,8 @@ type snapLearn struct {
 	Basis [3]uint8 `json:"b"`            // basis, SimHash distance, fields ignored
 	Dir   []int8   `json:"d,omitempty"`  // DetectionV3: direction of each prev field's last change
 	Turns []uint8  `json:"t,omitempty"`  // DetectionV3: turns among its consecutive changes
+	// DetectionV4: 1 when each prev field's last change was a clock's.
+	Clk []uint8 `json:"k,omitempty"`
 }
 
 type snapAgg struct {
@@ -210,6 +212,9 @@ func snapNodeOf(n *node, seq int) snapNode {
 		if hasNonZero(l.dir[:l.nprev]) || hasNonZero(l.turns[:l.nprev]) {
 			sl.Dir = append([]int8(nil), l.dir[:l.nprev]...)
 			sl.Turns = append([]uint8(nil), l.turns[:l.nprev]...)
+		}
+		if hasNonZero(l.clk[:l.nprev]) {
+			sl.Clk = append([]uint8(nil), l.clk[:l.nprev]...)
 		}
 		sn.Learn = sl
 	}
@@ -444,11 +449,12 @@ func (l *learning) restore(sl *snapLearn) error {
 		return err
 	}
 	copy(l.chg[:], sl.Chg)
-	if len(sl.Dir) > l.nprev || len(sl.Turns) > l.nprev {
+	if len(sl.Dir) > l.nprev || len(sl.Turns) > l.nprev || len(sl.Clk) > l.nprev {
 		return errors.New("learning state too large")
 	}
 	copy(l.dir[:], sl.Dir)
 	copy(l.turns[:], sl.Turns)
+	copy(l.clk[:], sl.Clk)
 	l.nvol = copy(l.vol[:], sl.Vol)
 	l.basis, l.dist, l.nign = sameBasis(sl.Basis[0]), sl.Basis[1], sl.Basis[2]
 	return nil

@@ -532,8 +532,9 @@ func plainToken4(w []byte, sb *[64]byte) (h, shape uint64, nums int64, ok bool) 
 }
 
 // callKey: an object key whose value measures the call or counts the
-// runtime's own events, not the world (DetectionV4): token usage (a
-// provider's "usage" block, "prompt_tokens", "outputTokens"), an event
+// runtime's own events, not the world (DetectionV4): token usage and its
+// price (a provider's "usage" block, "prompt_tokens", "outputTokens",
+// "accumulated_token_usage", "total_cost", "accumulated_cost"), an event
 // stream's "cause", event and command ids and sequence numbers, and
 // Cline's "task_progress" checklist, which the agent rewrites each turn.
 // An "id" alone is not one: it may name another entity (an order); the
@@ -543,7 +544,7 @@ func callKey(k []byte) bool {
 	case "usage", "cause", "seq", "task_progress", "token_count", "tokenCount":
 		return true
 	}
-	for _, sfx := range [...]string{"tokens", "event_id", "eventid", "command_id", "commandid", "sequence_number"} {
+	for _, sfx := range [...]string{"tokens", "_usage", "cost", "event_id", "eventid", "command_id", "commandid", "sequence_number"} {
 		if suffixFold(k, sfx) {
 			return true
 		}
