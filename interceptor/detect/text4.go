@@ -15,7 +15,7 @@ import (
 // read as that JSON, as in earlier generations).
 //
 // A string's hash chains its tokens' hashes: a token is hashed whole
-// (wordHash, eight bytes a step) when it holds no digit, else with its
+// (tokHash, eight bytes a step) when it holds no digit, else with its
 // volatile parts replaced by '#' (maskToken4). The masking is the third
 // generation's (canon.go: timestamps, clock times, UUIDs and hex ids,
 // digit runs of 10 or more, generated ids, durations, attempt counters),
@@ -72,8 +72,8 @@ func (sc *canonScan) string4(path uint64, top bool) (hp, bool) {
 
 // Hashes of what a masked stretch of text reads as.
 var (
-	meterHash = wordHash([]byte("#meter"))
-	stepHash  = wordHash([]byte("#step"))
+	meterHash = tokHash([]byte("#meter"))
+	stepHash  = tokHash([]byte("#step"))
 )
 
 // text4 hashes the text s, with esc as written in JSON (escapes
@@ -95,46 +95,51 @@ func text4(s []byte, quoted, esc bool) (h, shape uint64, nums int64, end int, ok
 	stepState := 0 // 1: "step N" read, 2: "step N of" read
 	i := 0
 	for {
-		// Whitespace, raw or escaped; a newline ends a line.
+		// Whitespace, raw or escaped; a newline ends a line. The
+		// commonest, one space before a word, is taken at once.
 		nl := false
-		for i < len(s) {
-			c := s[i]
-			if k := byteClass[c]; k&clSpace != 0 {
-				nl = nl || c == '\n' || c == '\r'
-				i++
-				continue
-			}
-			if c != '\\' || !esc {
+		if i+1 < len(s) && s[i] == ' ' && byteClass[s[i+1]]&(clSpace|clEsc) == 0 && s[i+1] != '"' {
+			i++
+		} else {
+			for i < len(s) {
+				c := s[i]
+				if k := byteClass[c]; k&clSpace != 0 {
+					nl = nl || c == '\n' || c == '\r'
+					i++
+					continue
+				}
+				if c != '\\' || !esc {
+					break
+				}
+				if i+1 >= len(s) {
+					return 0, 0, 0, 0, false
+				}
+				if e := s[i+1]; e == 'n' || e == 'r' {
+					nl = true
+					i += 2
+					continue
+				}
+				if n := escapedSpace4(s[i:]); n > 0 {
+					i += n
+					continue
+				}
 				break
 			}
-			if i+1 >= len(s) {
-				return 0, 0, 0, 0, false
+			last := i >= len(s) || quoted && s[i] == '"'
+			if nl || last {
+				if meter {
+					h, shape, nums = (lineH^meterHash)*fnvPrime, (lineS^meterHash)*fnvPrime, lineN
+					meter = false
+				}
+				lineH, lineS, lineN = h, shape, nums
+				afterNum, afterCount, afterStep, stepState = false, false, false, 0
 			}
-			if e := s[i+1]; e == 'n' || e == 'r' {
-				nl = true
-				i += 2
-				continue
+			if last {
+				if quoted && i >= len(s) {
+					return 0, 0, 0, 0, false
+				}
+				return h, shape, nums, i, true
 			}
-			if n := escapedSpace4(s[i:]); n > 0 {
-				i += n
-				continue
-			}
-			break
-		}
-		last := i >= len(s) || quoted && s[i] == '"'
-		if nl || last {
-			if meter {
-				h, shape, nums = (lineH^meterHash)*fnvPrime, (lineS^meterHash)*fnvPrime, lineN
-				meter = false
-			}
-			lineH, lineS, lineN = h, shape, nums
-			afterNum, afterCount, afterStep, stepState = false, false, false, 0
-		}
-		if last {
-			if quoted && i >= len(s) {
-				return 0, 0, 0, 0, false
-			}
-			return h, shape, nums, i, true
 		}
 		// A token: up to whitespace, a whitespace escape or the quote,
 		// eight bytes at a time.
@@ -213,7 +218,7 @@ func text4(s []byte, quoted, esc bool) (h, shape uint64, nums int64, end int, ok
 		var n int64
 		digit := digits != 0
 		if !digit {
-			th = wordHash(w)
+			th = tokHash(w)
 			ts = th
 			if !meter && meterWord(w, afterNum) {
 				meter = true
@@ -264,6 +269,35 @@ func text4(s []byte, quoted, esc bool) (h, shape uint64, nums int64, end int, ok
 		h = (h ^ th) * fnvPrime
 		shape = (shape ^ ts) * fnvPrime
 	}
+}
+
+// tokHash hashes a token: one of up to seven bytes is its bytes and its
+// length as they are (the chain that joins a string's tokens multiplies
+// them in, one bijection per token, and the leaf mixes the result); a
+// longer one folds its eight-byte words with a multiplication and a
+// rotation each, its last word read overlapping the one before.
+func tokHash(b []byte) uint64 {
+	n := len(b)
+	switch {
+	case n >= 8:
+		h := uint64(n) * 0x9e3779b97f4a7c15
+		w := b
+		for len(w) >= 8 {
+			h = bits.RotateLeft64((h^binary.LittleEndian.Uint64(w))*0xbf58476d1ce4e5b9, 29)
+			w = w[8:]
+		}
+		if len(w) > 0 {
+			h = bits.RotateLeft64((h^binary.LittleEndian.Uint64(b[n-8:]))*0x94d049bb133111eb, 29)
+		}
+		return h
+	case n >= 4:
+		return uint64(binary.LittleEndian.Uint32(b)) | uint64(binary.LittleEndian.Uint32(b[n-4:]))<<(8*uint(n-4)) | uint64(n)<<56
+	case n >= 2:
+		return uint64(binary.LittleEndian.Uint16(b)) | uint64(binary.LittleEndian.Uint16(b[n-2:]))<<(8*uint(n-2)) | uint64(n)<<56
+	case n == 1:
+		return uint64(b[0]) | 1<<56
+	}
+	return 0
 }
 
 // escapedSpace4 is escapedSpace for an escape that may be cut short.
@@ -342,6 +376,11 @@ func maskToken4(w []byte, bufs *maskBufs) (h, shape uint64, nums int64) {
 	if h, shape, nums, ok := plainToken4(w, &bufs.s); ok {
 		return h, shape, nums
 	}
+	return maskToken4Slow(w, bufs)
+}
+
+// maskToken4Slow is maskToken4 word by word.
+func maskToken4Slow(w []byte, bufs *maskBufs) (h, shape uint64, nums int64) {
 	mb, sb := &bufs.m, &bufs.s
 	m, o := 0, 0
 	for i := 0; i < len(w); {
@@ -446,7 +485,7 @@ func maskToken4(w []byte, bufs *maskBufs) (h, shape uint64, nums int64) {
 			}
 		}
 	}
-	return wordHash(mb[:m]), wordHash(sb[:o]), nums
+	return tokHash(mb[:m]), tokHash(sb[:o]), nums
 }
 
 // maskBufs are maskToken4's buffers: the token masked, and its shape.
@@ -464,71 +503,90 @@ func put(buf *[64]byte, k int, b []byte) int {
 	return k
 }
 
-// plainToken4 hashes, in one loop over its bytes, the commonest token
-// with a digit: one that holds nothing maskToken4 could mask (no 6
-// digits in a stretch of digits and timestamp bytes, no 8 hex digits in a row, separators
-// between them aside, no letter right after a digit, no upper-case
-// letter in a token of 18 bytes or more): h is the token as it is,
-// shape the token with each number as '#', nums the sum of its integers.
-// ok is false for any other token, which maskToken4 reads word by word.
+// plainToken4 hashes the commonest token with a digit, one with nothing
+// maskToken4 could mask, eight bytes at a time: it gives up (ok false)
+// at a letter right after a digit (a unit, a hex id), a digit, a
+// separator and a digit (a time, a date, a decimal, a version), six
+// digits in a row, eight hex digits or separators in a row (a hex id, a
+// UUID), or an upper-case letter in a token of 18 bytes or more (a
+// generated id). Otherwise nothing is masked: h is the token's hash,
+// shape the hash of the token with each number written '#', nums the
+// sum of its numbers, all as maskToken4 would give them.
 func plainToken4(w []byte, sb *[64]byte) (h, shape uint64, nums int64, ok bool) {
-	o, digits, hexRun, run := 0, 0, 0, int64(0)
-	long := len(w) >= 18
-	// digits is counted over the current run of digits and the bytes a
-	// timestamp holds besides ('-', ':', '.', 'T', 'Z').
-	inNum, dec := false, false
-	for k := 0; k < len(w); k++ {
-		c := w[k]
-		cl := byteClass[c]
-		if cl&clDigit != 0 {
-			if digits++; digits >= 6 {
-				return 0, 0, 0, false // perhaps a timestamp or a long number
-			}
-			hexRun++
-			if !inNum {
-				sb[o] = '#'
-				o++
-				inNum, run = true, 0
-			}
-			run = run*10 + int64(c-'0')
-			continue
+	n := len(w)
+	var dm uint64 // bit k: byte k is a digit
+	// The previous word's lanes, and its runs of two and four digits and
+	// of two and four hex digits or separators: runs cross words.
+	var pd, ps, phs, pd2, ph2, ph4 uint64
+	for i := 0; i < n; i += 8 {
+		var x uint64
+		if i+8 <= n {
+			x = binary.LittleEndian.Uint64(w[i:])
+		} else {
+			var t [8]byte
+			copy(t[:], w[i:])
+			x = binary.LittleEndian.Uint64(t[:])
 		}
-		if inNum {
-			if c == '.' && !dec && k+1 < len(w) && isDigit(w[k+1]) && (k < 2 || w[k-1] != '.') {
-				// A decimal: one number, not summed.
-				dec = true
-				continue
-			}
-			if cl&(clHex|clLetter) != 0 {
-				return 0, 0, 0, false // a unit, a hex id or a word with a number inside
-			}
-			if !dec {
-				nums += run
-			}
-			inNum, dec = false, false
-		}
-		switch {
-		case cl&clHex != 0:
-			hexRun++
-		case cl&clSep == 0:
-			hexRun = 0
-		}
-		if cl&clSep == 0 && c != 'T' && c != 'Z' {
-			digits = 0
-		}
-		if long && c >= 'A' && c <= 'Z' {
-			return 0, 0, 0, false // perhaps a generated id
-		}
-		if hexRun >= 8 {
+		d := digitLanes(x)
+		s := sepLanes(x)
+		hs := hexLanes(x) | s
+		if letterLanes(x)&(d<<8|pd>>56) != 0 || d&(s<<8|ps>>56)&(d<<16|pd>>48) != 0 {
 			return 0, 0, 0, false
 		}
-		sb[o] = c
+		// A lane is flagged in dK when it ends a run of K or more.
+		d2 := d & (d<<8 | pd>>56)
+		d4 := d2 & (d2<<16 | pd2>>48)
+		d6 := d4 & (d2<<32 | pd2>>32)
+		h2 := hs & (hs<<8 | phs>>56)
+		h4 := h2 & (h2<<16 | ph2>>48)
+		h8 := h4 & (h4<<32 | ph4>>32)
+		if d6|h8 != 0 || n >= 18 && upperLanes(x) != 0 {
+			return 0, 0, 0, false
+		}
+		dm |= ((d >> 7) * 0x0102040810204080 >> 56) << uint(i)
+		pd, ps, phs, pd2, ph2, ph4 = d, s, hs, d2, h2, h4
+	}
+	// The shape: the token with each run of digits as one '#'.
+	o, k := 0, 0
+	for dm != 0 {
+		j := bits.TrailingZeros64(dm)
+		o = put(sb, o, w[k:j])
+		sb[o] = '#'
 		o++
+		e := j + bits.TrailingZeros64(^(dm >> uint(j)))
+		v := int64(0)
+		for _, c := range w[j:e] {
+			v = v*10 + int64(c-'0')
+		}
+		nums += v
+		dm &^= (1<<uint(e-j) - 1) << uint(j)
+		k = e
 	}
-	if inNum && !dec {
-		nums += run
-	}
-	return wordHash(w), wordHash(sb[:o]), nums, true
+	o = put(sb, o, w[k:])
+	return tokHash(w), tokHash(sb[:o]), nums, true
+}
+
+// sepLanes flags the bytes of x that join a word's parts: '-', '.', ':'
+// and '_'.
+func sepLanes(x uint64) uint64 {
+	return eqLanes(x, '-') | eqLanes(x, '.') | eqLanes(x, ':') | eqLanes(x, '_')
+}
+
+// eqLanes flags the bytes of x equal to c, exactly per byte.
+func eqLanes(x uint64, c byte) uint64 {
+	y := x ^ uint64(c)*lanes1
+	return ^((y&lanes7 + lanes7) | y) & lanesTop
+}
+
+// letterLanes flags the ASCII letters of x, upperLanes the upper-case ones.
+func letterLanes(x uint64) uint64 {
+	l := x&lanes7 | 0x20*lanes1 // folded to lower case
+	return (l + (0x80-'a')*lanes1) &^ (l + (0x7f-'z')*lanes1) &^ x & lanesTop
+}
+
+func upperLanes(x uint64) uint64 {
+	m := x & lanes7
+	return (m + (0x80-'A')*lanes1) &^ (m + (0x7f-'Z')*lanes1) &^ x & lanesTop
 }
 
 // callKey: an object key whose value measures the call or counts the

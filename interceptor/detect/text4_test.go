@@ -1,6 +1,7 @@
 package detect
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -109,4 +110,35 @@ func TestGeneration4IgnoreFieldsInString(t *testing.T) {
 	a = Extract(p, "n", []byte(`"{\"matches\":[],\"requestNo\":7}"`))
 	b = Extract(p, "n", []byte(`"{\"matches\":[],\"requestNo\":8}"`))
 	assert.NotEqual(t, a.Output, b.Output, "generation 3 reads the string as text")
+}
+
+// TestPlainTokenAgreesWithMask: the fast path for tokens with nothing to
+// mask gives what the word-by-word path gives, and takes no token that
+// has something to mask.
+func TestPlainTokenAgreesWithMask(t *testing.T) {
+	toks := append([]string{
+		"tests/test_mod_003.py::test_case_5", "tests/test_mod_096.py::test_case_1234", "15,", "(45)", "-3", "x1", "a_1_b_22",
+		"0.35", "v1.2.3", "2.31s", "deadbee1", "ab-12-cd-34", "x_deadbeef", "12345", "123456", "1234567890", "call_Hk3jQ9x2mVzN8pL1aB4cD5eF",
+		"MyHandlerClass2023Version", "MyHandlerClass2023", "2026-11-23", "12:48", "287:295", "3/5", "100%", "1e9", "#3:", "a" + strings.Repeat("1b", 20),
+	}, tokenSamples...)
+	var sb, mb maskBufs
+	for w, want := range map[string]bool{
+		"tests/test_mod_096.py::test_case_1234": true, "15,": true, "(45)": true, "a" + strings.Repeat("1b", 20): false,
+		"0.35": false, "2.31s": false, "deadbee1": false, "123456": false, "x_deadbeef": false, "ab-12-cd-34": false,
+		"call_Hk3jQ9x2mVzN8pL1aB4cD5eF": false, "2026-11-23": false, "12:48": false,
+	} {
+		_, _, _, ok := plainToken4([]byte(w), &sb.s)
+		assert.Equal(t, want, ok, "%q takes the fast path", w)
+	}
+	for _, w := range toks {
+		if w == "" || len(w) > 64 {
+			continue
+		}
+		h, shape, nums, ok := plainToken4([]byte(w), &sb.s)
+		if !ok {
+			continue
+		}
+		mh, ms, mn := maskToken4Slow([]byte(w), &mb)
+		assert.Equal(t, [3]uint64{mh, ms, uint64(mn)}, [3]uint64{h, shape, uint64(nums)}, "%q", w)
+	}
 }
