@@ -56,7 +56,15 @@ const (
 	// human: a decision sent while it runs ends the halt at once, and its
 	// run counts towards PauseTimeout (raceHandler).
 	versionWarningMemo = workflow.Version(8)
-	guardedVersion     = versionWarningMemo // what new executions run
+	// Version 9 is reserved for another change (issue 22); this branch
+	// does not use it.
+	// versionDetection4 (issue 23): new executions pin detection
+	// generation 4 (DefaultPolicy): clocks are not progress, errors are
+	// masked as results are, a JSON string holding JSON is read as that
+	// JSON. The generation is pinned with the config, so executions
+	// started before keep theirs; the guard's commands do not change.
+	versionDetection4 = workflow.Version(10)
+	guardedVersion    = versionDetection4 // what new executions run
 	// carryHeader carries the guard's state across continue-as-new.
 	carryHeader = "loopguard-carry"
 )

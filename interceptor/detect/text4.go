@@ -278,24 +278,33 @@ func text4(s []byte, quoted, esc bool) (h, shape uint64, nums int64, end int, ok
 // rotation each, its last word read overlapping the one before.
 func tokHash(b []byte) uint64 {
 	n := len(b)
-	switch {
+	if n < 8 {
+		return load8(b) | uint64(n)<<56
+	}
+	h := uint64(n) * 0x9e3779b97f4a7c15
+	w := b
+	for len(w) >= 8 {
+		h = bits.RotateLeft64((h^binary.LittleEndian.Uint64(w))*0xbf58476d1ce4e5b9, 29)
+		w = w[8:]
+	}
+	if len(w) > 0 {
+		h = bits.RotateLeft64((h^binary.LittleEndian.Uint64(b[n-8:]))*0x94d049bb133111eb, 29)
+	}
+	return h
+}
+
+// load8 reads up to eight bytes of b as a little-endian word, the bytes
+// past b's end zero: short reads overlap rather than copy.
+func load8(b []byte) uint64 {
+	switch n := len(b); {
 	case n >= 8:
-		h := uint64(n) * 0x9e3779b97f4a7c15
-		w := b
-		for len(w) >= 8 {
-			h = bits.RotateLeft64((h^binary.LittleEndian.Uint64(w))*0xbf58476d1ce4e5b9, 29)
-			w = w[8:]
-		}
-		if len(w) > 0 {
-			h = bits.RotateLeft64((h^binary.LittleEndian.Uint64(b[n-8:]))*0x94d049bb133111eb, 29)
-		}
-		return h
+		return binary.LittleEndian.Uint64(b)
 	case n >= 4:
-		return uint64(binary.LittleEndian.Uint32(b)) | uint64(binary.LittleEndian.Uint32(b[n-4:]))<<(8*uint(n-4)) | uint64(n)<<56
+		return uint64(binary.LittleEndian.Uint32(b)) | uint64(binary.LittleEndian.Uint32(b[n-4:]))<<(8*uint(n-4))
 	case n >= 2:
-		return uint64(binary.LittleEndian.Uint16(b)) | uint64(binary.LittleEndian.Uint16(b[n-2:]))<<(8*uint(n-2)) | uint64(n)<<56
+		return uint64(binary.LittleEndian.Uint16(b)) | uint64(binary.LittleEndian.Uint16(b[n-2:]))<<(8*uint(n-2))
 	case n == 1:
-		return uint64(b[0]) | 1<<56
+		return uint64(b[0])
 	}
 	return 0
 }
@@ -519,14 +528,7 @@ func plainToken4(w []byte, sb *[64]byte) (h, shape uint64, nums int64, ok bool) 
 	// of two and four hex digits or separators: runs cross words.
 	var pd, ps, phs, pd2, ph2, ph4 uint64
 	for i := 0; i < n; i += 8 {
-		var x uint64
-		if i+8 <= n {
-			x = binary.LittleEndian.Uint64(w[i:])
-		} else {
-			var t [8]byte
-			copy(t[:], w[i:])
-			x = binary.LittleEndian.Uint64(t[:])
-		}
+		x := load8(w[i:])
 		d := digitLanes(x)
 		s := sepLanes(x)
 		hs := hexLanes(x) | s
