@@ -82,6 +82,8 @@ func TestSizeBounded(t *testing.T) {
 		// DetectionV2 keeps each node's last fields (up to 16, none after a
 		// failed step): its size moves with the last steps, bounded.
 		{name: "few nodes, DetectionV2", gen: DetectionV2, wantDelta: 0.5, wantMax: 16 << 10},
+		// DetectionV4 keeps the last 96 steps in half hashes.
+		{name: "few nodes, DetectionV4", gen: DetectionV4, wantDelta: 0.5, wantMax: 16 << 10},
 		{name: "many node names, DetectionV2", gen: DetectionV2, names: 500, wantDelta: 1, wantMax: 320 << 10},
 	}
 	for _, tt := range tests {

@@ -21,7 +21,7 @@ func FuzzState(f *testing.F) {
 	f.Add([]byte{2, 2, 2, 10, 10, 10, 2, 2, 2, 10, 10, 10, 0xff, 0xfe, 0x80})
 	f.Add(make([]byte, 300))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		for _, gen := range []Generation{DetectionLegacy, DetectionV2, DetectionV3} {
+		for _, gen := range []Generation{DetectionLegacy, DetectionV2, DetectionV3, DetectionV4} {
 			fuzzState(t, gen, data)
 		}
 	})

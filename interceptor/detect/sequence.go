@@ -97,7 +97,7 @@ func (s *State) pushSeq(i int, r *rec, errHash uint64) {
 		v, x = kindSilent, kindSilent
 	}
 	node := uint64(i+1) * 0x9e3779b97f4a7c15
-	s.steps.push(seqStep{
+	st := seqStep{
 		exact:  mix64(node ^ x),
 		key:    mix64(node ^ v),
 		node:   int32(i),
@@ -106,7 +106,13 @@ func (s *State) pushSeq(i int, r *rec, errHash uint64) {
 		waited: r.waited(),
 		count:  r.count,
 		shape:  r.shape,
-	})
+	}
+	if s.pol.v4() {
+		// Half a hash tells 96 steps apart as well (a false match
+		// needs a whole period of them), in half the state.
+		st.exact, st.key, st.shape = st.exact>>32, st.key>>32, st.shape>>32
+	}
+	s.steps.push(st)
 }
 
 // Input records input from outside the loop at now: a signal or an update

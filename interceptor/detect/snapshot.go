@@ -161,7 +161,7 @@ func (s *State) snapshot() snapshot {
 		sn.Ext = &x
 	}
 	for i := range s.nodes {
-		sn.Nodes = append(sn.Nodes, snapNodeOf(&s.nodes[i], s.seq))
+		sn.Nodes = append(sn.Nodes, snapNodeOf(&s.nodes[i], s.seq, s.pol.v4()))
 	}
 	for _, e := range s.edges {
 		d := 0
@@ -185,7 +185,7 @@ func (s *State) snapshot() snapshot {
 	return sn
 }
 
-func snapNodeOf(n *node, seq int) snapNode {
+func snapNodeOf(n *node, seq int, v4 bool) snapNode {
 	sn := snapNode{
 		Name: n.name, Declared: n.declared, Seen: n.seen, Calls: n.calls, Steps: n.steps,
 		Run: int64(n.run), Cost: n.cost, FirstSeq: n.firstSeq, FirstAt: unixNano(n.firstAt),
@@ -220,10 +220,14 @@ func snapNodeOf(n *node, seq int) snapNode {
 	}
 	for j := n.hist.n - 1; j >= 0; j-- {
 		h := n.hist.at(j)
+		key := h.key
+		if v4 && key == h.out {
+			key = 0 // DetectionV4: the key is the output unless written
+		}
 		sn.Hist = append(sn.Hist, snapRec{
 			Out: hexOrEmpty(h.out), Prog: hexOrEmpty(h.prog), Metric: h.metric,
 			ErrSig: h.errSig, ProgRaw: h.progRaw, Flags: h.flags,
-			Seq: seqAgo(seq, h.seq), Sim: hexOrEmpty(h.sim), Shape: hexOrEmpty(h.shape), Count: h.count, Action: hexOrEmpty(h.action), Key: hexOrEmpty(h.key),
+			Seq: seqAgo(seq, h.seq), Sim: hexOrEmpty(h.sim), Shape: hexOrEmpty(h.shape), Count: h.count, Action: hexOrEmpty(h.action), Key: hexOrEmpty(key),
 		})
 	}
 	if n.hasLastProg {
@@ -287,11 +291,15 @@ func (s *State) restore(sn *snapshot) error {
 			}
 		}
 		for _, h := range x.Hist {
-			n.hist.push(rec{
+			r := rec{
 				out: parseHex(h.Out), prog: parseHex(h.Prog), metric: h.Metric,
 				errSig: truncate(h.ErrSig, maxNameLen), progRaw: truncate(h.ProgRaw, maxRawLen), flags: h.Flags,
 				seq: seqAt(sn.Seq, h.Seq), sim: parseHex(h.Sim), shape: parseHex(h.Shape), count: h.Count, action: parseHex(h.Action), key: parseHex(h.Key),
-			})
+			}
+			if s.pol.v4() && h.Key == "" {
+				r.key = r.out
+			}
+			n.hist.push(r)
 		}
 		if x.LastProg != "" {
 			n.hasLastProg, n.lastProg = true, parseHex(x.LastProg)
