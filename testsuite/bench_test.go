@@ -270,8 +270,8 @@ var _ = interceptor.DefaultStatusQuery
 
 // BenchmarkReadRichResult is the part of BenchmarkReplay1000Rich's
 // overhead that reading results costs: detect.Extract on the workload's
-// own 2 to 4 KB results, per result, with detection generation 2 and with
-// the legacy rules (the payload hashed as bytes). Set against the
+// own 2 to 4 KB results, per result, with detection generations 2, 3 and
+// 4 and with the legacy rules (the payload hashed as bytes). Set against the
 // unguarded replay's cost per call ("unguarded-ns/op" of
 // BenchmarkReplay1000Rich/overhead divided by 1,000), it says what replay
 // ratio a guard that reads every result can reach at best.
@@ -285,8 +285,8 @@ func BenchmarkReadRichResult(b *testing.B) {
 		require.NoError(b, err)
 		results = append(results, data)
 	}
-	for _, gen := range []detect.Generation{detect.DetectionV2, detect.DetectionLegacy} {
-		name := "v2"
+	for _, gen := range []detect.Generation{detect.DetectionV2, detect.DetectionV3, detect.DetectionV4, detect.DetectionLegacy} {
+		name := fmt.Sprintf("v%d", gen)
 		if gen == detect.DetectionLegacy {
 			name = "legacy"
 		}

@@ -86,6 +86,7 @@ type canonScan struct {
 	// v4: the fourth generation's one-pass reading (text4.go); v3 is
 	// set with it.
 	v4 bool
+	s4 scratch4
 }
 
 // mix64 is SplitMix64's finaliser: a bijection that spreads every input

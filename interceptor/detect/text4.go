@@ -50,7 +50,7 @@ func (sc *canonScan) string4(path uint64, top bool) (hp, bool) {
 		if x, ok := sc.embeddedJSON(path, s, top); ok {
 			return x, true
 		}
-		h, shape, nums, _, ok := text4(raw, false, true)
+		h, shape, nums, _, ok := text4(raw, false, true, &sc.s4)
 		if !ok {
 			return hp{}, false
 		}
@@ -59,7 +59,7 @@ func (sc *canonScan) string4(path uint64, top bool) (hp, bool) {
 		}
 		return leaf2(path, h, shape), true
 	}
-	h, shape, nums, end, ok := text4(sc.b[start:], true, true)
+	h, shape, nums, end, ok := text4(sc.b[start:], true, true, &sc.s4)
 	if !ok {
 		return hp{}, false
 	}
@@ -82,10 +82,9 @@ var (
 // It returns the hash, the shape (every number masked too) and the sum of
 // the integers kept; ok is false on an unterminated string or a bad
 // escape.
-func text4(s []byte, quoted, esc bool) (h, shape uint64, nums int64, end int, ok bool) {
+func text4(s []byte, quoted, esc bool, sc *scratch4) (h, shape uint64, nums int64, end int, ok bool) {
 	h, shape = fnvOffset^kindString, fnvOffset^kindString
-	var tok [64]byte
-	var bufs maskBufs // maskToken4's, zeroed once per text, not per token
+	tok, bufs := &sc.tok, &sc.bufs
 	// The line so far (for the meter rule) and the token before (for the
 	// unit, counter and step rules).
 	lineH, lineS, lineN, meter := h, shape, nums, false
@@ -224,7 +223,7 @@ func text4(s []byte, quoted, esc bool) (h, shape uint64, nums int64, end int, ok
 				meter = true
 			}
 		} else {
-			th, ts, n = maskToken4(w, &bufs)
+			th, ts, n = maskToken4(w, bufs)
 			if !meter && rateToken(w) {
 				meter = true
 			}
@@ -497,6 +496,14 @@ func maskToken4Slow(w []byte, bufs *maskBufs) (h, shape uint64, nums int64) {
 	return tokHash(mb[:m]), tokHash(sb[:o]), nums
 }
 
+// scratch4 is text4's memory, held by the reader so that it is zeroed
+// once per result, not once per string: a token's decoded bytes, and
+// maskToken4's buffers.
+type scratch4 struct {
+	tok  [64]byte
+	bufs maskBufs
+}
+
 // maskBufs are maskToken4's buffers: the token masked, and its shape.
 type maskBufs struct{ m, s [64]byte }
 
@@ -621,7 +628,8 @@ func errorHash4(kind, message string) uint64 {
 	if len(message) > maxErrorHashLen {
 		message = message[:maxErrorHashLen]
 	}
-	_, ks, _, _, _ := text4([]byte(kind), false, false)
-	_, ms, _, _, _ := text4([]byte(message), false, false)
+	var s4 scratch4
+	_, ks, _, _, _ := text4([]byte(kind), false, false, &s4)
+	_, ms, _, _, _ := text4([]byte(message), false, false, &s4)
 	return nonZero(mix64(ks*0x9e3779b97f4a7c15 ^ ms))
 }
