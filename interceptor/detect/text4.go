@@ -33,7 +33,7 @@ import (
 // contribution at path.
 func (sc *canonScan) string4(path uint64, top bool) (hp, bool) {
 	start := sc.i + 1
-	if mayHoldJSON(sc.b[start:]) {
+	if startsJSON(sc.b[start:]) {
 		// Tool arguments: decoded and read as JSON when they parse.
 		raw, esc, ok := sc.strRaw()
 		if !ok {
@@ -68,6 +68,37 @@ func (sc *canonScan) string4(path uint64, top bool) (hp, bool) {
 		sc.nums += nums
 	}
 	return leaf2(path, h, shape), true
+}
+
+// startsJSON is mayHoldJSON for a string's content as written that has
+// not been checked yet: b runs on past the string, and may end inside an
+// escape.
+func startsJSON(b []byte) bool {
+	for i := 0; i < len(b); {
+		c := b[i]
+		switch {
+		case byteClass[c]&clSpace != 0:
+			i++
+		case c != '\\':
+			return c == '{' || c == '['
+		case i+1 >= len(b):
+			return false
+		default:
+			if n := escapedSpace4(b[i:]); n > 0 {
+				i += n
+				continue
+			}
+			if b[i+1] != 'u' {
+				return b[i+1] == '{' || b[i+1] == '['
+			}
+			if len(b)-i < 6 {
+				return false
+			}
+			r, ok := hex4(b[i+2 : i+6])
+			return ok && (r == '{' || r == '[')
+		}
+	}
+	return false
 }
 
 // Hashes of what a masked stretch of text reads as.
