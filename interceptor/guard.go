@@ -125,7 +125,7 @@ func (g *guard) nodeName(kind CallKind, typ string, args []any) string {
 
 // outsideInput notes that the workflow received input from outside its
 // loop (a signal or an update of its own): from guard version 6, no
-// repetition spans it (detection generation 3; earlier generations ignore
+// repetition spans it (detection generations 3 and 4; earlier generations ignore
 // it).
 func (g *guard) outsideInput(workflow.Context) {
 	if g.active && g.version >= versionDetection3 {
