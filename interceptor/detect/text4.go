@@ -250,12 +250,12 @@ func text4(s []byte, quoted, esc bool, sc *scratch4) (h, shape uint64, nums int6
 		if !digit {
 			th = tokHash(w)
 			ts = th
-			if !meter && meterWord(w, afterNum) {
+			if !meter && (afterNum || w[0] == '-') && meterWord(w, afterNum) {
 				meter = true
 			}
 		} else {
 			th, ts, n = maskToken4(w, bufs)
-			if !meter && rateToken(w) {
+			if !meter && (w[len(w)-1] == 's' || w[len(w)-1] == ']') && rateToken(w) {
 				meter = true
 			}
 		}
