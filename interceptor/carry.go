@@ -65,7 +65,13 @@ const (
 	// handler's time is not the loop's; a halt is published before its
 	// handler runs, and an answered one starts none.
 	versionOneLoop = workflow.Version(9)
-	guardedVersion = versionOneLoop // what new executions run
+	// versionDetection4 (issue 23): new executions pin detection
+	// generation 4 (DefaultPolicy): clocks are not progress, errors are
+	// masked as results are, a JSON string holding JSON is read as that
+	// JSON. The generation is pinned with the config, so executions
+	// started before keep theirs; the guard's commands do not change.
+	versionDetection4 = workflow.Version(10)
+	guardedVersion    = versionDetection4 // what new executions run
 	// carryHeader carries the guard's state across continue-as-new.
 	carryHeader = "loopguard-carry"
 )

@@ -146,7 +146,7 @@ func (g *guard) callNode(kind CallKind, typ string, args []any) (node string, pa
 
 // outsideInput notes that the workflow received input from outside its
 // loop (a signal or an update of its own): from guard version 6, no
-// repetition spans it (detection generation 3; earlier generations ignore
+// repetition spans it (detection generations 3 and 4; earlier generations ignore
 // it).
 func (g *guard) outsideInput(workflow.Context) {
 	if g.active && g.version >= versionDetection3 {
@@ -286,7 +286,7 @@ func (g *guard) observation(ctx workflow.Context, p pendingCall) (obs detect.Obs
 			return detect.Observation{}, true
 		}
 		kind, msg := errorKind(err)
-		return detect.Observation{Failed: true, ErrorSig: detect.ErrorSignature(kind, msg), ErrorHash: detect.ErrorHash(kind, msg)}, false
+		return detect.ExtractError(g.cfg.Policy, kind, msg), false
 	}
 	obs = detect.Extract(g.cfg.Policy, p.node, data)
 	if g.hooks.resultHook != nil {

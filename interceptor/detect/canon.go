@@ -83,6 +83,10 @@ type canonScan struct {
 	// numbers) stay in the action hash, and the shape is kept whatever the
 	// amount of text.
 	v3 bool
+	// v4: the fourth generation's one-pass reading (text4.go); v3 is
+	// set with it.
+	v4 bool
+	s4 scratch4
 }
 
 // mix64 is SplitMix64's finaliser: a bijection that spreads every input
@@ -122,8 +126,9 @@ func (x *hp) add(y hp) { x.v += y.v; x.s += y.s }
 
 // readCanonical reads body (trimmed, non-empty) into c. Invalid JSON is
 // hashed as raw bytes.
-func readCanonical(body []byte, c *canonical, v3 bool) {
-	sc := canonScan{b: body, fields: c.fields, nf: c.nf, v3: v3}
+func readCanonical(body []byte, c *canonical, g Generation) {
+	v3 := g == DetectionV3 || g == DetectionV4
+	sc := canonScan{b: body, fields: c.fields, nf: c.nf, v3: v3, v4: g == DetectionV4}
 	x, ok := sc.value(fnvOffset, true)
 	sc.skipSpace()
 	if !ok || sc.i != len(sc.b) {
@@ -141,7 +146,7 @@ func readCanonical(body []byte, c *canonical, v3 bool) {
 		// number moving by one is content (an edit's line range).
 		c.shape = 0
 	}
-	if sc.tokens >= simMinTokens {
+	if sc.tokens >= simMinTokens && !sc.v4 {
 		c.sim = nonZero(sc.simHash())
 	}
 }
@@ -169,6 +174,8 @@ func (sc *canonScan) value(path uint64, top bool) (hp, bool) {
 		return sc.object(path, top)
 	case c == '[':
 		return sc.array(path)
+	case c == '"' && sc.v4:
+		return sc.string4(path, top)
 	case c == '"':
 		raw, esc, ok := sc.strRaw()
 		if !ok {
@@ -214,6 +221,10 @@ func (sc *canonScan) value(path uint64, top bool) (hp, bool) {
 			h = fnvByte(fnvOffset^kindNumber, '#')
 		}
 		shape := h
+		if sc.v4 {
+			// The shape masks every number (DetectionV4).
+			shape = fnvOffset ^ kindNumber
+		}
 		if integer && len(num) <= 15 {
 			var v int64
 			for _, d := range num {
@@ -224,7 +235,11 @@ func (sc *canonScan) value(path uint64, top bool) (hp, bool) {
 			if num[0] == '-' {
 				v = -v
 			}
-			sc.nums += v
+			if !sc.v4 || !sc.inComm {
+				// The fourth generation sums only what the action
+				// compares: a measurement of the call counts nothing.
+				sc.nums += v
+			}
 			shape = fnvOffset ^ kindNumber
 		}
 		x := leaf2(path, h, shape)
@@ -332,7 +347,7 @@ func (sc *canonScan) object(path uint64, top bool) (hp, bool) {
 			return hp{}, false
 		}
 		sc.i++
-		comm := !sc.inComm && (commentaryKey(key) || sc.v3 && measurementKey(key))
+		comm := !sc.inComm && (commentaryKey(key) || sc.v3 && measurementKey(key) || sc.v4 && callKey(key))
 		if comm {
 			sc.inComm = true
 		}
@@ -585,26 +600,40 @@ func (sc *canonScan) stringValue(path uint64, raw []byte, esc, top bool) hp {
 		sc.buf = unescape(sc.buf[:0], raw)
 		s, esc = sc.buf, false
 	}
-	if t := trimSpace(s); !esc && len(t) >= 2 && len(t) <= maxEmbedLength && (t[0] == '{' && t[len(t)-1] == '}' || t[0] == '[' && t[len(t)-1] == ']') {
-		// The nested scan has its own buffer: t may live in sc.buf.
-		inner := canonScan{b: t, depth: sc.depth, v3: sc.v3}
-		if x, ok := inner.value(path, top); ok {
-			inner.skipSpace()
-			if inner.i == len(inner.b) {
-				for _, f := range inner.fields[:inner.nf] {
-					sc.addFolded(f)
-				}
-				sc.mergeSim(&inner)
-				sc.nums += inner.nums
-				// Embedded JSON is not the same as the object itself.
-				sc.comm += inner.comm
-				return hp{x.v + embedded, x.s + embedded}
-			}
+	if !esc {
+		if x, ok := sc.embeddedJSON(path, s, top); ok {
+			return x
 		}
 	}
 	h, shape, nums := sc.text1(s, esc)
 	sc.nums += nums
 	return leaf2(path, h, shape)
+}
+
+// embeddedJSON reads a string's decoded content s as JSON when it holds
+// an object or an array (tool arguments), as a nested scan.
+func (sc *canonScan) embeddedJSON(path uint64, s []byte, top bool) (hp, bool) {
+	t := trimSpace(s)
+	if len(t) < 2 || len(t) > maxEmbedLength || !(t[0] == '{' && t[len(t)-1] == '}' || t[0] == '[' && t[len(t)-1] == ']') {
+		return hp{}, false
+	}
+	// The nested scan has its own buffer: t may live in sc.buf.
+	inner := canonScan{b: t, depth: sc.depth, v3: sc.v3, v4: sc.v4}
+	x, ok := inner.value(path, top)
+	if !ok {
+		return hp{}, false
+	}
+	if inner.skipSpace(); inner.i != len(inner.b) {
+		return hp{}, false
+	}
+	for _, f := range inner.fields[:inner.nf] {
+		sc.addFolded(f)
+	}
+	sc.mergeSim(&inner)
+	sc.nums += inner.nums
+	// Embedded JSON is not the same as the object itself.
+	sc.comm += inner.comm
+	return hp{x.v + embedded, x.s + embedded}, true
 }
 
 // mayHoldJSON reports whether a string with escapes, once decoded and

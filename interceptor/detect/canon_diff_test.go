@@ -17,7 +17,7 @@ import (
 func sameAsReference(body []byte) string {
 	var got canonical
 	var want refCanonical
-	readCanonical(body, &got, false)
+	readCanonical(body, &got, DetectionV2)
 	refReadCanonical(body, &want)
 	w := canonical{
 		sum: want.sum, shape: want.shape, nums: want.nums, action: want.action,

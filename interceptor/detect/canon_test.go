@@ -82,6 +82,7 @@ func TestCanonicalInvalid(t *testing.T) {
 // near, of other text far; short text has none.
 func TestNearDup(t *testing.T) {
 	p := DefaultPolicy()
+	p.Detection = DetectionV2
 	para := func(words ...string) string {
 		return `"The test suite still fails in test_login because the session cookie is not set after the redirect to the dashboard page. ` +
 			`The middleware reads the cookie before the handler writes it, so the assertion on the user name fails ` + words[0] + `. ` +

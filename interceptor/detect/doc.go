@@ -30,7 +30,11 @@
 // [Policy.Detection] selects the rules. The zero value, [DetectionLegacy],
 // is the rule set of guard versions 1 to 3, described below, kept bit for
 // bit for the histories they recorded. [DefaultPolicy] selects
-// [DetectionV3] (guard version 6 on): one sequence of the execution's
+// [DetectionV4] (guard version 10 on): [DetectionV3]'s rules, results read
+// in one pass, and a clock is not progress (token usage, an event
+// stream's counters, step counters, progress meters, a numeric field
+// another node's results interleave). [DetectionV3] (guard versions 6 to
+// 9): one sequence of the execution's
 // steps, a loop being a stretch of it that repeats result for result with
 // a period of up to [MaxLoopPeriod] steps; noise masked only with evidence
 // (its shape, its name, or learnt because it turns back and forth);

@@ -288,6 +288,13 @@ func metricAt(v any, path string) (float64, bool) {
 // (see canonical) after the rules' ignored fields are removed.
 func extractV2(p Policy, node string, body []byte) Observation {
 	var obs Observation
+	if p.v4() && body[0] == '"' {
+		// A tool that returns its JSON as a string: read as that JSON,
+		// so that the rules' fields reach inside it.
+		if inner, ok := jsonInString(body); ok {
+			body = inner
+		}
+	}
 	r := p.Nodes[node].Rules
 	ignore := len(p.IgnoreFields) > 0 || len(r.IgnoreFields) > 0
 	if ignore || len(r.ProgressFields) > 0 || r.MetricField != "" || r.CostField != "" {
@@ -301,7 +308,7 @@ func extractV2(p Policy, node string, body []byte) Observation {
 		}
 	}
 	var c canonical
-	readCanonical(body, &c, p.v3())
+	readCanonical(body, &c, p.Detection)
 	obs.Output, obs.Sim = nonZero(c.sum), c.sim
 	obs.Count, obs.Action = c.nums, c.action
 	if c.shape != 0 {
@@ -311,6 +318,20 @@ func extractV2(p Policy, node string, body []byte) Observation {
 		obs.Fields = append([]Field(nil), c.fields[:c.nf]...)
 	}
 	return obs
+}
+
+// jsonInString returns the JSON a JSON string holds: an object or an
+// array, trimmed, that parses as exactly one value (DetectionV4).
+func jsonInString(body []byte) ([]byte, bool) {
+	var s string
+	if len(body) > maxEmbedLength || json.Unmarshal(body, &s) != nil {
+		return nil, false
+	}
+	t := bytes.TrimSpace([]byte(s))
+	if len(t) < 2 || t[0] != '{' && t[0] != '[' || !json.Valid(t) {
+		return nil, false
+	}
+	return t, true
 }
 
 // applyRules reads the progress fields, the metric and the cost of v into

@@ -21,7 +21,7 @@ func FuzzState(f *testing.F) {
 	f.Add([]byte{2, 2, 2, 10, 10, 10, 2, 2, 2, 10, 10, 10, 0xff, 0xfe, 0x80})
 	f.Add(make([]byte, 300))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		for _, gen := range []Generation{DetectionLegacy, DetectionV2, DetectionV3} {
+		for _, gen := range []Generation{DetectionLegacy, DetectionV2, DetectionV3, DetectionV4} {
 			fuzzState(t, gen, data)
 		}
 	})
@@ -128,11 +128,14 @@ func FuzzExtract(f *testing.F) {
 	f.Add([]byte(`{"args":"{\"q\": [\"a\", \"b\"], \"n\": 1.5}","thought":"x","id":12345}`))
 	f.Add([]byte(`"2026-11-23T12:48:26Z chatcmpl-9f8e7d6c5b 2.31s line 10 287:295 \ud83d\ude00"`))
 	f.Add([]byte(`"msg_01XFDUDYJgAACzvnptvVoYEL retry 4: Time: 1.378 s (took 2.1 s) 1732400000"`))
-	v2, v3 := p, p
+	f.Add([]byte(`"{\"matches\":[],\"requestNo\":7}"`))
+	f.Add([]byte(`"100  1256 --:--:-- 6573 5.1 MB/s\nStep 3 of 5: x\r\u0020req_011CUxQ2bT7LmN4pK8rV1sW3 tests/test_mod_096.py::test_case_1234"`))
+	v2, v3, v4 := p, p, p
 	v2.Detection = DetectionV2
 	v3.Detection = DetectionV3
+	v4.Detection = DetectionV4
 	f.Fuzz(func(t *testing.T, data []byte) {
-		for _, pol := range []Policy{p, v2, v3} {
+		for _, pol := range []Policy{p, v2, v3, v4} {
 			for _, node := range []string{"n", "other"} {
 				obs := Extract(pol, node, data)
 				if len(obs.ProgressRaw) > maxRawLen {
@@ -147,6 +150,9 @@ func FuzzExtract(f *testing.F) {
 			}
 		}
 		_ = ErrorHash(string(data), string(data))
+		if a, b := ExtractError(v4, "k", string(data)), ExtractError(v4, "k", string(data)); a.ErrorHash != b.ErrorHash || a.ErrorHash == 0 {
+			t.Fatalf("generation 4's error hash is not deterministic, or 0")
+		}
 		if sig := ErrorSignature(string(data), string(data)); len(sig) > maxSigLen {
 			t.Fatalf("signature of %d bytes", len(sig))
 		}

@@ -25,11 +25,21 @@ const (
 	// nothing is merged as "nearly the same" (see docs/detection.md).
 	// DefaultPolicy selects it.
 	DetectionV3 Generation = 3
+	// DetectionV4 judges the sequence as DetectionV3 does, and reads
+	// results in one pass, token by token as the bytes are read, with
+	// clocks told from progress: numbers that measure the call (token
+	// usage), count the runtime's events or meter a transfer are noise;
+	// a number that rises by the same stride at every step of an
+	// otherwise repeating period is a clock; a rising number excuses a
+	// period as a restart only when nothing else in it moved; errors
+	// are masked as results are; a result that is a JSON string holding
+	// JSON is read as that JSON (docs/detection.md, "Generation 4").
+	DetectionV4 Generation = 4
 )
 
 // Valid reports whether g is a known generation.
 func (g Generation) Valid() bool {
-	return g == DetectionLegacy || g == DetectionV2 || g == DetectionV3
+	return g == DetectionLegacy || g == DetectionV2 || g == DetectionV3 || g == DetectionV4
 }
 
 // v2 reports whether the policy selects the second generation's rules or
@@ -37,12 +47,19 @@ func (g Generation) Valid() bool {
 // rule and its learning state. Unknown generations get the legacy rules
 // (a loader should reject them with Valid first).
 func (p *Policy) v2() bool {
-	return p.Detection == DetectionV2 || p.Detection == DetectionV3
+	return p.Detection == DetectionV2 || p.Detection == DetectionV3 || p.Detection == DetectionV4
 }
 
-// v3 reports whether the policy selects the third generation's rules.
+// v3 reports whether the policy selects the third generation's sequence
+// rule: the third generation or the fourth, which adds to it.
 func (p *Policy) v3() bool {
-	return p.Detection == DetectionV3
+	return p.Detection == DetectionV3 || p.Detection == DetectionV4
+}
+
+// v4 reports whether the policy selects the fourth generation's reading
+// and clock rules.
+func (p *Policy) v4() bool {
+	return p.Detection == DetectionV4
 }
 
 // oneLoop reports whether the policy selects guard version 9's one loop

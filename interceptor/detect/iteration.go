@@ -40,6 +40,9 @@ type learning struct {
 	chg   [maxFields]uint8 // consecutive changes of each prev field
 	dir   [maxFields]int8  // DetectionV3: the direction of each prev field's last change (-1, 0, 1)
 	turns [maxFields]uint8 // DetectionV3: how many of its consecutive changes turned direction
+	// DetectionV4: 1 when each prev field's last change was a clock's
+	// (see clock), else 0.
+	clk   [maxFields]uint8
 	nprev int
 	vol   [maxVolatile]uint32 // learnt volatile field paths
 	nvol  int
@@ -157,17 +160,20 @@ func (s *State) judge(n *node, r *rec, a *agg) {
 				if s.pol.v3() {
 					ordered = l.turn(k, f.Num-l.prev[k].Num)
 				}
-				if l.chg[k] >= 2 && (!s.pol.v3() || !ordered) {
+				clock := s.pol.v4() && l.clock(k, s.interleaved(n, f.Path, l.prev[k].Num, f.Num))
+				if l.chg[k] >= 2 && (!s.pol.v3() || !ordered || clock) {
 					l.addVolatile(f.Path)
 				}
 			} else {
 				l.chg[k] = 0
+				l.clk[k] = 0
 			}
 		}
 	} else {
 		clear(l.chg[:])
 		clear(l.dir[:])
 		clear(l.turns[:])
+		clear(l.clk[:])
 	}
 	if s.pol.v3() && same && l.nvol > 0 {
 		// The third generation compares results without their learnt
@@ -206,6 +212,43 @@ func (l *learning) turn(k int, d float64) (ordered bool) {
 	}
 	l.dir[k] = sign
 	return l.chg[k] < 3 || 2*int(l.turns[k]) < int(l.chg[k])
+}
+
+// clock records whether prev field k's change was a clock's, and
+// reports whether its last two were (DetectionV4).
+func (l *learning) clock(k int, now bool) bool {
+	was := l.clk[k] != 0
+	l.clk[k] = 0
+	if now {
+		l.clk[k] = 1
+	}
+	return was && now
+}
+
+// interleaved reports whether a numeric field at path of node n, which
+// rose from before to now, counts the execution's events rather than n's
+// work (DetectionV4): another node's latest result holds the same field
+// with a value between the two. An agent runtime numbers every event,
+// the model's action and the tool's observation alike (41, 42, 43, ...):
+// one counter that rises at every step whatever the work does. A job's
+// progress, a score or a count of tests passed is one node's own, and
+// stays information.
+func (s *State) interleaved(n *node, path uint32, before, now float64) bool {
+	if now <= before {
+		return false
+	}
+	for i := range s.nodes {
+		o := &s.nodes[i]
+		if o == n {
+			continue
+		}
+		for _, f := range o.learn.prev[:o.learn.nprev] {
+			if f.Path == path && f.Num > before && f.Num < now {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // sameFields: the previous output had the same field paths, in order.

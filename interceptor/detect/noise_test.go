@@ -1,12 +1,13 @@
 package detect
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 )
 
-// TestNoiseAndInformation: the third generation's reading masks noise
+// TestNoiseAndInformation: the third and fourth generations' reading masks noise
 // (generated ids, durations, epochs, attempt counters, measurements named
 // by their key) and keeps information (entity ids, counts, scores, what an
 // action acts on). give holds two results; want says whether they read as
@@ -36,17 +37,20 @@ func TestNoiseAndInformation(t *testing.T) {
 		{"a CamelCase name is no generated id", [2]string{`"MyHandlerClass2023Version"`, `"MyHandlerClass2024Version"`}, false},
 		{"a step number", [2]string{`"step 3"`, `"step 4"`}, false},
 	}
-	p := DefaultPolicy()
-	key := func(s string) uint64 {
-		o := Extract(p, "n", []byte(s))
-		if o.Action != 0 {
-			return o.Action
+	for _, gen := range []Generation{DetectionV3, DetectionV4} {
+		p := DefaultPolicy()
+		p.Detection = gen
+		key := func(s string) uint64 {
+			o := Extract(p, "n", []byte(s))
+			if o.Action != 0 {
+				return o.Action
+			}
+			return o.Output
 		}
-		return o.Output
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, key(tt.give[0]) == key(tt.give[1]))
-		})
+		for _, tt := range tests {
+			t.Run(fmt.Sprintf("generation %d/%s", gen, tt.name), func(t *testing.T) {
+				assert.Equal(t, tt.want, key(tt.give[0]) == key(tt.give[1]))
+			})
+		}
 	}
 }

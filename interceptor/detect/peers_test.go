@@ -177,6 +177,7 @@ func TestPeers(t *testing.T) {
 	}
 	rules := []rule{
 		{"loopguard DetectionV3", ours(DetectionV3)},
+		{"loopguard DetectionV4", ours(DetectionV4)},
 		{"loopguard DetectionV2", ours(DetectionV2)},
 		{"loopguard legacy (v1-3)", ours(DetectionLegacy)},
 		{"OpenHands StuckDetector", func(tr *corpusTrace) int { return openHandsRule(tr.Calls) }},
@@ -232,6 +233,10 @@ func TestPeers(t *testing.T) {
 				assert.Equal(t, st.loops, st.caught, "%s: DetectionV2 must catch every stuck trace", g.name)
 				assert.Zero(t, st.falseHalts, "%s: DetectionV2 must halt no progressing trace", g.name)
 			}
+			if r.name == "loopguard DetectionV4" && g.ported {
+				assert.Equal(t, st.loops, st.caught, "%s: DetectionV4 must catch every stuck trace", g.name)
+				assert.Zero(t, st.falseHalts, "%s: DetectionV4 must halt no progressing trace", g.name)
+			}
 		}
 		if budgetLoops > 0 {
 			fmt.Fprintf(&report, "%-48s (%d loop(s) labelled budget_exceeded left out)\n", g.name, budgetLoops)
@@ -245,8 +250,8 @@ func TestPeers(t *testing.T) {
 
 	// The original corpus with default budgets: V2 keeps every verdict and
 	// detects sooner on average.
-	var mean [3]float64
-	for gi, gen := range []Generation{DetectionLegacy, DetectionV2, DetectionV3} {
+	var mean [4]float64
+	for gi, gen := range []Generation{DetectionLegacy, DetectionV2, DetectionV3, DetectionV4} {
 		var st corpusStats
 		for k := range traces {
 			tr := &traces[k]

@@ -9,7 +9,7 @@ import (
 // doc's table). Cost, runtime and cycle-runtime budgets are off by default.
 func DefaultPolicy() Policy {
 	return Policy{
-		Detection:              DetectionV3,
+		Detection:              DetectionV4,
 		MaxCallsPerNode:        10,
 		MaxNodeRuntime:         0,
 		MaxTotalCalls:          1000,

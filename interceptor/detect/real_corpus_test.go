@@ -244,7 +244,7 @@ func TestRealCorpus(t *testing.T) {
 	rules := []rule{
 		{"OpenHands StuckDetector", openHandsFrom},
 	}
-	for _, gen := range []Generation{DetectionV2, DetectionV3} {
+	for _, gen := range []Generation{DetectionV2, DetectionV3, DetectionV4} {
 		rules = append(rules, rule{fmt.Sprintf("loopguard generation %d", gen), func(calls []corpusCall) int {
 			p := DefaultPolicy()
 			p.Detection = gen
@@ -257,11 +257,21 @@ func TestRealCorpus(t *testing.T) {
 	// tool-call grain recommended for LLM↔tool loops.
 	rules = append(rules,
 		rule{"generation 3, zero Options' budgets", func(calls []corpusCall) int {
-			at, _ := replay(DefaultPolicy(), calls)
+			p := DefaultPolicy()
+			p.Detection = DetectionV3
+			at, _ := replay(p, calls)
 			return at
 		}},
 		rule{"generation 3, GrainToolCall budgets", func(calls []corpusCall) int {
-			at, _ := replay(ToolCallPolicy(), calls)
+			p := ToolCallPolicy()
+			p.Detection = DetectionV3
+			at, _ := replay(p, calls)
+			return at
+		}},
+		rule{"generation 4, GrainToolCall budgets", func(calls []corpusCall) int {
+			p := ToolCallPolicy()
+			p.Detection = DetectionV4
+			at, _ := replay(p, calls)
 			return at
 		}})
 	results := map[string]corpusStats{}
@@ -292,7 +302,7 @@ func TestRealCorpus(t *testing.T) {
 	for _, h := range []string{"tune", "check"} {
 		oh := results["OpenHands StuckDetector|"+h]
 		need := oh.caught + (2*(oh.loops-oh.caught)+2)/3
-		for _, name := range []string{"loopguard generation 3", "generation 3, GrainToolCall budgets"} {
+		for _, name := range []string{"loopguard generation 3", "generation 3, GrainToolCall budgets", "loopguard generation 4", "generation 4, GrainToolCall budgets"} {
 			st := results[name+"|"+h]
 			assert.Zero(t, st.falseHalts, "%s, %s half: progressing runs halted", name, h)
 			assert.GreaterOrEqual(t, st.caught, need, "%s, %s half: loops caught", name, h)

@@ -97,7 +97,7 @@ func (s *State) pushSeq(i int, r *rec, errHash uint64) {
 		v, x = kindSilent, kindSilent
 	}
 	node := uint64(i+1) * 0x9e3779b97f4a7c15
-	s.steps.push(seqStep{
+	st := seqStep{
 		exact:  mix64(node ^ x),
 		key:    mix64(node ^ v),
 		node:   int32(i),
@@ -106,7 +106,13 @@ func (s *State) pushSeq(i int, r *rec, errHash uint64) {
 		waited: r.waited(),
 		count:  r.count,
 		shape:  r.shape,
-	})
+	}
+	if s.pol.v4() {
+		// Half a hash tells 96 steps apart as well (a false match
+		// needs a whole period of them), in half the state.
+		st.exact, st.key, st.shape = st.exact>>32, st.key>>32, st.shape>>32
+	}
+	s.steps.push(st)
 }
 
 // Input records input from outside the loop at now: a signal or an update
@@ -210,6 +216,10 @@ func (s *State) restarts(p int) bool {
 		if m < 3 {
 			continue
 		}
+		if s.pol.v4() && !s.onlyCounterMoved(p) {
+			// A restart's evidence: nothing but the counter moved.
+			continue
+		}
 		up, down := 0, 0
 		for j := range m {
 			switch next := counts[(j+1)%m]; {
@@ -224,6 +234,25 @@ func (s *State) restarts(p int) bool {
 		}
 	}
 	return false
+}
+
+// onlyCounterMoved reports whether, in the latest p steps, each node's
+// steps differ from one another in their numbers at most (equal shapes):
+// the evidence a restart needs from the fourth generation on. A job that
+// runs to its end and starts again shows the same action and the same
+// kind of answer throughout; an agent that re-reads a file in ranges
+// (view_range 1-50, 51-100, ..., then 1-50 again) gets other text back
+// each time, and is a loop.
+func (s *State) onlyCounterMoved(p int) bool {
+	for a := 0; a < p; a++ {
+		first := s.steps.at(a)
+		for b := a + 1; b < p; b++ {
+			if st := s.steps.at(b); st.node == first.node && (st.failed != first.failed || st.shape != first.shape) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // staleRound reports whether the latest steps go round the same nodes in
@@ -349,6 +378,12 @@ func (s *State) detectLoopV3(i int, now time.Time) *Trip {
 		"JSON inside string fields read as JSON; arrays of strings compared as sets",
 		"commentary fields (thought, reasoning, why, ...)",
 		"noise in strings: timestamps, clock times, UUIDs, hex ids (8+ hex digits), generated ids (16+ mixed-case letters and digits), digit runs of 10+, durations (2.31s, 1.378 s, 150ms)",
+	}
+	if s.pol.v4() {
+		t.Evidence.Ignored = append(t.Evidence.Ignored,
+			"measurements of the call and the runtime's own counters by name: token usage and its cost, cause, event and command ids, task_progress",
+			"step N of M counters and progress meter lines",
+			"clocks: numeric fields that rose by the same stride, at least the steps between, at each of their node's steps")
 	}
 	return t
 }

@@ -127,3 +127,16 @@ func writeToken(b *strings.Builder, tok string) {
 		k++
 	}
 }
+
+// ExtractError reads a call's error into an Observation of a failed call:
+// the signature a person reads, and the hash the detectors compare. The
+// fourth generation hashes the message as its results are read (one
+// masking: a provider's request id is noise in an error as in a result);
+// earlier ones keep ErrorHash.
+func ExtractError(p Policy, kind, message string) Observation {
+	h := ErrorHash(kind, message)
+	if p.v4() {
+		h = errorHash4(kind, message)
+	}
+	return Observation{Failed: true, ErrorSig: ErrorSignature(kind, message), ErrorHash: h}
+}

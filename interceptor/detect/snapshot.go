@@ -72,6 +72,8 @@ type snapLearn struct {
 	Basis [3]uint8 `json:"b"`            // basis, SimHash distance, fields ignored
 	Dir   []int8   `json:"d,omitempty"`  // DetectionV3: direction of each prev field's last change
 	Turns []uint8  `json:"t,omitempty"`  // DetectionV3: turns among its consecutive changes
+	// DetectionV4: 1 when each prev field's last change was a clock's.
+	Clk []uint8 `json:"k,omitempty"`
 }
 
 type snapAgg struct {
@@ -159,7 +161,7 @@ func (s *State) snapshot() snapshot {
 		sn.Ext = &x
 	}
 	for i := range s.nodes {
-		sn.Nodes = append(sn.Nodes, snapNodeOf(&s.nodes[i], s.seq))
+		sn.Nodes = append(sn.Nodes, snapNodeOf(&s.nodes[i], s.seq, s.pol.v4()))
 	}
 	for _, e := range s.edges {
 		d := 0
@@ -183,7 +185,7 @@ func (s *State) snapshot() snapshot {
 	return sn
 }
 
-func snapNodeOf(n *node, seq int) snapNode {
+func snapNodeOf(n *node, seq int, v4 bool) snapNode {
 	sn := snapNode{
 		Name: n.name, Declared: n.declared, Seen: n.seen, Calls: n.calls, Steps: n.steps,
 		Run: int64(n.run), Cost: n.cost, FirstSeq: n.firstSeq, FirstAt: unixNano(n.firstAt),
@@ -211,14 +213,21 @@ func snapNodeOf(n *node, seq int) snapNode {
 			sl.Dir = append([]int8(nil), l.dir[:l.nprev]...)
 			sl.Turns = append([]uint8(nil), l.turns[:l.nprev]...)
 		}
+		if hasNonZero(l.clk[:l.nprev]) {
+			sl.Clk = append([]uint8(nil), l.clk[:l.nprev]...)
+		}
 		sn.Learn = sl
 	}
 	for j := n.hist.n - 1; j >= 0; j-- {
 		h := n.hist.at(j)
+		key := h.key
+		if v4 && key == h.out {
+			key = 0 // DetectionV4: the key is the output unless written
+		}
 		sn.Hist = append(sn.Hist, snapRec{
 			Out: hexOrEmpty(h.out), Prog: hexOrEmpty(h.prog), Metric: h.metric,
 			ErrSig: h.errSig, ProgRaw: h.progRaw, Flags: h.flags,
-			Seq: seqAgo(seq, h.seq), Sim: hexOrEmpty(h.sim), Shape: hexOrEmpty(h.shape), Count: h.count, Action: hexOrEmpty(h.action), Key: hexOrEmpty(h.key),
+			Seq: seqAgo(seq, h.seq), Sim: hexOrEmpty(h.sim), Shape: hexOrEmpty(h.shape), Count: h.count, Action: hexOrEmpty(h.action), Key: hexOrEmpty(key),
 		})
 	}
 	if n.hasLastProg {
@@ -282,11 +291,15 @@ func (s *State) restore(sn *snapshot) error {
 			}
 		}
 		for _, h := range x.Hist {
-			n.hist.push(rec{
+			r := rec{
 				out: parseHex(h.Out), prog: parseHex(h.Prog), metric: h.Metric,
 				errSig: truncate(h.ErrSig, maxNameLen), progRaw: truncate(h.ProgRaw, maxRawLen), flags: h.Flags,
 				seq: seqAt(sn.Seq, h.Seq), sim: parseHex(h.Sim), shape: parseHex(h.Shape), count: h.Count, action: parseHex(h.Action), key: parseHex(h.Key),
-			})
+			}
+			if s.pol.v4() && h.Key == "" {
+				r.key = r.out
+			}
+			n.hist.push(r)
 		}
 		if x.LastProg != "" {
 			n.hasLastProg, n.lastProg = true, parseHex(x.LastProg)
@@ -444,11 +457,12 @@ func (l *learning) restore(sl *snapLearn) error {
 		return err
 	}
 	copy(l.chg[:], sl.Chg)
-	if len(sl.Dir) > l.nprev || len(sl.Turns) > l.nprev {
+	if len(sl.Dir) > l.nprev || len(sl.Turns) > l.nprev || len(sl.Clk) > l.nprev {
 		return errors.New("learning state too large")
 	}
 	copy(l.dir[:], sl.Dir)
 	copy(l.turns[:], sl.Turns)
+	copy(l.clk[:], sl.Clk)
 	l.nvol = copy(l.vol[:], sl.Vol)
 	l.basis, l.dist, l.nign = sameBasis(sl.Basis[0]), sl.Basis[1], sl.Basis[2]
 	return nil

@@ -287,3 +287,29 @@ func TestOddPoliciesDoNotPanic(t *testing.T) {
 		assert.Less(t, d.s.Size(), 1<<20)
 	}
 }
+
+// TestStateSizeV4: after 10,000 calls of a two-node agent loop whose
+// every result is new (the replay benchmark's workload), generation 4's
+// state is at most 3 KB with periods up to 48 steps (issue 23), where
+// generation 3's is about 4.8 KB.
+func TestStateSizeV4(t *testing.T) {
+	size := func(g Generation) int {
+		p := DefaultPolicy()
+		p.Detection = g
+		p.MaxCallsPerNode, p.MaxTotalCalls, p.MaxCycleIterations = 100000, 200000, 100000
+		s := NewState(p)
+		now := t0
+		for i := range 10000 {
+			node := []string{"Think", "Act"}[i%2]
+			ref, trip := s.Begin(node, now)
+			require.Nil(t, trip)
+			now = now.Add(time.Second)
+			s.End(ref, Extract(p, node, []byte(fmt.Sprintf(`{"text":"%s step %d"}`, node, i))), now)
+		}
+		return s.Size()
+	}
+	v3, v4 := size(DetectionV3), size(DetectionV4)
+	t.Logf("state after 10,000 calls: generation 3 %d bytes, generation 4 %d bytes", v3, v4)
+	assert.LessOrEqual(t, v4, 3000)
+	assert.Equal(t, 2*MaxLoopPeriod, seqCap, "periods up to 48 steps are kept")
+}

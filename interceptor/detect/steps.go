@@ -89,10 +89,15 @@ func (s *State) finalise(i int, now time.Time) {
 	if s.pol.v2() {
 		s.noveltyV2(n, &r, prog)
 	}
-	n.hist.push(r)
 	if s.pol.v3() {
 		s.pushSeq(i, &r, a.errHash)
 	}
+	if s.pol.v4() {
+		// The sequence keeps them; no rule of the fourth generation
+		// reads them from the node's history.
+		r.shape, r.count = 0, 0
+	}
+	n.hist.push(r)
 
 	if prog {
 		for _, e := range n.in {

@@ -117,13 +117,28 @@ func TestV2SnapshotContinues(t *testing.T) {
 // the uninterrupted one.
 func TestV3SnapshotContinues(t *testing.T) {
 	p := DefaultPolicy()
-	require.Equal(t, DetectionV3, p.Detection)
+	p.Detection = DetectionV3
 	calls := []corpusCall{{Node: "agent", Output: json.RawMessage(`{"action":"plan"}`)}, {Input: true}}
 	for _, jitter := range []string{"5", "3", "8", "2", "9", "4", "7", "1"} {
 		calls = append(calls,
 			corpusCall{Node: "agent", Output: json.RawMessage(`{"action":"run","args":{"command":"ls"}}`)},
 			corpusCall{Node: "run", Output: json.RawMessage(`{"content":"a.txt","jitter":` + jitter + `}`)},
 			corpusCall{Node: "check", Error: "ToolError: exit status 1"})
+	}
+	snapshotContinues(t, p, calls)
+}
+
+// TestV4SnapshotContinues: a DetectionV4 state restored mid-run (a clock
+// half learnt: an event id the agent's action and the tool's observation
+// share) trips exactly like the uninterrupted one.
+func TestV4SnapshotContinues(t *testing.T) {
+	p := DefaultPolicy()
+	require.Equal(t, DetectionV4, p.Detection)
+	calls := []corpusCall{{Node: "agent", Output: json.RawMessage(`{"action":"plan"}`)}, {Input: true}}
+	for i := range 8 {
+		calls = append(calls,
+			corpusCall{Node: "agent", Output: json.RawMessage(fmt.Sprintf(`{"id":%d,"action":"run","args":{"command":"ls"}}`, 10+2*i))},
+			corpusCall{Node: "run", Output: json.RawMessage(fmt.Sprintf(`{"id":%d,"content":"a.txt"}`, 11+2*i))})
 	}
 	snapshotContinues(t, p, calls)
 }
@@ -203,16 +218,16 @@ func TestBudgetTable(t *testing.T) {
 	assert.False(t, ok)
 }
 
-// TestGeneration: the zero value is legacy; DefaultPolicy selects V3; a
+// TestGeneration: the zero value is legacy; DefaultPolicy selects V4; a
 // pinned policy without the field decodes as legacy.
 func TestGeneration(t *testing.T) {
-	assert.Equal(t, DetectionV3, DefaultPolicy().Detection)
+	assert.Equal(t, DetectionV4, DefaultPolicy().Detection)
 	var p Policy
 	require.NoError(t, json.Unmarshal([]byte(`{"maxCallsPerNode":10}`), &p))
 	assert.Equal(t, DetectionLegacy, p.Detection)
 	b, err := json.Marshal(DefaultPolicy())
 	require.NoError(t, err)
-	assert.Contains(t, string(b), `"detection":3`)
+	assert.Contains(t, string(b), `"detection":4`)
 	// Decoded over a value that had another generation (the interceptor
 	// reads its pinned config into the worker's current one): still legacy.
 	over := DefaultPolicy()
@@ -221,10 +236,11 @@ func TestGeneration(t *testing.T) {
 	assert.Equal(t, 4, over.MaxCallsPerNode)
 	assert.Equal(t, DefaultPolicy().MaxTotalCalls, over.MaxTotalCalls, "other fields keep overlay semantics")
 	require.NoError(t, json.Unmarshal(b, &over))
-	assert.Equal(t, DetectionV3, over.Detection)
+	assert.Equal(t, DetectionV4, over.Detection)
 	assert.True(t, DetectionV2.Valid())
 	assert.True(t, DetectionV3.Valid())
-	assert.False(t, Generation(4).Valid())
+	assert.True(t, DetectionV4.Valid())
+	assert.False(t, Generation(5).Valid())
 	assert.False(t, Generation(1).Valid())
 }
 

@@ -208,7 +208,14 @@ func specs() []spec {
 		convergingField = append(convergingField, fixtures.Turn{Node: "Code", Output: "applied"},
 			fixtures.Turn{Node: "Verify", Output: fmt.Sprintf(`{"ok": false, "errors": %d}`, failing)})
 	}
+	// A coder that re-proposes one patch whose envelope reports the
+	// tokens it used (the same each turn: the scripted activity's input
+	// is its output, and a changing input is a changing call).
+	usagePatch := fixtures.Repeat("Code", `{"patch":"retry the cache expiry fix","usage":{"prompt_tokens":1200,"completion_tokens":38}}`, 8)
 	return []spec{
+		{name: "v10-usage-patch", desc: "[guard version 10] zero Options; new executions pin detection generation 4: a coder re-proposes one patch in a provider envelope with a usage block; halted as stalled, escalated by signal (the history pins generation 4 and replays with it)",
+			registry: "fixtures", guard: "defaults", workflow: fixtures.WorkflowScripted, input: usagePatch,
+			answers: []answer{signal("escalate", by("the same patch again"))}},
 		{name: "v9-stale-round-resumed", desc: "[guard version 9] tool-call grain; Plan, Research and Code switch between two plans they have tried (A, B, B, A, ...): the stale-round rule halts the loop after four rounds; resumed by signal, the loop starts over and halts again only after four more rounds; escalated by signal (version 8 halted again at the call after the resume)",
 			registry: "fixtures", guard: "tool-call", workflow: fixtures.WorkflowScripted, input: staleRounds,
 			answers: []answer{signal("resume", by("try once more")), signal("escalate", by("the same plans again"))}},
