@@ -146,9 +146,7 @@ func (g *guard) setup(ctx workflow.Context) error {
 		return fmt.Errorf("loopguard: read pinned config: %w", err)
 	}
 	g.cfg = pinned
-	// The guard version decides the detectors' half of version 9 too, and
-	// a config pinned by a later version cannot switch it on below it.
-	g.cfg.Policy.OneLoop = g.version >= versionOneLoop
+	g.versioned()
 	g.active = true
 	g.pause.early = g.version >= versionSafety
 	g.pause.rung = g.version >= versionGuidance
@@ -271,3 +269,17 @@ func (g *guard) carryOnReturn(ctx workflow.Context, can *workflow.ContinueAsNewE
 	can.Header.Fields[carryHeader] = p
 	return nil
 }
+
+// versioned sets what the guard version, not the pinned config, decides:
+// the detectors' half of version 9 (Policy.OneLoop), which a config pinned
+// by a later version cannot switch on below it. The live guard and the
+// analysis of past histories (Judge) both call it after pinning.
+func (g *guard) versioned() {
+	g.cfg.Policy.OneLoop = g.version >= versionOneLoop
+}
+
+// refusedIsInput reports whether one of the guard's own control signals
+// that it refused (nothing to answer) and passed on is outside input to
+// the loop. From version 9 it is not: an operator's early escalate must
+// not delay the halt it asks for.
+func (g *guard) refusedIsInput() bool { return g.version < versionOneLoop }

@@ -107,10 +107,7 @@ func (i *inbound) HandleSignal(ctx workflow.Context, in *sdkinterceptor.HandleSi
 		if r := g.lastRejected; r != nil {
 			r.PassedOn = true
 		}
-		if g.version >= versionOneLoop {
-			// The guard's own control signal, refused (nothing to answer)
-			// and passed on, is not news for the loop: an operator's
-			// early escalate must not delay the halt it asks for.
+		if !g.refusedIsInput() {
 			return i.Next.HandleSignal(ctx, in)
 		}
 	case g.cfg.HaltedSignal:

@@ -83,6 +83,7 @@ func NewJudge(opts Options) (*Judge, error) {
 		return nil, err
 	}
 	j := &Judge{g: guard{cfg: cfg, hooks: h, version: guardedVersion}}
+	j.g.versioned()
 	j.g.next = &judgeOutbound{log: &j.logs}
 	return j, nil
 }
@@ -116,6 +117,7 @@ func (j *Judge) Pin(version int, decode func(ptr any) error) error {
 		return fmt.Errorf("read the pinned options: %w", err)
 	}
 	j.g.cfg, j.g.version, j.recorded = cfg, workflow.Version(version), true
+	j.g.versioned()
 	return nil
 }
 
@@ -341,6 +343,9 @@ func (j *Judge) Signal(name string, p *commonpb.Payload) bool {
 	case g.cfg.ResumeSignal, g.cfg.EscalateSignal, g.cfg.HaltSignal:
 		if g.takeInput(name, p, j.now) == nil || g.version < versionSafety {
 			return true
+		}
+		if !g.refusedIsInput() {
+			return false
 		}
 	case g.cfg.HaltedSignal:
 		return true
