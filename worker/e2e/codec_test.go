@@ -86,7 +86,7 @@ func TestEncryptionCodec(t *testing.T) {
 			info := testsuite.InspectWith(h, dc)
 			assert.Zero(t, info.WorkflowTaskFailures)
 			assert.True(t, info.Guarded)
-			assert.Equal(t, 8, info.GuardVersion, "what new executions run")
+			assert.Equal(t, 9, info.GuardVersion, "what new executions run")
 			assert.Equal(t, 1, countEvents(t, ctx, c, id, enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED)-
 				map[bool]int{true: 0, false: 1}[tc.opts.OnHalt == interceptor.OnHaltObserve], "loop.halted once")
 			if tc.encrypted {
