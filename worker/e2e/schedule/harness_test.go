@@ -403,6 +403,11 @@ func (d *driver) update(ctx context.Context, id, name string, arg any) {
 
 // send sends one planned input to the root workflow.
 func (d *driver) send(ctx context.Context, in schedule.Input) {
+	if in.Name == "resume" || in.Name == "escalate" {
+		// A bad payload the guard can still take (extend on a resume)
+		// answers a halt in force like any answer.
+		d.lad.lastSent[d.id] = time.Now()
+	}
 	switch in.Kind {
 	case schedule.InputHalt:
 		_ = d.c.SignalWorkflow(ctx, d.id, "", "halt", map[string]string{"reason": "planned stop", "by": By})
