@@ -2,6 +2,7 @@ package e2e_test
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"strings"
 	"sync"
@@ -22,6 +23,10 @@ import (
 // realTraces is the development corpus of real agent traces.
 const realTraces = "../../interceptor/detect/testdata/real"
 
+// analysisEvery picks the traces TestAnalysisAgreesWithLiveGuard runs:
+// every Nth of the development corpus.
+var analysisEvery = flag.Int("analysis.every", 20, "TestAnalysisAgreesWithLiveGuard runs every Nth trace of the corpus (1: all)")
+
 // TestAnalysisAgreesWithLiveGuard: traces of the development corpus run
 // on the embedded server without the guard, exported and analysed, give
 // the warnings and halts, call for call, that the guard gives when the
@@ -31,16 +36,16 @@ func TestAnalysisAgreesWithLiveGuard(t *testing.T) {
 	t.Parallel()
 	srv := sharedServer(t)
 	c := devtest.NewClient(t, srv)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-
 	all, err := traces.Load(realTraces)
 	require.NoError(t, err)
-	// A modest, fixed sample: every 20th trace, loops and progressing runs.
+	// A modest, fixed sample: every 20th trace, loops and progressing
+	// runs; -analysis.every=1 runs the whole corpus.
 	var sample []traces.Trace
-	for i := 0; i < len(all); i += 20 {
+	for i := 0; i < len(all); i += max(*analysisEvery, 1) {
 		sample = append(sample, all[i])
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(len(sample))*20*time.Second+2*time.Minute)
+	defer cancel()
 	nodes := traces.Nodes(sample)
 	queue := queueFor(t)
 	register := func(r worker.Registry) { traces.Register(r, nodes) }
