@@ -165,6 +165,7 @@ func (h *harness) run(p schedule.Plan) result {
 	hs := h.checkHistories(d, run.GetRunID())
 	d.checkNotices(hs)
 	d.checkOneLoop(hs)
+	d.checkResetWindow(hs)
 	if len(r.failures) > 0 && h.dump != "" {
 		for _, x := range hs {
 			name := fmt.Sprintf("seed-%d-%s.json", p.Seed, strings.ReplaceAll(x.name, " ", "-"))
