@@ -47,8 +47,9 @@ type result struct {
 	answers  int
 	// handlerDecisions counts the halts loop.status showed decided by a
 	// halt handler; guided, the guidances it showed in force that a call
-	// carried.
-	handlerDecisions, guided int
+	// carried; windowed, the halts reset-window checked against a reset
+	// of their loop.
+	handlerDecisions, guided, windowed int
 }
 
 func (r *result) fail(inv, format string, args ...any) {

@@ -42,7 +42,7 @@ func TestResetWindowCheck(t *testing.T) {
 			for i, e := range evs {
 				e.EventId = int64(i + 1)
 			}
-			got := resetWindowViolations(hist{name: "run 0", h: &historypb.History{Events: evs}}, converter.GetDefaultDataConverter())
+			_, got := resetWindowViolations(hist{name: "run 0", h: &historypb.History{Events: evs}}, converter.GetDefaultDataConverter())
 			assert.Len(t, got, tt.wantN, "%q", got)
 		})
 	}

@@ -50,7 +50,9 @@ func (d *driver) checkResetWindow(hs []hist) {
 		if testsuite.Inspect(x.h).GuardVersion < 9 {
 			continue
 		}
-		for _, v := range resetWindowViolations(x, dc) {
+		checked, violations := resetWindowViolations(x, dc)
+		d.r.windowed += checked
+		for _, v := range violations {
 			d.r.fail("reset-window", "%s", v)
 		}
 	}
@@ -79,7 +81,9 @@ func (d *driver) checkResetWindow(hs []hist) {
 // a reset in an earlier run) only makes it count from an earlier point:
 // more calls, never a false failure. Counting calls of every node, not only
 // the loop's, errs the same way.
-func resetWindowViolations(x hist, dc converter.DataConverter) []string {
+//
+// It returns how many halts it checked against a reset, and the violations.
+func resetWindowViolations(x hist, dc converter.DataConverter) (int, []string) {
 	evs := x.h.GetEvents()
 	halts := map[int]interceptor.HaltEvent{} // own halts by seq
 	echoAt := map[int]int{}                  // seq → index of its echo
@@ -156,6 +160,7 @@ func resetWindowViolations(x hist, dc converter.DataConverter) []string {
 		resets = append(resets, reset{loop: w.Loop, what: fmt.Sprintf("warning %d/%d (%s at %s)", w.N, w.Of, w.Detector, w.Node), at: at})
 	}
 	var out []string
+	checked := 0
 	for _, seq := range slices.Sorted(maps.Keys(halts)) {
 		ev := halts[seq]
 		if ev.Loop == "" || !repetitionReaders[ev.Detector] {
@@ -172,12 +177,13 @@ func resetWindowViolations(x hist, dc converter.DataConverter) []string {
 		if latest == nil {
 			continue
 		}
+		checked++
 		if c := calls[end] - calls[latest.at]; c < minWindowCalls {
 			out = append(out, fmt.Sprintf("%s: halt %d (%s at %s, loop %s, echo event %d) came %d call(s) after %s (event %d): a loop that starts over needs at least %d calls to trip a repetition reader again",
 				x.name, seq, ev.Detector, ev.Node, ev.Loop, end+1, c, latest.what, latest.at+1, minWindowCalls))
 		}
 	}
-	return out
+	return checked, out
 }
 
 // isCall reports whether e records a guarded call: an activity scheduled,
