@@ -43,7 +43,10 @@
 // loop's nodes were called reached a call. For one loop (guard version 9):
 // no warning a call carries or a halt lists goes past Options.Warnings,
 // and every halt that pauses is in the memo before its loop.halted echo,
-// within the workflow task that raised it (halt handler or not). A
+// within the workflow task that raised it (halt handler or not); a loop
+// that started over (a resume, a handler's decision, a warning) is not
+// halted again by a detector that reads repetition within 2 guarded calls
+// (reset-window). A
 // handler's decision that a PauseTimeout overtook (the handler took the
 // timeout or longer) is not counted as lost.
 //

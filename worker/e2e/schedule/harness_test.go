@@ -47,8 +47,9 @@ type result struct {
 	answers  int
 	// handlerDecisions counts the halts loop.status showed decided by a
 	// halt handler; guided, the guidances it showed in force that a call
-	// carried.
-	handlerDecisions, guided int
+	// carried; windowed, the halts reset-window checked against a reset
+	// of their loop.
+	handlerDecisions, guided, windowed int
 }
 
 func (r *result) fail(inv, format string, args ...any) {
@@ -165,6 +166,7 @@ func (h *harness) run(p schedule.Plan) result {
 	hs := h.checkHistories(d, run.GetRunID())
 	d.checkNotices(hs)
 	d.checkOneLoop(hs)
+	d.checkResetWindow(hs)
 	if len(r.failures) > 0 && h.dump != "" {
 		for _, x := range hs {
 			name := fmt.Sprintf("seed-%d-%s.json", p.Seed, strings.ReplaceAll(x.name, " ", "-"))

@@ -365,6 +365,7 @@ func (d *driver) uncut(id string, n interceptor.Notice) (text, by string) {
 // noticed is one notice a call carried.
 type noticed struct {
 	where  string
+	event  int // index of the call's event in the history
 	notice interceptor.Notice
 	bytes  int
 }
@@ -423,7 +424,7 @@ func (d *driver) checkNotices(hs []hist) {
 // schedules and child workflow starts (headers are not encoded by a codec).
 func headerNotices(x hist) []noticed {
 	var out []noticed
-	for _, e := range x.h.GetEvents() {
+	for i, e := range x.h.GetEvents() {
 		var h *commonpb.Header
 		var what string
 		switch e.GetEventType() {
@@ -444,7 +445,7 @@ func headerNotices(x hist) []noticed {
 		if err := converter.GetDefaultDataConverter().FromPayload(p, &n); err != nil {
 			n.Guidance = "(undecodable notice: " + err.Error() + ")"
 		}
-		out = append(out, noticed{where: fmt.Sprintf("%s: %s (event %d)", x.name, what, e.GetEventId()), notice: n, bytes: proto.Size(p)})
+		out = append(out, noticed{where: fmt.Sprintf("%s: %s (event %d)", x.name, what, e.GetEventId()), event: i, notice: n, bytes: proto.Size(p)})
 	}
 	return out
 }

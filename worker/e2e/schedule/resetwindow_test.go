@@ -1,0 +1,208 @@
+package schedule_test
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/loopguard/loopguard/interceptor"
+	"github.com/loopguard/loopguard/interceptor/detect"
+	"github.com/loopguard/loopguard/testsuite"
+	"github.com/loopguard/loopguard/worker/e2e/schedule"
+	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/sdk/converter"
+)
+
+// minWindowCalls is the fewest guarded calls any detector that reads
+// repetition needs to trip on a loop that started over: a repetition is
+// two of something (two equal results or errors, two rounds of a period,
+// an edge counted over its limit of at least one), and starting over
+// (detect.State.Resume, guard version 9) leaves none of it behind for the
+// loop's nodes. The real window is usually longer (RepeatThreshold rounds
+// of the loop's period); the check takes the bound that holds for every
+// detector and profile, so that it never fails on correct behaviour.
+const minWindowCalls = 2
+
+// repetitionReaders are the detectors a reset puts a barrier in front of
+// (docs/detection.md, "Starting over"). The budgets (node_calls,
+// cycle_iterations, total_calls, the runtimes and costs) count on across
+// a reset unless extended, and a human's stop halts at once: they may halt
+// sooner, and are not checked.
+var repetitionReaders = map[detect.Detector]bool{
+	detect.DetectorIdenticalOutput:       true,
+	detect.DetectorOutputOscillation:     true,
+	detect.DetectorTransitionOscillation: true,
+	detect.DetectorRepeatedError:         true,
+	detect.DetectorEdgeWithoutProgress:   true,
+	detect.DetectorUnchangedProgress:     true,
+	detect.DetectorNoImprovement:         true,
+}
+
+// checkResetWindow checks invariant reset-window on every history of guard
+// version 9 or later: see resetWindowViolations.
+func (d *driver) checkResetWindow(hs []hist) {
+	dc := converter.GetDefaultDataConverter()
+	if d.p.Codec {
+		dc = schedule.DataConverter()
+	}
+	for _, x := range hs {
+		if testsuite.Inspect(x.h).GuardVersion < 9 {
+			continue
+		}
+		checked, violations := resetWindowViolations(x, dc)
+		d.r.windowed += checked
+		for _, v := range violations {
+			d.r.fail("reset-window", "%s", v)
+		}
+	}
+}
+
+// resetWindowViolations lists the halts of history x that came within one
+// window after a reset of their own loop: a halt by a repetition reader,
+// of loop L (HaltEvent.Loop), with fewer than minWindowCalls guarded calls
+// (activities scheduled, local activities recorded, children initiated, of
+// any node) between the latest reset of L and the halt's loop.halted echo.
+//
+// The resets it sees, each placed no later than it happened, so that the
+// calls it counts are never fewer than the calls the loop made since:
+//
+//   - a halt of L that was resumed (by a human, the pause timeout or the
+//     halt handler: a later memo says running): from the memo that showed
+//     the halt, which the guard writes before it waits or asks the handler;
+//   - a warning of L (Warning.Loop): from just after the last call of the
+//     warning's nodes (Warning.Nodes) before the first call whose notice
+//     carries it: those nodes' calls carry it from the reset on, so that
+//     call came before the reset, or is the one that tripped; a local
+//     activity, which shows no header in the history, may come between
+//     and is counted.
+//
+// A reset it does not see (an escalated halt's, a warning under the codec,
+// a reset in an earlier run) only makes it count from an earlier point:
+// more calls, never a false failure. Counting calls of every node, not only
+// the loop's, errs the same way.
+//
+// It returns how many halts it checked against a reset, and the violations.
+func resetWindowViolations(x hist, dc converter.DataConverter) (int, []string) {
+	evs := x.h.GetEvents()
+	halts := map[int]interceptor.HaltEvent{} // own halts by seq
+	echoAt := map[int]int{}                  // seq → index of its echo
+	for i, e := range evs {
+		a := e.GetWorkflowExecutionSignaledEventAttributes()
+		if a == nil || a.GetSignalName() != interceptor.DefaultHaltedSignal || len(a.GetInput().GetPayloads()) == 0 {
+			continue
+		}
+		var ev interceptor.HaltEvent
+		if dc.FromPayload(a.GetInput().GetPayloads()[0], &ev) != nil || !ownEcho(x.h, ev) {
+			continue
+		}
+		if _, seen := halts[ev.Seq]; !seen {
+			halts[ev.Seq], echoAt[ev.Seq] = ev, i
+		}
+	}
+	// calls[i] counts the guarded calls among evs[:i].
+	calls := make([]int, len(evs)+1)
+	for i, e := range evs {
+		calls[i+1] = calls[i]
+		if isCall(e) {
+			calls[i+1]++
+		}
+	}
+	type reset struct {
+		loop, what string
+		seq        int // the resumed halt's, 0 for a warning
+		at         int // index of the first event after the reset
+	}
+	var resets []reset
+	// Resumed halts: the memo showing halt seq, then a memo saying running.
+	shownAt, open := -1, 0
+	for i, e := range evs {
+		p := e.GetWorkflowPropertiesModifiedEventAttributes().GetUpsertedMemo().GetFields()["loopguard"]
+		if p == nil {
+			continue
+		}
+		var m struct {
+			State string `json:"state"`
+			Seq   int    `json:"seq"`
+		}
+		if dc.FromPayload(p, &m) != nil {
+			continue
+		}
+		switch {
+		case m.State == string(interceptor.StateHalted):
+			if m.Seq != open { // a memo written again for the same halt is not the halt
+				shownAt, open = i, m.Seq
+			}
+		case m.State == string(interceptor.StateRunning) && open > 0:
+			if ev, ok := halts[open]; ok && ev.Loop != "" {
+				resets = append(resets, reset{loop: ev.Loop, what: fmt.Sprintf("halt %d resumed", open), seq: open, at: shownAt})
+			}
+			open = 0
+		default:
+			open = 0
+		}
+	}
+	// Warnings: the first call carrying each warning of a loop.
+	last := map[string]int{} // loop → N of the warning its calls last carried
+	for _, n := range headerNotices(x) {
+		w := n.notice.Warning
+		if w == nil || w.Loop == "" || last[w.Loop] == w.N {
+			continue
+		}
+		last[w.Loop] = w.N
+		at := 0
+		for j := n.event - 1; j >= 0; j-- {
+			if slices.Contains(w.Nodes, headerCallNode(evs[j])) {
+				at = j + 1
+				break
+			}
+		}
+		resets = append(resets, reset{loop: w.Loop, what: fmt.Sprintf("warning %d/%d (%s at %s)", w.N, w.Of, w.Detector, w.Node), at: at})
+	}
+	var out []string
+	checked := 0
+	for _, seq := range slices.Sorted(maps.Keys(halts)) {
+		ev := halts[seq]
+		if ev.Loop == "" || !repetitionReaders[ev.Detector] {
+			continue
+		}
+		end := echoAt[seq]
+		var latest *reset
+		for k := range resets {
+			r := &resets[k]
+			if r.loop == ev.Loop && r.seq < seq && r.at <= end && (latest == nil || r.at > latest.at) {
+				latest = r
+			}
+		}
+		if latest == nil {
+			continue
+		}
+		checked++
+		if c := calls[end] - calls[latest.at]; c < minWindowCalls {
+			out = append(out, fmt.Sprintf("%s: halt %d (%s at %s, loop %s, echo event %d) came %d call(s) after %s (event %d): a loop that starts over needs at least %d calls to trip a repetition reader again",
+				x.name, seq, ev.Detector, ev.Node, ev.Loop, end+1, c, latest.what, latest.at+1, minWindowCalls))
+		}
+	}
+	return checked, out
+}
+
+// isCall reports whether e records a guarded call: an activity scheduled,
+// a local activity's marker, a child workflow initiated.
+func isCall(e *historypb.HistoryEvent) bool {
+	switch e.GetEventType() {
+	case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED, enumspb.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED:
+		return true
+	case enumspb.EVENT_TYPE_MARKER_RECORDED:
+		return e.GetMarkerRecordedEventAttributes().GetMarkerName() == "LocalActivity"
+	}
+	return false
+}
+
+// headerCallNode is the node of an activity scheduled or a child workflow
+// initiated (the calls whose header the history shows), or "".
+func headerCallNode(e *historypb.HistoryEvent) string {
+	if a := e.GetActivityTaskScheduledEventAttributes(); a != nil {
+		return a.GetActivityType().GetName()
+	}
+	return e.GetStartChildWorkflowExecutionInitiatedEventAttributes().GetWorkflowType().GetName()
+}
