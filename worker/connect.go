@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/operatorservice/v1"
@@ -213,7 +214,7 @@ func externalSearchAttribute(ctx context.Context, c client.Client, namespace str
 	if name == "" {
 		name = defaultSearchAttribute
 	}
-	resp, err := c.OperatorService().ListSearchAttributes(ctx, &operatorservice.ListSearchAttributesRequest{Namespace: namespace})
+	resp, err := listSearchAttributes(ctx, c, namespace)
 	if err != nil {
 		if cfg.searchAttribute != "" {
 			logger.Warn("cannot list the namespace's search attributes; using the one given, which must be a registered Keyword",
@@ -274,5 +275,27 @@ func unwrapAll(err error) error {
 			return err
 		}
 		err = next
+	}
+}
+
+// listSearchAttributes lists the namespace's search attributes, trying
+// again for a few seconds when the call fails: a worker that starts while
+// its server is busy or coming back must not run for good without the
+// attribute (and its paused gauge and alerts) because of one transient
+// error. The production recipe saw a restarted worker report
+// loopguard_search_attribute_enabled 0 on a loaded machine.
+func listSearchAttributes(ctx context.Context, c client.Client, namespace string) (*operatorservice.ListSearchAttributesResponse, error) {
+	wait := 250 * time.Millisecond
+	for try := 1; ; try++ {
+		resp, err := c.OperatorService().ListSearchAttributes(ctx, &operatorservice.ListSearchAttributesRequest{Namespace: namespace})
+		if err == nil || try == 5 || ctx.Err() != nil {
+			return resp, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(wait):
+		}
+		wait *= 2
 	}
 }
