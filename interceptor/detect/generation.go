@@ -23,7 +23,7 @@ const (
 	// as DetectionV2 reads them, except that only noise is masked: numbers
 	// that name an entity or move (counts, scores) are information, and
 	// nothing is merged as "nearly the same" (see docs/detection.md).
-	// DefaultPolicy selects it.
+	// Guard versions 6 to 9 pin it for new executions.
 	DetectionV3 Generation = 3
 	// DetectionV4 judges the sequence as DetectionV3 does, and reads
 	// results in one pass, token by token as the bytes are read, with
