@@ -22,6 +22,11 @@ type warningRung struct {
 	inForce          string
 	nodes            []string
 	left, issued     int
+	// calls counts every call that went ahead; since and tripWindow are
+	// the count at the last warning and the steps its detector needs to
+	// trip again (Trip.Window), so a run that ended with the warning in
+	// force can be told apart from one that ran a whole window past it.
+	calls, since, tripWindow, period int
 }
 
 func newWarningRung(p Policy, warnings int) *warningRung {
@@ -52,6 +57,7 @@ func (w *warningRung) warned(s *State, t *Trip) bool {
 		}
 	}
 	w.left = w.window * len(w.nodes)
+	w.since, w.tripWindow, w.period = w.calls, t.Window, t.Period
 	if w.oneLoop && t.Period > 0 {
 		w.left = max(w.window*t.Period, t.Window+t.Period)
 	}
@@ -60,6 +66,7 @@ func (w *warningRung) warned(s *State, t *Trip) bool {
 }
 
 func (w *warningRung) call(node string) {
+	w.calls++
 	if w.inForce == "" || !slices.Contains(w.nodes, node) {
 		return
 	}
@@ -74,34 +81,46 @@ func (w *warningRung) call(node string) {
 type ladderOutcome int
 
 const (
-	outcomeHalted ladderOutcome = iota // warned, then halted
-	outcomeEnded                       // the run ended with its warning in force (not yet heeded)
-	outcomeHeeded                      // its repetition did not come back within the heeded window: the recorded agent moved on
-	outcomeAgain                       // warned more than Warnings times, never halted
+	outcomeHalted  ladderOutcome = iota // warned, then halted
+	outcomeEnded                        // the run ended within one window (Trip.Window steps) of the warning
+	outcomeStopped                      // the run went on past a window, and nothing after the warning is a loop the detectors catch from a clean start
+	outcomeMissed                       // the run went on, the detectors catch a loop after the warning from a clean start, and the warned run was not halted
+	outcomeAgain                        // warned more than Warnings times, never halted
 )
 
 // TestRealCorpusWithWarnings measures the ladder on the real corpus with
 // the tool-call grain's budgets: loops caught and progressing runs halted
-// without warnings and with Warnings 1, at guard versions 8 and 9; and,
-// for each loop caught without warnings, what the warning made of it. A
-// recorded agent does not read its warnings, so a loop whose repetition
-// stopped after the warning (the labelled stretch ended, the agent moved
-// on) is heeded, as it would be live. At version 9 no loop is warned
-// again and again without a halt (version 8 renewed the warnings of a
-// loop that took a detour, or whose period outlasted the heeded window).
+// without warnings and with Warnings 1; and, for each loop caught without
+// warnings, what the warning made of it. The target (issue 22): every
+// loop caught without warnings is warned, then halted, unless the run
+// ends within one window of the warning. A recorded agent does not read
+// its warnings, and most recorded loops stop soon after their labelled
+// stretch, so a loop that is not halted is accounted for in one of two
+// ways: its run ended within one window of the warning (Trip.Window, the
+// steps the detector needs to trip again on an unchanged loop), or the
+// run went on and the calls after the warning hold nothing the detectors
+// catch from a clean start (a fresh State over the rest of the run): the
+// loop stopped repeating. The test fails on any other: a loop that went on
+// after its warning, that the detectors would catch afresh, but that the
+// warned guard let run (outcomeMissed), or that was warned again and again.
 func TestRealCorpusWithWarnings(t *testing.T) {
 	traces := loadRealCorpus(t)
 	type rule struct {
-		name    string
-		oneLoop bool
+		name      string
+		detection Generation
+		oneLoop   bool
 	}
-	rules := []rule{{"version 8", false}, {"version 9", true}}
+	rules := []rule{
+		{"gen 3, guard 8", DetectionV3, false},
+		{"gen 3, guard 9", DetectionV3, true},
+		{"gen 4, guard 10", DetectionV4, true},
+	}
 	var report strings.Builder
-	fmt.Fprintf(&report, "\n%-10s %-6s %-22s %-22s %-10s %-10s %-10s %-8s %s\n", "GrainToolCall", "half", "caught, no warnings", "caught, Warnings 1", "ended", "heeded", "again", "warnings", "progressing runs halted (no warnings / Warnings 1)")
+	fmt.Fprintf(&report, "\n%-16s %-6s %-20s %-20s %-6s %-7s %-7s %-6s %-8s %s\n", "GrainToolCall", "half", "caught, no warnings", "caught, Warnings 1", "ended", "stopped", "missed", "again", "warnings", "progressing runs halted (no warnings / Warnings 1)")
 	for _, r := range rules {
 		for _, h := range []string{"tune", "check"} {
 			var plain, warned corpusStats
-			var outcomes [4]int
+			var outcomes [5]int
 			issued := 0
 			for i := range traces {
 				tr := &traces[i]
@@ -109,7 +128,7 @@ func TestRealCorpusWithWarnings(t *testing.T) {
 					continue
 				}
 				p := ToolCallPolicy()
-				p.OneLoop = r.oneLoop
+				p.Detection, p.OneLoop = r.detection, r.oneLoop
 				calls, onset := realCalls(tr)
 				ct := &corpusTrace{Name: tr.Name, Loop: tr.Loop, Onset: onset}
 				at0, trip0 := replay(p, calls)
@@ -121,27 +140,52 @@ func TestRealCorpusWithWarnings(t *testing.T) {
 					continue
 				}
 				issued += lad.issued
+				after := lad.calls - lad.since
+				o := outcomeHalted
 				switch {
 				case at >= 0:
-					outcomes[outcomeHalted]++
 				case lad.issued > 1:
-					outcomes[outcomeAgain]++
-					t.Logf("%s: %s warned %d times, never halted", r.name, tr.Name, lad.issued)
-				case lad.inForce != "":
-					outcomes[outcomeEnded]++
+					o = outcomeAgain
+				case after < lad.tripWindow:
+					o = outcomeEnded
+				case freshTrip(p, calls, lad.since) < 0:
+					o = outcomeStopped
 				default:
-					outcomes[outcomeHeeded]++
+					o = outcomeMissed
+				}
+				outcomes[o]++
+				if o == outcomeAgain || o == outcomeMissed {
+					t.Logf("%s: %s: warned %d times, %d calls after the last warning, not halted", r.name, tr.Name, lad.issued, after)
 				}
 			}
-			fmt.Fprintf(&report, "%-10s %-6s %-22s %-22s %-10d %-10d %-10d %-8d %d/%d / %d/%d\n", r.name, h,
+			fmt.Fprintf(&report, "%-16s %-6s %-20s %-20s %-6d %-7d %-7d %-6d %-8d %d/%d / %d/%d\n", r.name, h,
 				fmt.Sprintf("%d/%d", plain.caught, plain.loops), fmt.Sprintf("%d/%d", warned.caught, warned.loops),
-				outcomes[outcomeEnded], outcomes[outcomeHeeded], outcomes[outcomeAgain], issued,
+				outcomes[outcomeEnded], outcomes[outcomeStopped], outcomes[outcomeMissed], outcomes[outcomeAgain], issued,
 				plain.falseHalts, plain.progressing, warned.falseHalts, warned.progressing)
 			if r.oneLoop {
-				assert.Zero(t, outcomes[outcomeAgain], "%s half: loops warned again and again, never halted", h)
-				assert.Zero(t, warned.falseHalts, "%s half: progressing runs halted", h)
+				assert.Zero(t, outcomes[outcomeAgain], "%s, %s half: loops warned again and again, never halted", r.name, h)
+				assert.Zero(t, outcomes[outcomeMissed], "%s, %s half: loops that went on after their warning, not halted", r.name, h)
+				assert.Zero(t, warned.falseHalts, "%s, %s half: progressing runs halted", r.name, h)
 			}
 		}
 	}
 	t.Log(report.String())
+}
+
+// freshTrip replays the calls from the since-th guarded call on (the
+// warned call included) with a fresh State: the index of its trip within
+// them, -1 for none.
+func freshTrip(p Policy, calls []corpusCall, since int) int {
+	n := 0
+	for k, c := range calls {
+		if c.Input {
+			continue
+		}
+		if n == since {
+			at, _ := replay(p, calls[k:])
+			return at
+		}
+		n++
+	}
+	return -1
 }
