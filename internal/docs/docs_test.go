@@ -374,3 +374,34 @@ func TestDocsStateTheCLIVersion(t *testing.T) {
 	}
 	assert.GreaterOrEqual(t, found, 8)
 }
+
+// TestReadmeDetectionFiguresAreMeasured: the README's "How well it
+// detects" table states only figures that docs/detection.md (where each
+// has its command and its test) or docs/measurements.md states too, so a
+// re-measured figure cannot stay behind on the first screen.
+func TestReadmeDetectionFiguresAreMeasured(t *testing.T) {
+	read := func(p string) string {
+		b, err := os.ReadFile(filepath.Join(root, p))
+		require.NoError(t, err)
+		return string(b)
+	}
+	readme, measured := read("README.md"), read("docs/detection.md")+read("docs/measurements.md")
+	_, sec, ok := strings.Cut(readme, "## How well it detects\n")
+	require.True(t, ok, "README has a section \"How well it detects\"")
+	sec, _, _ = strings.Cut(sec, "\n## ")
+	figure := regexp.MustCompile(`\d+/\d+|\d+(\.\d+)?×`)
+	n := 0
+	for _, line := range strings.Split(sec, "\n") {
+		if !strings.HasPrefix(line, "| ") || strings.HasPrefix(line, "| corpus") {
+			continue
+		}
+		for _, cell := range strings.Split(line, "|")[2:] {
+			for _, f := range figure.FindAllString(cell, -1) {
+				n++
+				stated := regexp.MustCompile(`(^|[^\d.])` + regexp.QuoteMeta(f) + `($|[^\d])`)
+				assert.True(t, stated.MatchString(measured), "README states %s (%s), which docs/detection.md and docs/measurements.md do not", f, strings.TrimSpace(line))
+			}
+		}
+	}
+	assert.Greater(t, n, 10, "figures checked")
+}
