@@ -323,6 +323,9 @@ func extractV2(p Policy, node string, body []byte) Observation {
 // jsonInString returns the JSON a JSON string holds: an object or an
 // array, trimmed, that parses as exactly one value (DetectionV4).
 func jsonInString(body []byte) ([]byte, bool) {
+	if !mayStartJSON(body[1:]) {
+		return nil, false
+	}
 	var s string
 	if len(body) > maxEmbedLength || json.Unmarshal(body, &s) != nil {
 		return nil, false
@@ -332,6 +335,26 @@ func jsonInString(body []byte) ([]byte, bool) {
 		return nil, false
 	}
 	return t, true
+}
+
+// mayStartJSON answers, without decoding, whether a JSON string's content
+// as written (after its opening quote) can hold JSON once decoded and
+// trimmed: most tool results are text, and decoding them to find out cost
+// three allocations each. It is conservative: after the ASCII whitespace
+// bytes.TrimSpace trims, only an ASCII byte other than '{', '[' and a
+// backslash (which may start an escape) rules it out; a non-ASCII byte
+// (which may be a space TrimSpace trims) leaves it to the decoder.
+func mayStartJSON(b []byte) bool {
+	for _, c := range b {
+		switch c {
+		case ' ', '\t', '\n', '\v', '\f', '\r':
+			continue
+		case '{', '[', '\\':
+			return true
+		}
+		return c >= utf8.RuneSelf
+	}
+	return false
 }
 
 // applyRules reads the progress fields, the metric and the cost of v into
