@@ -91,6 +91,16 @@ func Generate(seed int64, fs Features) Plan {
 			p.Handlers = append(p.Handlers, HandlerKinds[g.r.IntN(len(HandlerKinds))])
 		}
 	}
+	// Drawn last, so that the rest of every seed's plan stays as it was
+	// before feature runtime.
+	if fs.Has(FeatRuntime) && g.r.IntN(3) == 0 {
+		p.Runtime = true
+		if fs.Has(FeatHandler) {
+			// The first halt's handler, and every len(Handlers)-th after
+			// it, outlasts the budgets.
+			p.Handlers = append([]HandlerKind{HandlerSlow}, p.Handlers...)
+		}
+	}
 	return p
 }
 
