@@ -98,7 +98,7 @@ func TestHandlerTimeCheck(t *testing.T) {
 				}
 				chain = append(chain, hist{name: "run " + string(rune('0'+k)), h: &historypb.History{Events: evs}})
 			}
-			checked, got := handlerTimeViolations(chain, converter.GetDefaultDataConverter())
+			checked, _, got := handlerTimeViolations(chain, converter.GetDefaultDataConverter())
 			assert.Len(t, got, tt.wantN, "%q", got)
 			assert.Equal(t, tt.checked, checked, "runtime halts checked")
 		})

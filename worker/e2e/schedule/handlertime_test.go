@@ -104,8 +104,9 @@ func (d *driver) checkHandlerTime(hs []hist) {
 		if testsuite.Inspect(c[0].h).GuardVersion < 9 {
 			continue
 		}
-		checked, violations := handlerTimeViolations(c, dc)
+		checked, slacks, violations := handlerTimeViolations(c, dc)
 		d.r.runtimeHalts += checked
+		d.r.runtimeSlack = append(d.r.runtimeSlack, slacks...)
 		for _, v := range violations {
 			d.r.fail("handler-time", "%s", v)
 		}
@@ -124,9 +125,10 @@ type span struct{ from, to time.Time }
 
 // handlerTimeViolations checks the runtime halts of one chain of runs
 // (runs joined by continue-as-new, whose guard state carries over, in
-// order; or one child's history). It returns how many it checked and the
+// order; or one child's history). It returns how many it checked, by how
+// much each charge it could read stayed within its bound (U − C), and the
 // violations.
-func handlerTimeViolations(chain []hist, dc converter.DataConverter) (int, []string) {
+func handlerTimeViolations(chain []hist, dc converter.DataConverter) (int, []time.Duration, []string) {
 	type halt struct {
 		ev    interceptor.HaltEvent
 		where string
@@ -188,6 +190,7 @@ func handlerTimeViolations(chain []hist, dc converter.DataConverter) (int, []str
 		}
 	}
 	var out []string
+	var slacks []time.Duration
 	checked := 0
 	for j, h := range halts {
 		if !runtimeDetectors[h.ev.Detector] {
@@ -220,6 +223,9 @@ func handlerTimeViolations(chain []hist, dc converter.DataConverter) (int, []str
 		} else {
 			charged, err = time.ParseDuration(m[1])
 		}
+		if err == nil {
+			slacks = append(slacks, bound-charged)
+		}
 		switch {
 		case err != nil:
 			out = append(out, fmt.Sprintf("%s: cannot read the runtime %s charged from %q: %v", h.where, h.ev.Detector, h.ev.Message, err))
@@ -228,5 +234,5 @@ func handlerTimeViolations(chain []hist, dc converter.DataConverter) (int, []str
 				h.where, h.ev.Detector, h.ev.Node, h.ev.Loop, charged, h.ev.Message, bound, to.Sub(from), why, paused))
 		}
 	}
-	return checked, out
+	return checked, slacks, out
 }

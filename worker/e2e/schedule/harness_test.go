@@ -52,6 +52,9 @@ type result struct {
 	// handler-time checked; slowResumes, the halts a halt handler resumed
 	// after taking longer than every runtime budget.
 	handlerDecisions, guided, windowed, runtimeHalts, slowResumes int
+	// runtimeSlack is, per runtime halt handler-time read, how far the
+	// runtime it charged stayed below its bound.
+	runtimeSlack []time.Duration
 }
 
 func (r *result) fail(inv, format string, args ...any) {
