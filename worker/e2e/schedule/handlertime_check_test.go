@@ -106,7 +106,8 @@ func TestHandlerTimeCheck(t *testing.T) {
 }
 
 // TestRuntimePlans: plans with feature runtime run every runtime budget,
-// their first halt's handler (with feature handler) outlasts all of them,
+// start with a stalled loop, their first two halts' handlers (with
+// feature handler) outlast all of them,
 // and the driver never raises a runtime budget (handler-time takes a
 // resumed runtime halt for a reset).
 func TestRuntimePlans(t *testing.T) {
@@ -131,8 +132,10 @@ func TestRuntimePlans(t *testing.T) {
 			continue
 		}
 		runtime++
-		require.NotEmpty(t, p.Handlers, "seed %d", seed)
-		assert.Equal(t, schedule.HandlerSlow, p.Handlers[0], "seed %d: the first halt's handler is slow", seed)
+		require.GreaterOrEqual(t, len(p.Handlers), 2, "seed %d", seed)
+		assert.Equal(t, []schedule.HandlerKind{schedule.HandlerSlow, schedule.HandlerSlow}, p.Handlers[:2], "seed %d: the first two halts' handlers are slow", seed)
+		require.NotNil(t, p.Runs[0][0].Call, "seed %d", seed)
+		assert.Equal(t, "Research stalled output", p.Runs[0][0].Call.Output, "seed %d: the first run starts with the stalled loop", seed)
 		assert.Zero(t, p.Options().MaxCycleRuntime-schedule.RuntimeBudget, "seed %d", seed)
 	}
 	assert.Greater(t, runtime, 50, "about a third of the plans run under runtime budgets")
