@@ -14,7 +14,8 @@
 // escalates, hands the halt to a human (no action, an error, a panic, an
 // unknown action), repeats the halted node's call (its calls are not
 // guarded), sleeps while the driver's answer arrives (the human wins), or
-// resumes with guidance over the limit; with guidance, resume answers
+// resumes with guidance over the limit, or (feature runtime) sleeps
+// longer than every runtime budget; with guidance, resume answers
 // carry guidance (short, exactly MaxGuidanceBytes of multi-byte and
 // JSON-escaped characters, empty, by signal or update) and hostile
 // guidance the guard must refuse (one byte over, on escalate; an invalid
@@ -46,9 +47,12 @@
 // within the workflow task that raised it (halt handler or not); a loop
 // that started over (a resume, a handler's decision, a warning) is not
 // halted again by a detector that reads repetition within 2 guarded calls
-// (reset-window). A
-// handler's decision that a PauseTimeout overtook (the handler took the
-// timeout or longer) is not counted as lost.
+// (reset-window); and no halt on a runtime budget charges the loop more
+// than it ran unpaused since its start or last reset, by the history's
+// timestamps (handler-time: feature runtime adds the budgets, and a halt
+// handler of kind slow that sleeps twice as long). A handler's decision
+// that a PauseTimeout overtook (the handler took the timeout or longer)
+// is not counted as lost.
 //
 // It lives in the worker module, never imported by users: its test links
 // the Temporal server.

@@ -38,6 +38,9 @@ const (
 	// The recovery ladder (guard version 7).
 	FeatHandler  Feature = "handler"  // the workflow's halt handler decides first (interceptor.SetHaltHandler)
 	FeatGuidance Feature = "guidance" // resumes carry guidance, hostile ones included
+	// Runtime budgets on the guard, and (with handler) halt handlers that
+	// take longer than them (issue 22).
+	FeatRuntime Feature = "runtime"
 	// Worker set-up.
 	FeatCodec  Feature = "codec"  // an encryption codec on worker, client and replayer
 	FeatPolicy Feature = "policy" // OnHalt observe/fail and PauseTimeout profiles
@@ -49,7 +52,7 @@ const (
 var AllFeatures = []Feature{
 	FeatParallel, FeatLocal, FeatChild, FeatTimer, FeatSelect, FeatSelectChild, FeatCAN, FeatInflight,
 	FeatEscalate, FeatUpdates, FeatHalt, FeatBad, FeatCancel, FeatTerminate, FeatNonFinite, FeatOwnSignal, FeatStartHalt,
-	FeatHandler, FeatGuidance,
+	FeatHandler, FeatGuidance, FeatRuntime,
 	FeatCodec, FeatPolicy,
 	FeatDrift,
 }

@@ -91,7 +91,41 @@ func Generate(seed int64, fs Features) Plan {
 			p.Handlers = append(p.Handlers, HandlerKinds[g.r.IntN(len(HandlerKinds))])
 		}
 	}
+	// Drawn last, so that the rest of every seed's plan stays as it was
+	// before feature runtime.
+	if fs.Has(FeatRuntime) && g.r.IntN(3) == 0 {
+		p.Runtime = true
+		// A loop that stalls, halts, and goes on after its halt, first:
+		// the first or second halt (after a halt at start) is likely its.
+		p.Runs[0] = append(g.stalledLoop(), p.Runs[0]...)
+		if fs.Has(FeatHandler) {
+			// The first two halts' handlers, and the same ones of each
+			// round of Handlers after them, outlast the budgets.
+			p.Handlers = append([]HandlerKind{HandlerSlow, HandlerSlow}, p.Handlers...)
+		}
+	}
 	return p
+}
+
+// stalledLoopRounds is how many rounds the stalled loop of a runtime plan
+// makes: enough to halt (RepeatThreshold rounds, or with a warning first
+// twice the tight profile's 2) and to go on after the halt.
+const stalledLoopRounds = 6
+
+// stalledLoop is a Research→Plan loop whose every round returns the same
+// results: the guard halts it (identical_output) while its cycle's
+// runtime is running, and its next call, once resumed, is the one a guard
+// charging the halt handler's time would halt on cycle_runtime.
+func (g *gen) stalledLoop() []Step {
+	var steps []Step
+	for range stalledLoopRounds {
+		for _, node := range []string{"Research", "Plan"} {
+			g.tags++
+			c := Call{Kind: KindActivity, Node: node, Tag: fmt.Sprintf("t%d", g.tags), Output: node + " stalled output"}
+			steps = append(steps, Step{Call: &c})
+		}
+	}
+	return steps
 }
 
 // outputMode is how a node's results repeat.

@@ -132,6 +132,8 @@ func TestValidateRejectsBrokenPlans(t *testing.T) {
 		{"guidance update without updates", func(p *schedule.Plan) { p.Answers = []schedule.Answer{schedule.AnswerGuidanceUpdate} }, mustFeatures(t, "guidance"), "needs feature updates"},
 		{"handlers without the feature", func(p *schedule.Plan) { p.Handlers = []schedule.HandlerKind{schedule.HandlerReview} }, schedule.Features{}, "needs feature handler"},
 		{"unknown handler kind", func(p *schedule.Plan) { p.Handlers = []schedule.HandlerKind{"shrug"} }, all, `unknown handler kind "shrug"`},
+		{"slow handler without runtime", func(p *schedule.Plan) { p.Handlers = []schedule.HandlerKind{schedule.HandlerSlow} }, mustFeatures(t, "handler"), "needs feature runtime"},
+		{"runtime without the feature", func(p *schedule.Plan) { p.Runtime = true }, schedule.Features{}, "needs feature runtime"},
 		{"input past the last call", func(p *schedule.Plan) { p.Inputs = []schedule.Input{{AtCall: 2, Kind: schedule.InputHalt}} }, all, "atCall 2 outside 0..1"},
 		{"unknown bad payload", func(p *schedule.Plan) {
 			p.Inputs = []schedule.Input{{Kind: schedule.InputBadSignal, Name: "resume", Bad: "nice"}}
@@ -159,7 +161,7 @@ func TestParseFeatures(t *testing.T) {
 		{give: "", want: "base"},
 		{give: "base", want: "base"},
 		{give: "codec, parallel", want: "parallel,codec"},
-		{give: "all,-codec,-drift", want: "parallel,local,child,timer,select,selectchild,can,inflight,escalate,updates,halt,bad,cancel,terminate,nonfinite,ownsignal,starthalt,handler,guidance,policy"},
+		{give: "all,-codec,-drift", want: "parallel,local,child,timer,select,selectchild,can,inflight,escalate,updates,halt,bad,cancel,terminate,nonfinite,ownsignal,starthalt,handler,guidance,runtime,policy"},
 		{give: "parallel,paralel", err: true},
 	}
 	for _, tt := range tests {
@@ -187,7 +189,12 @@ func TestDriftsChangeEveryField(t *testing.T) {
 	require.Len(t, fields, typ.NumField()-funcs, "every non-hook field is drifted")
 	require.NotContains(t, fields, "NodeName")
 
+	profiles := map[string]func() interceptor.Options{}
 	for name, mk := range schedule.Profiles {
+		profiles[name] = mk
+		profiles[name+"+runtime"] = func() interceptor.Options { return schedule.WithRuntimeBudget(mk()) }
+	}
+	for name, mk := range profiles {
 		base := mk()
 		drifts, err := schedule.Drifts(base)
 		require.NoError(t, err, name)

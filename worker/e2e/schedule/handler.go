@@ -92,6 +92,11 @@ func (in *interp) handle(ctx workflow.Context, h interceptor.HaltEvent) (d inter
 			return interceptor.HandlerDecision{}, err
 		}
 		return resume, nil
+	case HandlerSlow:
+		if err := workflow.Sleep(ctx, HandlerSlowSleep); err != nil {
+			return interceptor.HandlerDecision{}, err
+		}
+		return resume, nil
 	case HandlerOversize:
 		return resume, nil
 	}

@@ -48,8 +48,13 @@ type result struct {
 	// handlerDecisions counts the halts loop.status showed decided by a
 	// halt handler; guided, the guidances it showed in force that a call
 	// carried; windowed, the halts reset-window checked against a reset
-	// of their loop.
-	handlerDecisions, guided, windowed int
+	// of their loop; runtimeHalts, the halts on a runtime budget
+	// handler-time checked; slowResumes, the halts a halt handler resumed
+	// after taking longer than every runtime budget.
+	handlerDecisions, guided, windowed, runtimeHalts, slowResumes int
+	// runtimeSlack is, per runtime halt handler-time read, how far the
+	// runtime it charged stayed below its bound.
+	runtimeSlack []time.Duration
 }
 
 func (r *result) fail(inv, format string, args ...any) {
@@ -93,6 +98,9 @@ func queue(p schedule.Plan) string {
 	if p.Codec {
 		q += "-codec"
 	}
+	if p.Runtime {
+		q += "-runtime"
+	}
 	return q
 }
 
@@ -105,7 +113,7 @@ func (h *harness) worker(p schedule.Plan) {
 		return
 	}
 	h.workers[q] = true
-	opts := schedule.Profiles[p.Profile]()
+	opts := p.Options()
 	testsuite.StartWorker(h.t, h.clients[p.Codec], q, testsuite.WorkerOptions{Guard: &opts, Register: schedule.Register})
 }
 
@@ -167,6 +175,7 @@ func (h *harness) run(p schedule.Plan) result {
 	d.checkNotices(hs)
 	d.checkOneLoop(hs)
 	d.checkResetWindow(hs)
+	d.checkHandlerTime(hs)
 	if len(r.failures) > 0 && h.dump != "" {
 		for _, x := range hs {
 			name := fmt.Sprintf("seed-%d-%s.json", p.Seed, strings.ReplaceAll(x.name, " ", "-"))
@@ -383,7 +392,7 @@ func (d *driver) answer(ctx context.Context, id string, a schedule.Answer) {
 	case schedule.AnswerResume:
 		_ = d.c.SignalWorkflow(ctx, id, "", "resume", req)
 	case schedule.AnswerResumeExtend:
-		req["extend"] = map[string]int{"maxCallsPerNode": 4, "maxCycleIterations": 4, "maxEdgeWithoutProgress": 4}
+		req["extend"] = resumeExtension
 		_ = d.c.SignalWorkflow(ctx, id, "", "resume", req)
 	case schedule.AnswerEscalate:
 		_ = d.c.SignalWorkflow(ctx, id, "", "escalate", req)
@@ -439,6 +448,11 @@ func closeError(err error) bool {
 	return errors.As(err, &wee) || errors.As(err, &canceled) || errors.As(err, &terminated) ||
 		errors.As(err, &timeout) || errors.As(err, &app)
 }
+
+// resumeExtension is the extend of the driver's resume-extend answers. It
+// raises no runtime budget: a resumed runtime halt resets what it counts,
+// which handler-time relies on.
+var resumeExtension = map[string]int{"maxCallsPerNode": 4, "maxCycleIterations": 4, "maxEdgeWithoutProgress": 4}
 
 // badPayload builds the named malformed payload.
 func badPayload(name string) any {
@@ -548,7 +562,7 @@ func (h *harness) checkHistories(d *driver, firstRun string) []hist {
 		hs = append(hs, hist{"child " + tag, hi})
 	}
 
-	opts := schedule.Profiles[d.p.Profile]()
+	opts := d.p.Options()
 	var drifts []schedule.Drift
 	if h.drift {
 		var err error

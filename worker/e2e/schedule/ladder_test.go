@@ -211,7 +211,13 @@ func (d *driver) leaveToHandler(id, key string, seq int) bool {
 		d.lad.haltSeen[key] = time.Now()
 		return true
 	}
-	return time.Since(at) < handlerWait
+	wait := handlerWait
+	if k == schedule.HandlerSlow {
+		// Its sleep is the point: a human who answers first takes the
+		// pause over, and the handler's time is no longer tested.
+		wait += schedule.HandlerSlowSleep
+	}
+	return time.Since(at) < wait
 }
 
 // progressHandled notes the handler's answers a progress query reported.
@@ -301,7 +307,7 @@ func (d *driver) checkHandlerDecision(id string, dec interceptor.Decision) {
 	if !ok || returned == "" || k.Action() == "" || k == schedule.HandlerSleep || dec.Action == interceptor.ActionCancel {
 		return
 	}
-	if timeout := schedule.Profiles[d.p.Profile]().PauseTimeout; dec.By == "loopguard" && timeout > 0 && hd.Took >= timeout {
+	if timeout := d.p.Options().PauseTimeout; dec.By == "loopguard" && timeout > 0 && hd.Took >= timeout {
 		return // the pause timeout decided before the handler returned
 	}
 	if at, sent := d.lad.lastSent[id]; sent && time.Since(at) < 10*time.Second {

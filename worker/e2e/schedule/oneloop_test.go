@@ -3,7 +3,6 @@ package schedule_test
 import (
 	"github.com/loopguard/loopguard/interceptor"
 	"github.com/loopguard/loopguard/testsuite"
-	"github.com/loopguard/loopguard/worker/e2e/schedule"
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/converter"
@@ -23,7 +22,7 @@ import (
 //     handler decided was never shown, and one it handed over was shown
 //     only once the handler had run.)
 func (d *driver) checkOneLoop(hs []hist) {
-	warnings := schedule.Profiles[d.p.Profile]().Warnings
+	warnings := d.p.Options().Warnings
 	for _, x := range hs {
 		for _, n := range headerNotices(x) {
 			if w := n.notice.Warning; w != nil && (w.N < 1 || w.N > warnings || w.Of != warnings) {

@@ -52,6 +52,8 @@ type Plan struct {
 	// halt handler: at the halt of seq n it does Handlers[(n-1) % len]
 	// (see HandlerFor).
 	Handlers []HandlerKind `json:"handlers,omitempty"`
+	// Runtime adds the runtime budgets to the profile (WithRuntimeBudget).
+	Runtime bool `json:"runtime,omitempty"`
 }
 
 // HandlerKind is what the workflow's halt handler does at one halt.
@@ -75,9 +77,15 @@ const (
 	// HandlerOversize resumes with guidance over MaxGuidanceBytes holding
 	// an invalid byte: the guard cuts it.
 	HandlerOversize HandlerKind = "oversize"
+	// HandlerSlow (feature runtime) sleeps HandlerSlowSleep, longer than
+	// any runtime budget, then resumes with guidance: none of its time
+	// may be charged to the loop.
+	HandlerSlow HandlerKind = "slow"
 )
 
-// HandlerKinds lists the handler kinds.
+// HandlerKinds lists the handler kinds Generate draws from (HandlerSlow,
+// added by feature runtime, is not among them, so that adding it left the
+// other plans of every seed as they were).
 var HandlerKinds = []HandlerKind{HandlerReview, HandlerEscalate, HandlerHuman, HandlerError, HandlerPanic, HandlerUnknown, HandlerRepeat, HandlerSleep, HandlerOversize}
 
 // HandlerFor is what the handlers do at the halt of seq n (n ≥ 1).
@@ -94,7 +102,7 @@ func (k HandlerKind) Action() interceptor.Action {
 	switch k {
 	case HandlerEscalate:
 		return interceptor.ActionEscalate
-	case HandlerReview, HandlerRepeat, HandlerSleep, HandlerOversize:
+	case HandlerReview, HandlerRepeat, HandlerSleep, HandlerOversize, HandlerSlow:
 		return interceptor.ActionResume
 	}
 	return ""
@@ -105,7 +113,7 @@ func (k HandlerKind) Action() interceptor.Action {
 func HandlerGuidance(k HandlerKind, n int) string {
 	g := fmt.Sprintf("handler %s of halt %d: change the approach", k, n)
 	switch k {
-	case HandlerReview, HandlerSleep:
+	case HandlerReview, HandlerSleep, HandlerSlow:
 		return g
 	case HandlerOversize:
 		return g + " \xff" + strings.Repeat("界", 200)
@@ -358,8 +366,19 @@ func (p Plan) Validate(fs Features) error {
 		}
 	}
 	for i, k := range p.Handlers {
+		if k == HandlerSlow {
+			if err := v.need(FeatRuntime, fmt.Sprintf("handlers[%d]: %s", i, k)); err != nil {
+				return err
+			}
+			continue
+		}
 		if !slices.Contains(HandlerKinds, k) {
 			return fmt.Errorf("handlers[%d]: unknown handler kind %q", i, k)
+		}
+	}
+	if p.Runtime {
+		if err := v.need(FeatRuntime, "runtime"); err != nil {
+			return err
 		}
 	}
 	calls := p.Calls()
@@ -571,6 +590,9 @@ func (p Plan) Uses() Features {
 	}
 	if len(p.Handlers) > 0 {
 		fs[FeatHandler] = true
+	}
+	if p.Runtime || slices.Contains(p.Handlers, HandlerSlow) {
+		fs[FeatRuntime] = true
 	}
 	if p.Profile != ProfileDefault && p.Profile != ProfileTight {
 		fs[FeatPolicy] = true

@@ -117,15 +117,8 @@ func resetWindowViolations(x hist, dc converter.DataConverter) (int, []string) {
 	// Resumed halts: the memo showing halt seq, then a memo saying running.
 	shownAt, open := -1, 0
 	for i, e := range evs {
-		p := e.GetWorkflowPropertiesModifiedEventAttributes().GetUpsertedMemo().GetFields()["loopguard"]
-		if p == nil {
-			continue
-		}
-		var m struct {
-			State string `json:"state"`
-			Seq   int    `json:"seq"`
-		}
-		if dc.FromPayload(p, &m) != nil {
+		m, ok := guardMemo(e, dc)
+		if !ok {
 			continue
 		}
 		switch {
@@ -184,6 +177,23 @@ func resetWindowViolations(x hist, dc converter.DataConverter) (int, []string) {
 		}
 	}
 	return checked, out
+}
+
+// memoState is the part of the guard's memo the checks read: the state it
+// shows and the seq of the halt it names.
+type memoState struct {
+	State string `json:"state"`
+	Seq   int    `json:"seq"`
+}
+
+// guardMemo reads the guard's memo from e, if e upserts it.
+func guardMemo(e *historypb.HistoryEvent, dc converter.DataConverter) (memoState, bool) {
+	p := e.GetWorkflowPropertiesModifiedEventAttributes().GetUpsertedMemo().GetFields()["loopguard"]
+	var m memoState
+	if p == nil || dc.FromPayload(p, &m) != nil {
+		return memoState{}, false
+	}
+	return m, true
 }
 
 // isCall reports whether e records a guarded call: an activity scheduled,

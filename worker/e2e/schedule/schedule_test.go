@@ -84,13 +84,17 @@ func TestRandomizedSchedule(t *testing.T) {
 	}
 	wg.Wait()
 
-	halts, answers, handled, guided, windowed := 0, 0, 0, 0, 0
+	halts, answers, handled, guided, windowed, runtimeHalts, slowResumes := 0, 0, 0, 0, 0, 0, 0
+	var slack []time.Duration
 	for i, r := range results {
+		slack = append(slack, r.runtimeSlack...)
 		halts += r.halts
 		answers += r.answers
 		handled += r.handlerDecisions
 		guided += r.guided
 		windowed += r.windowed
+		runtimeHalts += r.runtimeHalts
+		slowResumes += r.slowResumes
 		if len(r.failures) == 0 {
 			continue
 		}
@@ -102,8 +106,13 @@ func TestRandomizedSchedule(t *testing.T) {
 			plans[i].Seed, plans[i].Features, plans[i].Profile, plans[i].Codec, plans[i].Size(), len(r.failures), b.String(), plans[i].JSON(), rerun(plans[i]))
 	}
 	sum := summarize(plans, results)
-	t.Logf("randomized schedule: %d seeds, features %s, %d halts answered with %d answers, %d decided by a halt handler, %d guidances delivered, %d halts checked against a reset of their loop, %d failing seeds, %s",
-		len(plans), fs, halts, answers, handled, guided, windowed, sum.FailingSeeds, time.Since(begin).Round(time.Second))
+	t.Logf("randomized schedule: %d seeds, features %s, %d halts answered with %d answers, %d decided by a halt handler, %d guidances delivered, %d halts checked against a reset of their loop, %d runtime halts checked against the loop's unpaused time, %d resumes by a halt handler slower than every runtime budget, %d failing seeds, %s",
+		len(plans), fs, halts, answers, handled, guided, windowed, runtimeHalts, slowResumes, sum.FailingSeeds, time.Since(begin).Round(time.Second))
+	if len(slack) > 0 {
+		slices.Sort(slack)
+		t.Logf("  handler-time: bound less charge over %d runtime halts: least %s, median %s, greatest %s (fails below -%s)",
+			len(slack), slack[0], slack[len(slack)/2], slack[len(slack)-1], runtimeMargin)
+	}
 	for _, inv := range sum.Invariants {
 		t.Logf("  %-28s %4d seeds, smallest %v", inv.Invariant, inv.Seeds, inv.Smallest)
 	}
