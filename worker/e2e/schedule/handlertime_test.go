@@ -87,10 +87,7 @@ func runtimeKey(ev interceptor.HaltEvent) string {
 // runs and on each child, and counts the halts it checked and the halts a
 // halt handler resumed after taking longer than every runtime budget.
 func (d *driver) checkHandlerTime(hs []hist) {
-	dc := converter.GetDefaultDataConverter()
-	if d.p.Codec {
-		dc = schedule.DataConverter()
-	}
+	dc := d.converter()
 	// The root's runs come first, in order; then one history per child.
 	var chains [][]hist
 	for _, x := range hs {

@@ -3,6 +3,7 @@ package schedule_test
 import (
 	"github.com/loopguard/loopguard/interceptor"
 	"github.com/loopguard/loopguard/testsuite"
+	"github.com/loopguard/loopguard/worker/e2e/schedule"
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/converter"
@@ -23,13 +24,14 @@ import (
 //     only once the handler had run.)
 func (d *driver) checkOneLoop(hs []hist) {
 	warnings := d.p.Options().Warnings
+	dc := d.converter()
 	for _, x := range hs {
 		for _, n := range headerNotices(x) {
 			if w := n.notice.Warning; w != nil && (w.N < 1 || w.N > warnings || w.Of != warnings) {
 				d.r.fail("warnings-spent", "%s carried warning %d/%d, Options.Warnings is %d", n.where, w.N, w.Of, warnings)
 			}
 		}
-		if testsuite.Inspect(x.h).GuardVersion < 9 {
+		if testsuite.InspectWith(x.h, dc).GuardVersion < 9 {
 			continue
 		}
 		shown := map[int]bool{} // halt seqs the memo has shown halted or escalated
@@ -39,7 +41,7 @@ func (d *driver) checkOneLoop(hs []hist) {
 					State string `json:"state"`
 					Seq   int    `json:"seq"`
 				}
-				if converter.GetDefaultDataConverter().FromPayload(p, &m) == nil && (m.State == "halted" || m.State == "escalated") {
+				if dc.FromPayload(p, &m) == nil && (m.State == "halted" || m.State == "escalated") {
 					shown[m.Seq] = true
 				}
 				continue
@@ -49,7 +51,7 @@ func (d *driver) checkOneLoop(hs []hist) {
 				continue
 			}
 			var ev interceptor.HaltEvent
-			if converter.GetDefaultDataConverter().FromPayload(a.GetInput().GetPayloads()[0], &ev) != nil || ev.Observed || !ownEcho(x.h, ev) {
+			if dc.FromPayload(a.GetInput().GetPayloads()[0], &ev) != nil || ev.Observed || !ownEcho(x.h, ev) {
 				continue
 			}
 			if len(ev.Warnings) > warnings {
@@ -71,4 +73,16 @@ func ownEcho(h *historypb.History, ev interceptor.HaltEvent) bool {
 	}
 	a := evs[0].GetWorkflowExecutionStartedEventAttributes()
 	return ev.RunID == a.GetOriginalExecutionRunId()
+}
+
+// converter is the data converter the plan's workers and clients use: the
+// codec's for a codec plan. Every payload the guard writes with the
+// workflow's converter (the version marker, the memo, loop.halted) is read
+// with it; a check that read a codec history with the default converter
+// would see no guard at all and check nothing.
+func (d *driver) converter() converter.DataConverter {
+	if d.p.Codec {
+		return schedule.DataConverter()
+	}
+	return converter.GetDefaultDataConverter()
 }

@@ -8,7 +8,6 @@ import (
 	"github.com/loopguard/loopguard/interceptor"
 	"github.com/loopguard/loopguard/interceptor/detect"
 	"github.com/loopguard/loopguard/testsuite"
-	"github.com/loopguard/loopguard/worker/e2e/schedule"
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/converter"
@@ -42,12 +41,9 @@ var repetitionReaders = map[detect.Detector]bool{
 // checkResetWindow checks invariant reset-window on every history of guard
 // version 9 or later: see resetWindowViolations.
 func (d *driver) checkResetWindow(hs []hist) {
-	dc := converter.GetDefaultDataConverter()
-	if d.p.Codec {
-		dc = schedule.DataConverter()
-	}
+	dc := d.converter()
 	for _, x := range hs {
-		if testsuite.Inspect(x.h).GuardVersion < 9 {
+		if testsuite.InspectWith(x.h, dc).GuardVersion < 9 {
 			continue
 		}
 		checked, violations := resetWindowViolations(x, dc)
