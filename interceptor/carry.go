@@ -71,7 +71,15 @@ const (
 	// JSON. The generation is pinned with the config, so executions
 	// started before keep theirs; the guard's commands do not change.
 	versionDetection4 = workflow.Version(10)
-	guardedVersion    = versionDetection4 // what new executions run
+	// versionPauseEnd (issue 22, found by the schedule test's handler-time
+	// invariant): a call whose result the guard reads while a halt is in
+	// force is charged up to the halt's start, not up to the read. The
+	// resume takes the pause off only the calls still in flight, so a call
+	// that ended during the pause (another branch waited on it and the
+	// guard read it then) was charged the part of the pause before it
+	// ended. The commands do not change; runtime halts may.
+	versionPauseEnd = workflow.Version(11)
+	guardedVersion  = versionPauseEnd // what new executions run
 	// carryHeader carries the guard's state across continue-as-new.
 	carryHeader = "loopguard-carry"
 )

@@ -243,6 +243,14 @@ func (g *guard) observeReady(ctx workflow.Context) {
 // clock already (reading a ready future does not block, so now holds for
 // every result).
 func (g *guard) observeReadyAt(ctx workflow.Context, now time.Time) {
+	if g.version >= versionPauseEnd && g.pause.inForce() && g.pause.since.Before(now) {
+		// The call ended while a halt was in force: the time since the
+		// halt began is the human's (or the handler's), and the resume
+		// shifts only the calls still in flight, so this one is charged up
+		// to the halt's start. No guarded call begins during a halt, so
+		// every call read now began before it.
+		now = g.pause.since
+	}
 	kept := g.pending[:0]
 	for _, p := range g.pending {
 		if !p.fut.IsReady() {

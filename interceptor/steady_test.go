@@ -207,6 +207,46 @@ func TestPausedTimeIsNotChargedToCallsInFlight(t *testing.T) {
 	assert.Equal(t, 6, res[0].Calls)
 }
 
+// TestPausedTimeIsNotChargedToCallsReadDuringIt (guard version 11,
+// found by the schedule test's handler-time invariant): as above, but the
+// sub-agent's branch waits after its Research call ends, twenty minutes
+// into the pause, so the guard reads the result during the pause. The
+// resume takes the pause off only the calls still in flight; from version
+// 11 a call read while a halt is in force is charged up to the halt's
+// start, so with MaxNodeRuntime 15m the coder's Research call does not
+// halt on the twenty minutes the human took. (Version 10 charged them.)
+func TestPausedTimeIsNotChargedToCallsReadDuringIt(t *testing.T) {
+	env := newEnv(t, interceptor.Options{MaxNodeRuntime: 15 * time.Minute})
+	env.OnActivity("Research", mock.Anything, mock.Anything, mock.Anything).
+		Return(agentResult{Output: "found"}, nil).After(20 * time.Minute)
+	coder := append(repeat(4, "Code", "same"), turn{Node: "Research"}, turn{Node: "Plan", Output: "plan"})
+	// Notes is the researcher's own node: its result is read only when the
+	// coder next calls, twenty minutes after it ended (results are read at
+	// a call or an idle wait, not at Future.Get), which is not this test's.
+	researcher := []turn{{Node: "Research"}, {Node: "Notes", Output: "notes", Sleep: time.Minute}}
+	halted := statusThen(t, env, time.Hour, func() { env.SignalWorkflow("resume", nil) })
+	var later interceptor.Status
+	env.RegisterDelayedCallback(func() {
+		later = status(t, env)
+		if later.State == interceptor.StateHalted {
+			env.SignalWorkflow("escalate", nil)
+		}
+	}, 3*time.Hour)
+	env.ExecuteWorkflow(twoBranches, coder, researcher)
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+	res := twoBranchResults(t, env)
+	require.NotNil(t, halted.Halt)
+	assert.Equal(t, interceptor.ReasonStalled, halted.Halt.HaltReason, "the coder's stall halts")
+	if later.Halt != nil {
+		t.Logf("second halt: %s %s", later.Halt.Detector, later.Halt.Message)
+	}
+	assert.Equal(t, 1, status(t, env).Halts, "no node_runtime halt after the resume")
+	assert.False(t, res[0].Escalated)
+	assert.Equal(t, 6, res[0].Calls)
+	assert.Equal(t, 2, res[1].Calls)
+}
+
 // hedged is an agent that asks two backends the same question each round
 // and takes the first answer, canceling the other: the losers end
 // canceled, round after round, under their own node name.
