@@ -173,6 +173,12 @@ func specs() []spec {
 		append(fixtures.Repeat("Code", "the same patch", 4), fixtures.Turn{Node: "Research", Output: "docs read"}, fixtures.Turn{Node: "Plan", Output: "done"}),
 		{{Node: "Research", Output: "sub-agent's findings", GateFile: inFlightGate}},
 	}}
+	// The same, but the sub-agent waits (a timer) after its call ends, so
+	// the guard reads the result during the pause.
+	readDuring := fixtures.ParallelInput{Branches: [][]fixtures.Turn{
+		append(fixtures.Repeat("Code", "the same patch", 4), fixtures.Turn{Node: "Research", Output: "docs read"}, fixtures.Turn{Node: "Plan", Output: "done"}),
+		{{Node: "Research", Output: "sub-agent's findings", GateFile: readDuringGate}, {Node: "Verify", Output: "notes written", Sleep: time.Second}},
+	}}
 	continued := fixtures.ContinueInput{
 		Turns:   append(fixtures.Repeat("Code", "the same patch", 4), fixtures.Distinct("Plan", 2)...),
 		PerRun:  4,
@@ -213,6 +219,21 @@ func specs() []spec {
 	// is its output, and a changing input is a changing call).
 	usagePatch := fixtures.Repeat("Code", `{"patch":"retry the cache expiry fix","usage":{"prompt_tokens":1200,"completion_tokens":38}}`, 8)
 	return []spec{
+		{name: "v11-paused-call-read", desc: "[guard version 11] MaxNodeRuntime 2s; two branches: Code repeats itself and halts; the other branch's Research call is in flight, ends 3s into the pause, and its branch waits on a timer, so the guard reads the result during the pause; after the resume the Code branch calls Research: the call read during the pause is charged up to the halt's start, so no node_runtime halt (version 10 charged it the pause before it ended, and halted)",
+			registry: "fixtures", guard: "runtime-2s", workflow: fixtures.WorkflowParallel, input: readDuring,
+			answers: []answer{signal("resume", by("carry on"))},
+			during: removeGate(readDuringGate),
+			beforeAnswer: func(ctx context.Context, c client.Client, id string, _ int) error {
+				time.Sleep(3 * time.Second)
+				if err := os.WriteFile(readDuringGate, nil, 0o644); err != nil {
+					return err
+				}
+				// Code's three calls, then the sub-agent's; then its timer.
+				if err := waitWorkflowTaskAfter(ctx, c, id, enumspb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED, 4); err != nil {
+					return err
+				}
+				return waitWorkflowTaskAfter(ctx, c, id, enumspb.EVENT_TYPE_TIMER_FIRED, 1)
+			}},
 		{name: "v10-usage-patch", desc: "[guard version 10] zero Options; new executions pin detection generation 4: a coder re-proposes one patch in a provider envelope with a usage block; halted as stalled, escalated by signal (the history pins generation 4 and replays with it)",
 			registry: "fixtures", guard: "defaults", workflow: fixtures.WorkflowScripted, input: usagePatch,
 			answers: []answer{signal("escalate", by("the same patch again"))}},
@@ -273,9 +294,7 @@ func specs() []spec {
 		{name: "v5-paused-call-in-flight", desc: "[guard version 5] MaxNodeRuntime 2s; two branches: Code repeats itself and halts; the other branch's Research call is in flight and ends during the pause, which lasts 3s; after the resume the Code branch calls Research: the in-flight call is not charged the pause, so no node_runtime halt (version 4 charged it and halted)",
 			registry: "fixtures", guard: "runtime-2s", workflow: fixtures.WorkflowParallel, input: inFlight,
 			answers: []answer{signal("resume", by("carry on"))},
-			during: func(context.Context, client.Client, string) error {
-				return removeIfExists(inFlightGate)
-			},
+			during: removeGate(inFlightGate),
 			beforeAnswer: func(ctx context.Context, c client.Client, id string, _ int) error {
 				if err := os.WriteFile(inFlightGate, nil, 0o644); err != nil {
 					return err
@@ -807,6 +826,16 @@ func taskFailures(h *historypb.History) string {
 // inFlightGate is the file v5-paused-call-in-flight's sub-agent call waits
 // for.
 var inFlightGate = filepath.Join(os.TempDir(), "loopguard-record-fixtures-in-flight-gate")
+
+// readDuringGate is the file v11-paused-call-read's sub-agent call waits
+// for.
+var readDuringGate = filepath.Join(os.TempDir(), "loopguard-record-fixtures-read-during-gate")
+
+// removeGate is a spec's during that removes a gate file left over from an
+// earlier run, so that the gated call waits until the spec writes it.
+func removeGate(path string) func(context.Context, client.Client, string) error {
+	return func(context.Context, client.Client, string) error { return removeIfExists(path) }
+}
 
 func removeIfExists(path string) error {
 	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
