@@ -222,7 +222,7 @@ func specs() []spec {
 		{name: "v11-paused-call-read", desc: "[guard version 11] MaxNodeRuntime 2s; two branches: Code repeats itself and halts; the other branch's Research call is in flight, ends 3s into the pause, and its branch waits on a timer, so the guard reads the result during the pause; after the resume the Code branch calls Research: the call read during the pause is charged up to the halt's start, so no node_runtime halt (version 10 charged it the pause before it ended, and halted)",
 			registry: "fixtures", guard: "runtime-2s", workflow: fixtures.WorkflowParallel, input: readDuring,
 			answers: []answer{signal("resume", by("carry on"))},
-			during: removeGate(readDuringGate),
+			during:  removeGate(readDuringGate),
 			beforeAnswer: func(ctx context.Context, c client.Client, id string, _ int) error {
 				time.Sleep(3 * time.Second)
 				if err := os.WriteFile(readDuringGate, nil, 0o644); err != nil {
@@ -294,7 +294,7 @@ func specs() []spec {
 		{name: "v5-paused-call-in-flight", desc: "[guard version 5] MaxNodeRuntime 2s; two branches: Code repeats itself and halts; the other branch's Research call is in flight and ends during the pause, which lasts 3s; after the resume the Code branch calls Research: the in-flight call is not charged the pause, so no node_runtime halt (version 4 charged it and halted)",
 			registry: "fixtures", guard: "runtime-2s", workflow: fixtures.WorkflowParallel, input: inFlight,
 			answers: []answer{signal("resume", by("carry on"))},
-			during: removeGate(inFlightGate),
+			during:  removeGate(inFlightGate),
 			beforeAnswer: func(ctx context.Context, c client.Client, id string, _ int) error {
 				if err := os.WriteFile(inFlightGate, nil, 0o644); err != nil {
 					return err
