@@ -111,11 +111,19 @@ func resetWindowViolations(x hist, dc converter.DataConverter) (int, []string) {
 	}
 	var resets []reset
 	// Resumed halts: the memo showing halt seq, then a memo saying running.
+	// raisedAt: the memo that first showed each halt, which the guard
+	// writes when it raises it; its loop.halted echo comes later, after
+	// the task's commands, and a warning first seen on a call after the
+	// halt was raised (a resumed loop's call) is not a reset before it.
+	raisedAt := map[int]int{}
 	shownAt, open := -1, 0
 	for i, e := range evs {
 		m, ok := guardMemo(e, dc)
 		if !ok {
 			continue
+		}
+		if _, seen := raisedAt[m.Seq]; m.Seq > 0 && !seen && (m.State == string(interceptor.StateHalted) || m.State == string(interceptor.StateEscalated)) {
+			raisedAt[m.Seq] = i
 		}
 		switch {
 		case m.State == string(interceptor.StateHalted):
@@ -156,10 +164,14 @@ func resetWindowViolations(x hist, dc converter.DataConverter) (int, []string) {
 			continue
 		}
 		end := echoAt[seq]
+		bound := end
+		if r, ok := raisedAt[seq]; ok && r < bound {
+			bound = r
+		}
 		var latest *reset
 		for k := range resets {
 			r := &resets[k]
-			if r.loop == ev.Loop && r.seq < seq && r.at <= end && (latest == nil || r.at > latest.at) {
+			if r.loop == ev.Loop && r.seq < seq && r.at <= bound && (latest == nil || r.at > latest.at) {
 				latest = r
 			}
 		}
