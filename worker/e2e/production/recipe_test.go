@@ -397,8 +397,19 @@ func TestProductionRecipe(t *testing.T) {
 	survivorOldest, _, err := api.scalar(ctx, series("loopguard_oldest_pause_seconds", 1-holder))
 	require.NoError(t, err)
 	t.Logf("oldest pause after a restart: the restarted worker reports %.0f s, the worker that kept running %.0f s", restartedOldest, survivorOldest)
-	enabled, fromServer, err := api.scalar(ctx, series("loopguard_search_attribute_enabled", holder))
-	require.NoError(t, err)
+	// The worker serves its metrics before it has listed the namespace's
+	// search attributes (it retries while the server is busy), so the
+	// gauge may read 0 at first scrape: it must read 1 within a minute.
+	var enabled float64
+	var fromServer bool
+	for deadline := time.Now().Add(time.Minute); ; {
+		enabled, fromServer, err = api.scalar(ctx, series("loopguard_search_attribute_enabled", holder))
+		require.NoError(t, err)
+		if !fromServer || enabled == 1 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(time.Second)
+	}
 	if fromServer {
 		assert.Equal(t, 1.0, enabled, "the restarted worker sets its search attribute")
 		rctx, rcancel := context.WithTimeout(ctx, 90*time.Second)
