@@ -244,9 +244,17 @@ func text4(s []byte, quoted, esc bool, sc *scratch4) (h, shape uint64, nums int6
 				}
 			}
 		}
+		digit := digits != 0
+		if !digit && !afterNum && !afterCount && !afterStep && stepState == 0 && !ruleStart[w[0]] {
+			// The commonest token, a word no rule reads or waits for:
+			// hashed as it is.
+			th := tokHash(w)
+			h = (h ^ th) * fnvPrime
+			shape = (shape ^ th) * fnvPrime
+			continue
+		}
 		var th, ts uint64
 		var n int64
-		digit := digits != 0
 		if !digit {
 			th = tokHash(w)
 			ts = th
@@ -300,6 +308,17 @@ func text4(s []byte, quoted, esc bool, sc *scratch4) (h, shape uint64, nums int6
 		shape = (shape ^ ts) * fnvPrime
 	}
 }
+
+// ruleStart flags the first bytes of the words a rule of text4 reads
+// without a number before them: a meter's "--:--:--", and the counter
+// and step words ("try", "retry", "attempt", "iteration", "step", in
+// either case).
+var ruleStart = func() (t [256]bool) {
+	for _, c := range []byte("-tTrRaAiIsS") {
+		t[c] = true
+	}
+	return t
+}()
 
 // tokHash hashes a token: one of up to seven bytes is its bytes and its
 // length as they are (the chain that joins a string's tokens multiplies
@@ -561,6 +580,9 @@ func put(buf *[64]byte, k int, b []byte) int {
 // sum of its numbers, all as maskToken4 would give them.
 func plainToken4(w []byte, sb *[64]byte) (h, shape uint64, nums int64, ok bool) {
 	n := len(w)
+	if n <= 8 {
+		return plainWord4(w)
+	}
 	var dm uint64 // bit k: byte k is a digit
 	// The previous word's lanes, and its runs of two and four digits and
 	// of two and four hex digits or separators: runs cross words.
@@ -586,14 +608,26 @@ func plainToken4(w []byte, sb *[64]byte) (h, shape uint64, nums int64, ok bool) 
 		dm |= ((d >> 7) * 0x0102040810204080 >> 56) << uint(i)
 		pd, ps, phs, pd2, ph2, ph4 = d, s, hs, d2, h2, h4
 	}
-	// The shape: the token with each run of digits as one '#'.
-	o, k := 0, 0
+	shape, nums = shapeHash(w, dm)
+	return tokHash(w), shape, nums, true
+}
+
+// shapeHash returns tokHash of w with each run of digits (the bits of dm,
+// bit k for byte k) written as one '#', and the sum of those runs'
+// values. The shape's bytes are gathered in a register and hashed a word
+// at a time as tokHash reads them, not written to a buffer: a buffer
+// written a byte at a time and read eight at a time stalls.
+func shapeHash(w []byte, dm uint64) (uint64, int64) {
+	n := len(w)
+	size := n - bits.OnesCount64(dm) + bits.OnesCount64(dm&^(dm<<1))
+	sh := shapeHasher{h: uint64(size) * 0x9e3779b97f4a7c15}
+	var nums int64
+	k := 0
 	for dm != 0 {
 		j := bits.TrailingZeros64(dm)
-		o = put(sb, o, w[k:j])
-		sb[o] = '#'
-		o++
 		e := j + bits.TrailingZeros64(^(dm >> uint(j)))
+		sh.write(w[k:j])
+		sh.writeByte('#')
 		v := int64(0)
 		for _, c := range w[j:e] {
 			v = v*10 + int64(c-'0')
@@ -602,8 +636,108 @@ func plainToken4(w []byte, sb *[64]byte) (h, shape uint64, nums int64, ok bool) 
 		dm &^= (1<<uint(e-j) - 1) << uint(j)
 		k = e
 	}
-	o = put(sb, o, w[k:])
-	return tokHash(w), tokHash(sb[:o]), nums, true
+	sh.write(w[k:])
+	return sh.sum(size), nums
+}
+
+// shapeHasher computes tokHash of bytes written to it in pieces, given
+// their total size in advance: eight bytes are gathered in acc (fill of
+// them) and folded in as one word; the last word, when the size is not a
+// multiple of eight, is read overlapping the one before, as tokHash does.
+type shapeHasher struct {
+	h, acc, prev uint64
+	fill         int
+}
+
+func (sh *shapeHasher) write(b []byte) {
+	for len(b) > 0 {
+		m := min(8-sh.fill, len(b))
+		sh.acc |= load8(b[:m]) << (8 * uint(sh.fill))
+		sh.fill += m
+		b = b[m:]
+		if sh.fill == 8 {
+			sh.h = bits.RotateLeft64((sh.h^sh.acc)*0xbf58476d1ce4e5b9, 29)
+			sh.prev, sh.acc, sh.fill = sh.acc, 0, 0
+		}
+	}
+}
+
+func (sh *shapeHasher) writeByte(c byte) {
+	sh.acc |= uint64(c) << (8 * uint(sh.fill))
+	if sh.fill++; sh.fill == 8 {
+		sh.h = bits.RotateLeft64((sh.h^sh.acc)*0xbf58476d1ce4e5b9, 29)
+		sh.prev, sh.acc, sh.fill = sh.acc, 0, 0
+	}
+}
+
+func (sh *shapeHasher) sum(size int) uint64 {
+	if size < 8 {
+		return sh.acc | uint64(size)<<56
+	}
+	if sh.fill == 0 {
+		return sh.h
+	}
+	last := sh.prev>>(8*uint(sh.fill)) | sh.acc<<(8*uint(8-sh.fill))
+	return bits.RotateLeft64((sh.h^last)*0x94d049bb133111eb, 29)
+}
+
+// plainWord4 is plainToken4 for a token of at most eight bytes, read as
+// one word and masked in registers: the shape is built as a word, not
+// written to a buffer (the commonest token with a digit is a short
+// number: "9,", "10", "43)", "#3:").
+func plainWord4(w []byte) (h, shape uint64, nums int64, ok bool) {
+	n := len(w)
+	x := load8(w)
+	d := digitLanes(x)
+	dm := (d >> 7) * 0x0102040810204080 >> 56 // bit k: byte k is a digit
+	if r := bits.TrailingZeros64(^dm); n < 8 && r >= 1 && r <= 5 && dm>>uint(r) == 0 && (r == n || byteClass[w[r]]&(clHex|clLetter) == 0) {
+		// The commonest: a number, then no digit ("9,", "10", "43)").
+		// Nothing is masked, and with a single run of digits and fewer
+		// than eight bytes none of the rules below can apply.
+		for _, c := range w[:r] {
+			nums = nums*10 + int64(c-'0')
+		}
+		return x | uint64(n)<<56, '#' | x>>(8*uint(r))<<8 | uint64(n-r+1)<<56, nums, true
+	}
+	s := sepLanes(x)
+	hs := hexLanes(x) | s
+	d2 := d & (d << 8)
+	d6 := d2 & (d2 << 16) & (d2 << 32)
+	h2 := hs & (hs << 8)
+	h4 := h2 & (h2 << 16)
+	if letterLanes(x)&(d<<8) != 0 || d&(s<<8)&(d<<16) != 0 || d6|h4&(h4<<32) != 0 {
+		return 0, 0, 0, false
+	}
+	// The shape: each run of digits written as one '#', word by word.
+	var out uint64
+	o, k := 0, 0
+	for dm != 0 {
+		j := bits.TrailingZeros64(dm)
+		e := j + bits.TrailingZeros64(^(dm >> uint(j)))
+		out |= (x >> (8 * uint(k)) & (1<<(8*uint(j-k)) - 1)) << (8 * uint(o))
+		o += j - k
+		out |= '#' << (8 * uint(o))
+		o++
+		v := int64(0)
+		for _, c := range w[j:e] {
+			v = v*10 + int64(c-'0')
+		}
+		nums += v
+		dm &^= (1<<uint(e-j) - 1) << uint(j)
+		k = e
+	}
+	out |= (x >> (8 * uint(k)) & (1<<(8*uint(n-k)) - 1)) << (8 * uint(o))
+	o += n - k
+	return wordTokHash(x, n), wordTokHash(out, o), nums, true
+}
+
+// wordTokHash is tokHash of the n bytes (at most eight) of the word x,
+// the bytes past them zero.
+func wordTokHash(x uint64, n int) uint64 {
+	if n < 8 {
+		return x | uint64(n)<<56
+	}
+	return bits.RotateLeft64((uint64(n)*0x9e3779b97f4a7c15^x)*0xbf58476d1ce4e5b9, 29)
 }
 
 // sepLanes flags the bytes of x that join a word's parts: '-', '.', ':'
