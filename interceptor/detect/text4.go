@@ -708,27 +708,8 @@ func plainWord4(w []byte) (h, shape uint64, nums int64, ok bool) {
 	if letterLanes(x)&(d<<8) != 0 || d&(s<<8)&(d<<16) != 0 || d6|h4&(h4<<32) != 0 {
 		return 0, 0, 0, false
 	}
-	// The shape: each run of digits written as one '#', word by word.
-	var out uint64
-	o, k := 0, 0
-	for dm != 0 {
-		j := bits.TrailingZeros64(dm)
-		e := j + bits.TrailingZeros64(^(dm >> uint(j)))
-		out |= (x >> (8 * uint(k)) & (1<<(8*uint(j-k)) - 1)) << (8 * uint(o))
-		o += j - k
-		out |= '#' << (8 * uint(o))
-		o++
-		v := int64(0)
-		for _, c := range w[j:e] {
-			v = v*10 + int64(c-'0')
-		}
-		nums += v
-		dm &^= (1<<uint(e-j) - 1) << uint(j)
-		k = e
-	}
-	out |= (x >> (8 * uint(k)) & (1<<(8*uint(n-k)) - 1)) << (8 * uint(o))
-	o += n - k
-	return wordTokHash(x, n), wordTokHash(out, o), nums, true
+	shape, nums = shapeHash(w, dm)
+	return wordTokHash(x, n), shape, nums, true
 }
 
 // wordTokHash is tokHash of the n bytes (at most eight) of the word x,
