@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"math/bits"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -74,7 +75,8 @@ type canonScan struct {
 	isHeld bool
 	tokens int
 	text   int
-	buf    []byte // decoded keys, and strings that may hold JSON
+	buf    []byte  // decoded keys, and strings that may hold JSON
+	pooled *[]byte // buf's holder when it came from decodeBufs
 	depth  int
 	nums   int64
 	comm   uint64 // what commentary fields and measurements add to the hash
@@ -130,6 +132,7 @@ func readCanonical(body []byte, c *canonical, g Generation) {
 	v3 := g == DetectionV3 || g == DetectionV4
 	sc := canonScan{b: body, fields: c.fields, nf: c.nf, v3: v3, v4: g == DetectionV4}
 	x, ok := sc.value(fnvOffset, true)
+	sc.release()
 	sc.skipSpace()
 	if !ok || sc.i != len(sc.b) {
 		h := leaf(fnvOffset, fnvBytes(fnvOffset^kindRaw, body))
@@ -149,6 +152,40 @@ func readCanonical(body []byte, c *canonical, g Generation) {
 	if sc.tokens >= simMinTokens && !sc.v4 {
 		c.sim = nonZero(sc.simHash())
 	}
+}
+
+// decodeBufs keeps the buffers strings that may hold JSON (tool
+// arguments) are decoded into, across results: a result that holds such
+// strings would otherwise allocate one buffer each time it is read. What
+// a buffer held never reaches a value: it is written before it is read.
+var decodeBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxPooledBuf is the largest buffer kept in decodeBufs.
+const maxPooledBuf = 1 << 20
+
+// grow makes sc.buf's capacity at least n, from decodeBufs when it can.
+func (sc *canonScan) grow(n int) {
+	if cap(sc.buf) >= n {
+		return
+	}
+	if sc.pooled == nil {
+		sc.pooled = decodeBufs.Get().(*[]byte)
+	}
+	if cap(*sc.pooled) < n {
+		*sc.pooled = make([]byte, 0, max(n, 1<<10))
+	}
+	sc.buf = (*sc.pooled)[:0]
+}
+
+// release returns sc.buf to decodeBufs once the scan is done with it.
+func (sc *canonScan) release() {
+	if sc.pooled == nil {
+		return
+	}
+	if cap(*sc.pooled) <= maxPooledBuf {
+		decodeBufs.Put(sc.pooled)
+	}
+	sc.pooled, sc.buf = nil, nil
 }
 
 func (sc *canonScan) skipSpace() {
@@ -594,9 +631,7 @@ const embedded = 0x5bd1e9955bd1e995
 func (sc *canonScan) stringValue(path uint64, raw []byte, esc, top bool) hp {
 	s := raw
 	if esc && mayHoldJSON(raw) {
-		if cap(sc.buf) < len(raw) {
-			sc.buf = make([]byte, 0, len(raw)) // decoding never lengthens
-		}
+		sc.grow(len(raw)) // decoding never lengthens
 		sc.buf = unescape(sc.buf[:0], raw)
 		s, esc = sc.buf, false
 	}
@@ -620,6 +655,7 @@ func (sc *canonScan) embeddedJSON(path uint64, s []byte, top bool) (hp, bool) {
 	// The nested scan has its own buffer: t may live in sc.buf.
 	inner := canonScan{b: t, depth: sc.depth, v3: sc.v3, v4: sc.v4}
 	x, ok := inner.value(path, top)
+	inner.release()
 	if !ok {
 		return hp{}, false
 	}

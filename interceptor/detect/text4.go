@@ -41,9 +41,7 @@ func (sc *canonScan) string4(path uint64, top bool) (hp, bool) {
 		}
 		s := raw
 		if esc {
-			if cap(sc.buf) < len(raw) {
-				sc.buf = make([]byte, 0, len(raw)) // decoding never lengthens
-			}
+			sc.grow(len(raw)) // decoding never lengthens
 			sc.buf = unescape(sc.buf[:0], raw)
 			s = sc.buf
 		}
