@@ -581,30 +581,47 @@ func plainToken4(w []byte, sb *[64]byte) (h, shape uint64, nums int64, ok bool) 
 	if n <= 8 {
 		return plainWord4(w)
 	}
-	var dm uint64 // bit k: byte k is a digit
-	// The previous word's lanes, and its runs of two and four digits and
-	// of two and four hex digits or separators: runs cross words.
-	var pd, ps, phs, pd2, ph2, ph4 uint64
-	for i := 0; i < n; i += 8 {
-		x := load8(w[i:])
-		d := digitLanes(x)
-		s := sepLanes(x)
-		hs := hexLanes(x) | s
-		if letterLanes(x)&(d<<8|pd>>56) != 0 || d&(s<<8|ps>>56)&(d<<16|pd>>48) != 0 {
+	// A byte at a time: the rules look at runs and at pairs of bytes,
+	// which lane arithmetic on eight-byte words computed more slowly.
+	upper := n >= 18
+	var dm uint64         // bit k: byte k is a digit
+	digits, hexes := 0, 0 // the runs of digits and of hex digits or separators that end here
+	var prev, prev2 uint8 // the classes of the two bytes before
+	for k, c := range w {
+		cl := byteClass[c]
+		switch {
+		case cl&clDigit != 0:
+			// A digit: not after a digit and a separator ("1.2",
+			// "12:30"), nor sixth in a row.
+			if prev&clSep != 0 && prev2&clDigit != 0 || digits == 5 {
+				return 0, 0, 0, false
+			}
+			digits++
+			hexes++
+			dm |= 1 << uint(k)
+		case cl&(clHex|clLetter) != 0:
+			// A letter: not after a digit ("3rd", "5ms", a hex id),
+			// and no upper case in a long token (a generated id).
+			if prev&clDigit != 0 || upper && c <= 'Z' {
+				return 0, 0, 0, false
+			}
+			digits = 0
+			if cl&clHex != 0 {
+				hexes++
+			} else {
+				hexes = 0
+			}
+		case cl&clSep != 0:
+			digits = 0
+			hexes++
+		default:
+			digits, hexes = 0, 0
+		}
+		if hexes == 8 {
+			// Eight hex digits or separators in a row: a hex id.
 			return 0, 0, 0, false
 		}
-		// A lane is flagged in dK when it ends a run of K or more.
-		d2 := d & (d<<8 | pd>>56)
-		d4 := d2 & (d2<<16 | pd2>>48)
-		d6 := d4 & (d2<<32 | pd2>>32)
-		h2 := hs & (hs<<8 | phs>>56)
-		h4 := h2 & (h2<<16 | ph2>>48)
-		h8 := h4 & (h4<<32 | ph4>>32)
-		if d6|h8 != 0 || n >= 18 && upperLanes(x) != 0 {
-			return 0, 0, 0, false
-		}
-		dm |= ((d >> 7) * 0x0102040810204080 >> 56) << uint(i)
-		pd, ps, phs, pd2, ph2, ph4 = d, s, hs, d2, h2, h4
+		prev2, prev = prev, cl
 	}
 	shape, nums = shapeHash(w, dm)
 	return tokHash(w), shape, nums, true
