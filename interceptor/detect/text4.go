@@ -186,7 +186,7 @@ func text4(s []byte, quoted, esc bool, sc *scratch4) (h, shape uint64, nums int6
 					continue
 				}
 				k := bits.TrailingZeros64(stop) / 8
-				digits |= digitLanes(x) & (1<<(8*uint(k)) - 1)
+				digits |= digitLanes(x) & lowBytes[k]
 				i += k
 				break
 			}
@@ -347,9 +347,9 @@ func load8(b []byte) uint64 {
 	case n >= 8:
 		return binary.LittleEndian.Uint64(b)
 	case n >= 4:
-		return uint64(binary.LittleEndian.Uint32(b)) | uint64(binary.LittleEndian.Uint32(b[n-4:]))<<(8*uint(n-4))
+		return uint64(binary.LittleEndian.Uint32(b)) | uint64(binary.LittleEndian.Uint32(b[n-4:]))<<(8*uint(n-4)&63)
 	case n >= 2:
-		return uint64(binary.LittleEndian.Uint16(b)) | uint64(binary.LittleEndian.Uint16(b[n-2:]))<<(8*uint(n-2))
+		return uint64(binary.LittleEndian.Uint16(b)) | uint64(binary.LittleEndian.Uint16(b[n-2:]))<<(8*uint(n-2)&63)
 	case n == 1:
 		return uint64(b[0])
 	}
@@ -598,7 +598,7 @@ func plainToken4(w []byte, sb *[64]byte) (h, shape uint64, nums int64, ok bool) 
 			}
 			digits++
 			hexes++
-			dm |= 1 << uint(k)
+			dm |= 1 << (uint(k) & 63)
 		case cl&(clHex|clLetter) != 0:
 			// A letter: not after a digit ("3rd", "5ms", a hex id),
 			// and no upper case in a long token (a generated id).
@@ -627,73 +627,76 @@ func plainToken4(w []byte, sb *[64]byte) (h, shape uint64, nums int64, ok bool) 
 	return tokHash(w), shape, nums, true
 }
 
+// lowBytes[m] keeps the m low bytes of a word.
+var lowBytes = [9]uint64{0, 0xff, 0xffff, 0xffffff, 0xffffffff, 0xffffffffff, 0xffffffffffff, 0xffffffffffffff, ^uint64(0)}
+
+// digitsValue is the value of a run of at most five digits.
+func digitsValue(b []byte) int64 {
+	v := int64(0)
+	for _, c := range b {
+		v = v*10 + int64(c-'0')
+	}
+	return v
+}
+
 // shapeHash returns tokHash of w with each run of digits (the bits of dm,
 // bit k for byte k) written as one '#', and the sum of those runs'
-// values. The shape's bytes are gathered in a register and hashed a word
-// at a time as tokHash reads them, not written to a buffer: a buffer
-// written a byte at a time and read eight at a time stalls.
+// values. The shape's bytes are gathered in a register, eight bytes read
+// at once, and hashed a word at a time as tokHash reads them: a buffer
+// written piece by piece and read eight bytes at a time stalls.
 func shapeHash(w []byte, dm uint64) (uint64, int64) {
 	n := len(w)
 	size := n - bits.OnesCount64(dm) + bits.OnesCount64(dm&^(dm<<1))
-	sh := shapeHasher{h: uint64(size) * 0x9e3779b97f4a7c15}
+	h := uint64(size) * 0x9e3779b97f4a7c15
+	x0 := load8(w)       // the token when it is shorter than a word
+	var acc, prev uint64 // the bytes gathered (fill of them), the last word hashed
 	var nums int64
-	k := 0
-	for dm != 0 {
-		j := bits.TrailingZeros64(dm)
-		e := j + bits.TrailingZeros64(^(dm >> uint(j)))
-		sh.write(w[k:j])
-		sh.writeByte('#')
-		v := int64(0)
-		for _, c := range w[j:e] {
-			v = v*10 + int64(c-'0')
+	fill, k := 0, 0
+	for {
+		j, e := n, n
+		if dm != 0 {
+			j = bits.TrailingZeros64(dm)
+			e = j + bits.TrailingZeros64(^(dm >> (uint(j) & 63)))
 		}
-		nums += v
-		dm &^= (1<<uint(e-j) - 1) << uint(j)
+		for k < j { // the bytes up to the run, as they are
+			m := min(8-fill, j-k)
+			var x uint64
+			switch {
+			case k+8 <= n:
+				x = binary.LittleEndian.Uint64(w[k:])
+			case n >= 8:
+				x = binary.LittleEndian.Uint64(w[n-8:]) >> (8 * uint(k+8-n) & 63)
+			default:
+				x = x0 >> (8 * uint(k) & 63)
+			}
+			acc |= x & lowBytes[m] << (8 * uint(fill) & 63)
+			fill, k = fill+m, k+m
+			if fill == 8 {
+				h = bits.RotateLeft64((h^acc)*0xbf58476d1ce4e5b9, 29)
+				prev, acc, fill = acc, 0, 0
+			}
+		}
+		if dm == 0 {
+			break
+		}
+		acc |= '#' << (8 * uint(fill) & 63) // the run
+		if fill++; fill == 8 {
+			h = bits.RotateLeft64((h^acc)*0xbf58476d1ce4e5b9, 29)
+			prev, acc, fill = acc, 0, 0
+		}
+		nums += digitsValue(w[j:e])
+		dm &^= (1<<(uint(e-j)&63) - 1) << (uint(j) & 63)
 		k = e
 	}
-	sh.write(w[k:])
-	return sh.sum(size), nums
-}
-
-// shapeHasher computes tokHash of bytes written to it in pieces, given
-// their total size in advance: eight bytes are gathered in acc (fill of
-// them) and folded in as one word; the last word, when the size is not a
-// multiple of eight, is read overlapping the one before, as tokHash does.
-type shapeHasher struct {
-	h, acc, prev uint64
-	fill         int
-}
-
-func (sh *shapeHasher) write(b []byte) {
-	for len(b) > 0 {
-		m := min(8-sh.fill, len(b))
-		sh.acc |= load8(b[:m]) << (8 * uint(sh.fill))
-		sh.fill += m
-		b = b[m:]
-		if sh.fill == 8 {
-			sh.h = bits.RotateLeft64((sh.h^sh.acc)*0xbf58476d1ce4e5b9, 29)
-			sh.prev, sh.acc, sh.fill = sh.acc, 0, 0
-		}
+	switch {
+	case size < 8:
+		return acc | uint64(size)<<56, nums
+	case fill == 0:
+		return h, nums
 	}
-}
-
-func (sh *shapeHasher) writeByte(c byte) {
-	sh.acc |= uint64(c) << (8 * uint(sh.fill))
-	if sh.fill++; sh.fill == 8 {
-		sh.h = bits.RotateLeft64((sh.h^sh.acc)*0xbf58476d1ce4e5b9, 29)
-		sh.prev, sh.acc, sh.fill = sh.acc, 0, 0
-	}
-}
-
-func (sh *shapeHasher) sum(size int) uint64 {
-	if size < 8 {
-		return sh.acc | uint64(size)<<56
-	}
-	if sh.fill == 0 {
-		return sh.h
-	}
-	last := sh.prev>>(8*uint(sh.fill)) | sh.acc<<(8*uint(8-sh.fill))
-	return bits.RotateLeft64((sh.h^last)*0x94d049bb133111eb, 29)
+	// The last word overlaps the one before, as tokHash reads it.
+	last := prev>>(8*uint(fill)&63) | acc<<(8*uint(8-fill)&63)
+	return bits.RotateLeft64((h^last)*0x94d049bb133111eb, 29), nums
 }
 
 // plainWord4 is plainToken4 for a token of at most eight bytes, read as
@@ -705,14 +708,14 @@ func plainWord4(w []byte) (h, shape uint64, nums int64, ok bool) {
 	x := load8(w)
 	d := digitLanes(x)
 	dm := (d >> 7) * 0x0102040810204080 >> 56 // bit k: byte k is a digit
-	if r := bits.TrailingZeros64(^dm); n < 8 && r >= 1 && r <= 5 && dm>>uint(r) == 0 && (r == n || byteClass[w[r]]&(clHex|clLetter) == 0) {
+	if r := bits.TrailingZeros64(^dm); n < 8 && r >= 1 && r <= 5 && dm>>(uint(r)&63) == 0 && (r == n || byteClass[w[r]]&(clHex|clLetter) == 0) {
 		// The commonest: a number, then no digit ("9,", "10", "43)").
 		// Nothing is masked, and with a single run of digits and fewer
 		// than eight bytes none of the rules below can apply.
 		for _, c := range w[:r] {
 			nums = nums*10 + int64(c-'0')
 		}
-		return x | uint64(n)<<56, '#' | x>>(8*uint(r))<<8 | uint64(n-r+1)<<56, nums, true
+		return x | uint64(n)<<56, '#' | x>>(8*uint(r)&63)<<8 | uint64(n-r+1)<<56, nums, true
 	}
 	s := sepLanes(x)
 	hs := hexLanes(x) | s
