@@ -771,6 +771,15 @@ func upperLanes(x uint64) uint64 {
 // An "id" alone is not one: it may name another entity (an order); the
 // clock rule reads it by how it moves.
 func callKey(k []byte) bool {
+	if len(k) == 0 {
+		return false
+	}
+	// Every key is read: its last byte rules most out at once.
+	switch k[len(k)-1] | 0x20 {
+	case 's', 'e', 't', 'd', 'r', 'q':
+	default:
+		return false
+	}
 	switch string(k) {
 	case "usage", "cause", "seq", "task_progress", "token_count", "tokenCount":
 		return true

@@ -142,3 +142,40 @@ func TestPlainTokenAgreesWithMask(t *testing.T) {
 		assert.Equal(t, [3]uint64{mh, ms, uint64(mn)}, [3]uint64{h, shape, uint64(nums)}, "%q", w)
 	}
 }
+
+// TestCallKey: the keys whose values measure the call, in the cases a
+// provider or a runtime writes them, and keys that name the world.
+func TestCallKey(t *testing.T) {
+	tests := []struct {
+		give string
+		want bool
+	}{
+		{give: "usage", want: true},
+		{give: "cause", want: true},
+		{give: "seq", want: true},
+		{give: "task_progress", want: true},
+		{give: "token_count", want: true},
+		{give: "tokenCount", want: true},
+		{give: "prompt_tokens", want: true},
+		{give: "outputTokens", want: true},
+		{give: "OUTPUT_TOKENS", want: true},
+		{give: "accumulated_token_usage", want: true},
+		{give: "total_cost", want: true},
+		{give: "accumulatedCost", want: true},
+		{give: "event_id", want: true},
+		{give: "EventId", want: true},
+		{give: "command_id", want: true},
+		{give: "commandID", want: true},
+		{give: "sequence_number", want: true},
+		{give: "", want: false},
+		{give: "id", want: false},
+		{give: "orderId", want: false},
+		{give: "status", want: false},
+		{give: "tokenizer", want: false},
+		{give: "costly_step", want: false},
+		{give: "Usage", want: false},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, callKey([]byte(tt.give)), tt.give)
+	}
+}
