@@ -146,6 +146,9 @@ func (s *State) loopPeriod() (p, k, span int) {
 func (s *State) period(exact bool) (p, k, span int) {
 	n := s.steps.n
 	for p := 1; p <= MaxLoopPeriod && p < n; p++ {
+		if a := s.steps.at(0); a.node < 0 || s.steps.at(p).node != a.node {
+			continue // not the same step, however loosely compared (same)
+		}
 		anyError := false
 		if p > 1 {
 			for j := 0; j < p && !anyError; j++ {
@@ -269,7 +272,11 @@ func (s *State) staleRound() int {
 		return 0
 	}
 	n := s.steps.n
-	for p := 3; p <= MaxLoopPeriod && k*p <= n; p++ {
+	// A period in which a node steps twice never qualifies, and a node
+	// that steps twice in the latest p steps does so in every longer
+	// stretch: the periods beyond d are not looked at.
+	d := s.distinctRun(min(MaxLoopPeriod, n))
+	for p := 3; p <= d && k*p <= n; p++ {
 		ok := true
 		for j := 0; j+p < k*p && ok; j++ {
 			a, b := s.steps.at(j), s.steps.at(j+p)
@@ -296,6 +303,21 @@ func (s *State) staleRound() int {
 		}
 	}
 	return 0
+}
+
+// distinctRun returns the largest d ≤ limit such that no node steps twice
+// in the latest d steps: nodeTwice(p) is false for p ≤ d, and true for
+// p > d when d < limit.
+func (s *State) distinctRun(limit int) int {
+	for d := 1; d < limit; d++ {
+		nd := s.steps.at(d).node
+		for a := 0; a < d; a++ {
+			if s.steps.at(a).node == nd {
+				return d
+			}
+		}
+	}
+	return limit
 }
 
 // nodeTwice reports whether a node steps twice in the latest p steps.
