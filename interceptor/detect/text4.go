@@ -251,6 +251,21 @@ func text4(s []byte, quoted, esc bool, sc *scratch4) (h, shape uint64, nums int6
 			shape = (shape ^ th) * fnvPrime
 			continue
 		}
+		if digit && !afterCount && !afterStep && stepState == 0 {
+			// A token with a digit that no counter or step word waits
+			// for: masked, and read as the number a unit may follow.
+			th, ts, n := maskToken4(w, bufs)
+			if !meter && (w[len(w)-1] == 's' || w[len(w)-1] == ']') && rateToken(w) {
+				meter = true
+			}
+			if afterNum = numberWord(w); afterNum {
+				numH, numS, numN = h, shape, n
+			}
+			nums += n
+			h = (h ^ th) * fnvPrime
+			shape = (shape ^ ts) * fnvPrime
+			continue
+		}
 		var th, ts uint64
 		var n int64
 		if !digit {
