@@ -194,7 +194,7 @@ func TestReplayUsesRecordedWorkflowID(t *testing.T) {
 	path := filepath.Join(historiesDir, "child-stalled-escalate.json")
 	g, err := interceptor.New(fixtures.DriftedOptions())
 	require.NoError(t, err)
-	r, err := worker.NewWorkflowReplayerWithOptions(worker.WorkflowReplayerOptions{Interceptors: []sdkinterceptor.WorkerInterceptor{g}})
+	r, err := worker.NewWorkflowReplayerWithOptions(worker.WorkflowReplayerOptions{Interceptors: []sdkinterceptor.WorkerInterceptor{g}, DisableDeadlockDetection: true})
 	require.NoError(t, err)
 	reg, _ := fixtures.WorkflowRegistries("samples")
 	reg(r)

@@ -45,6 +45,12 @@ type ReplayOptions struct {
 	// Logger receives the replayer's logs (a failed replay logs its panic
 	// and stack trace). Default: none.
 	Logger log.Logger
+	// DeadlockDetection turns on the SDK's deadlock detector, which fails
+	// a workflow task whose code runs for a second without yielding.
+	// Default: off. A replay checks determinism, and a loaded CI machine
+	// can stall correct workflow code for a second (TMPRL1101, "Potential
+	// deadlock detected"), a failure that says nothing about the history.
+	DeadlockDetection bool
 }
 
 // ReplayError is the error of a replay that failed.
@@ -193,7 +199,7 @@ func ReplayHistory(h *historypb.History, opts ReplayOptions) error {
 // opts.Unguarded) and opts' workflows registered, for callers that replay
 // many histories (a benchmark) or need the SDK's other replay methods.
 func NewReplayer(opts ReplayOptions) (worker.WorkflowReplayer, error) {
-	ro := worker.WorkflowReplayerOptions{DataConverter: opts.DataConverter}
+	ro := worker.WorkflowReplayerOptions{DataConverter: opts.DataConverter, DisableDeadlockDetection: !opts.DeadlockDetection}
 	if !opts.Unguarded {
 		g, err := interceptor.New(opts.Guard)
 		if err != nil {

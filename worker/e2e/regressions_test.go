@@ -92,7 +92,7 @@ func TestSDKReplayerReplaysEchoWait(t *testing.T) {
 
 			g, err := interceptor.New(interceptor.Options{})
 			require.NoError(t, err)
-			r, err := worker.NewWorkflowReplayerWithOptions(worker.WorkflowReplayerOptions{Interceptors: []sdkinterceptor.WorkerInterceptor{g}})
+			r, err := worker.NewWorkflowReplayerWithOptions(worker.WorkflowReplayerOptions{Interceptors: []sdkinterceptor.WorkerInterceptor{g}, DisableDeadlockDetection: true})
 			require.NoError(t, err)
 			r.RegisterWorkflow(workflows.CoderVerifierLoop)
 			assert.NoError(t, r.ReplayWorkflowHistoryFromJSONFile(log.NewStructuredLogger(slog.New(slog.DiscardHandler)), path),

@@ -672,7 +672,7 @@ func replayOnce(h *historypb.History, opts interceptor.Options, codec bool) erro
 	if err != nil {
 		return fmt.Errorf("guard options: %w", err)
 	}
-	ro := worker.WorkflowReplayerOptions{Interceptors: []sdkinterceptor.WorkerInterceptor{g}}
+	ro := worker.WorkflowReplayerOptions{Interceptors: []sdkinterceptor.WorkerInterceptor{g}, DisableDeadlockDetection: true}
 	if codec {
 		ro.DataConverter = schedule.DataConverter()
 	}
