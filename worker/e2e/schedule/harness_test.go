@@ -148,7 +148,7 @@ func (h *harness) run(p schedule.Plan) result {
 	out, closeErr, closed := d.drive(ctx)
 	if !closed {
 		// Stuck: say where, then end it so the histories can be checked.
-		r.fail("stuck", "not closed, standing still for %s; %s", h.bound, d.describe())
+		r.fail("stuck", "not closed, standing still for %s; %s; the server: %s", h.bound, d.describe(), d.serverView())
 		tctx, tcancel := context.WithTimeout(context.Background(), 10*time.Second)
 		_ = c.TerminateWorkflow(tctx, id, "", "schedule test: stuck")
 		for _, ch := range d.children {
@@ -498,6 +498,54 @@ func (d *driver) describe() string {
 		b.WriteString("] ")
 	}
 	fmt.Fprintf(&b, "answers sent %d", d.r.answers)
+	return b.String()
+}
+
+// serverView says what the server holds for a stuck run and its children:
+// the pending workflow task (a task no worker took, or one that keeps
+// failing), pending activities and children, and the last events. A run
+// stuck before its first status query was answered shows nothing else.
+func (d *driver) serverView() string {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var b strings.Builder
+	for _, id := range append([]string{d.id}, d.children...) {
+		desc, err := d.c.DescribeWorkflowExecution(ctx, id, "")
+		if err != nil {
+			fmt.Fprintf(&b, "[%s: describe: %v] ", id, err)
+			continue
+		}
+		info := desc.GetWorkflowExecutionInfo()
+		fmt.Fprintf(&b, "[%s: %s, %d events", id, info.GetStatus(), info.GetHistoryLength())
+		if wt := desc.GetPendingWorkflowTask(); wt != nil {
+			fmt.Fprintf(&b, ", workflow task %s attempt %d scheduled %s", wt.GetState(), wt.GetAttempt(), wt.GetScheduledTime().AsTime().Format(time.TimeOnly))
+			if wt.GetStartedTime() != nil {
+				fmt.Fprintf(&b, " started %s", wt.GetStartedTime().AsTime().Format(time.TimeOnly))
+			}
+		}
+		for _, a := range desc.GetPendingActivities() {
+			fmt.Fprintf(&b, ", activity %s %s attempt %d", a.GetActivityType().GetName(), a.GetState(), a.GetAttempt())
+			if f := a.GetLastFailure(); f != nil {
+				fmt.Fprintf(&b, " (%s)", f.GetMessage())
+			}
+		}
+		for _, ch := range desc.GetPendingChildren() {
+			fmt.Fprintf(&b, ", child %s", ch.GetWorkflowId())
+		}
+		var last []string
+		it := d.c.GetWorkflowHistory(ctx, id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+		for it.HasNext() {
+			e, err := it.Next()
+			if err != nil {
+				break
+			}
+			last = append(last, fmt.Sprintf("%d %s", e.GetEventId(), e.GetEventType()))
+			if len(last) > 4 {
+				last = last[1:]
+			}
+		}
+		fmt.Fprintf(&b, ", last events: %s] ", strings.Join(last, ", "))
+	}
 	return b.String()
 }
 
