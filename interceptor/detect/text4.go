@@ -444,7 +444,7 @@ func maskToken4(w []byte, bufs *maskBufs) (h, shape uint64, nums int64) {
 	if len(w) > len(bufs.m) {
 		return maskToken(w, true)
 	}
-	if h, shape, nums, ok := plainToken4(w, &bufs.s); ok {
+	if h, shape, nums, ok := plainToken4(w); ok {
 		return h, shape, nums
 	}
 	return maskToken4Slow(w, bufs)
@@ -583,7 +583,7 @@ func put(buf *[64]byte, k int, b []byte) int {
 }
 
 // plainToken4 hashes the commonest token with a digit, one with nothing
-// maskToken4 could mask, eight bytes at a time: it gives up (ok false)
+// maskToken4 could mask, without a buffer: it gives up (ok false)
 // at a letter right after a digit (a unit, a hex id), a digit, a
 // separator and a digit (a time, a date, a decimal, a version), six
 // digits in a row, eight hex digits or separators in a row (a hex id, a
@@ -591,7 +591,7 @@ func put(buf *[64]byte, k int, b []byte) int {
 // generated id). Otherwise nothing is masked: h is the token's hash,
 // shape the hash of the token with each number written '#', nums the
 // sum of its numbers, all as maskToken4 would give them.
-func plainToken4(w []byte, sb *[64]byte) (h, shape uint64, nums int64, ok bool) {
+func plainToken4(w []byte) (h, shape uint64, nums int64, ok bool) {
 	n := len(w)
 	if n <= 8 {
 		return plainWord4(w)
@@ -766,15 +766,10 @@ func eqLanes(x uint64, c byte) uint64 {
 	return ^((y&lanes7 + lanes7) | y) & lanesTop
 }
 
-// letterLanes flags the ASCII letters of x, upperLanes the upper-case ones.
+// letterLanes flags the ASCII letters of x.
 func letterLanes(x uint64) uint64 {
 	l := x&lanes7 | 0x20*lanes1 // folded to lower case
 	return (l + (0x80-'a')*lanes1) &^ (l + (0x7f-'z')*lanes1) &^ x & lanesTop
-}
-
-func upperLanes(x uint64) uint64 {
-	m := x & lanes7
-	return (m + (0x80-'A')*lanes1) &^ (m + (0x7f-'Z')*lanes1) &^ x & lanesTop
 }
 
 // callKey: an object key whose value measures the call or counts the
