@@ -546,6 +546,17 @@ func (d *driver) serverView() string {
 		}
 		fmt.Fprintf(&b, ", last events: %s] ", strings.Join(last, ", "))
 	}
+	// The task queue's pollers: a workflow task that no worker took.
+	tq, err := d.c.DescribeTaskQueue(ctx, queue(d.p), enumspb.TASK_QUEUE_TYPE_WORKFLOW)
+	if err != nil {
+		fmt.Fprintf(&b, "[task queue %s: %v]", queue(d.p), err)
+		return b.String()
+	}
+	fmt.Fprintf(&b, "[task queue %s: %d pollers", queue(d.p), len(tq.GetPollers()))
+	for _, p := range tq.GetPollers() {
+		fmt.Fprintf(&b, ", %s last %s", p.GetIdentity(), p.GetLastAccessTime().AsTime().Format(time.TimeOnly))
+	}
+	b.WriteString("]")
 	return b.String()
 }
 
