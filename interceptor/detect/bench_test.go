@@ -292,3 +292,21 @@ func BenchmarkExtractPeers(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkMaskToken4 times generation 4's masking of the two kinds of
+// token with a digit in BenchmarkDetect's test log: a pytest id (39 in a
+// 4 KB result) and a short number (117), the figures of docs/detection.md's
+// arithmetic of the reading target.
+//
+//	go test -run '^$' -bench BenchmarkMaskToken4 -count 3 ./interceptor/detect/
+func BenchmarkMaskToken4(b *testing.B) {
+	for _, tok := range []string{"tests/test_mod_003.py::test_case_3", "10,"} {
+		b.Run(tok, func(b *testing.B) {
+			var bufs maskBufs
+			w := []byte(tok)
+			for b.Loop() {
+				maskToken4(w, &bufs)
+			}
+		})
+	}
+}
