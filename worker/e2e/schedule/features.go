@@ -41,6 +41,11 @@ const (
 	// Runtime budgets on the guard, and (with handler) halt handlers that
 	// take longer than them (issue 22).
 	FeatRuntime Feature = "runtime"
+	// Liveness (issue 30): a stuck loop, with rounds of parallel calls,
+	// ends the plan under any Warnings from 0 to 12; and pauses that
+	// outlast the runtime budgets end every way a halt can end.
+	FeatStuck     Feature = "stuck"     // a stuck loop at the end of the plan
+	FeatLongPause Feature = "longpause" // late answers, pause timeouts, slow escalating handlers, cancellation
 	// Worker set-up.
 	FeatCodec  Feature = "codec"  // an encryption codec on worker, client and replayer
 	FeatPolicy Feature = "policy" // OnHalt observe/fail and PauseTimeout profiles
@@ -52,7 +57,7 @@ const (
 var AllFeatures = []Feature{
 	FeatParallel, FeatLocal, FeatChild, FeatTimer, FeatSelect, FeatSelectChild, FeatCAN, FeatInflight,
 	FeatEscalate, FeatUpdates, FeatHalt, FeatBad, FeatCancel, FeatTerminate, FeatNonFinite, FeatOwnSignal, FeatStartHalt,
-	FeatHandler, FeatGuidance, FeatRuntime,
+	FeatHandler, FeatGuidance, FeatRuntime, FeatStuck, FeatLongPause,
 	FeatCodec, FeatPolicy,
 	FeatDrift,
 }

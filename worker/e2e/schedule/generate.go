@@ -3,6 +3,9 @@ package schedule
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
+
+	"github.com/loopguard/loopguard/interceptor"
 )
 
 // Generate builds the plan of seed, using only the features in fs. The
@@ -104,7 +107,117 @@ func Generate(seed int64, fs Features) Plan {
 			p.Handlers = append([]HandlerKind{HandlerSlow, HandlerSlow}, p.Handlers...)
 		}
 	}
+	// Drawn after runtime's, so that a seed's plan is as it was before
+	// features stuck and longpause, but for what they add.
+	if fs.Has(FeatStuck) && g.r.IntN(2) == 0 {
+		g.stuck(&p)
+	}
+	if fs.Has(FeatLongPause) && p.Runtime && g.r.IntN(3) != 0 {
+		g.longPause(&p)
+	}
 	return p
+}
+
+// stuck ends the plan's last run with a stuck loop, under Warnings from 0
+// to MaxStuckWarnings: one or two groups a round, each one call or a few
+// concurrent calls of one node, their results (outputs, or one error) the
+// same every round. It makes enough rounds for its first trip (the rounds
+// a loop needs after starting over, and one more for the round it starts
+// in) and for the whole HaltBound after it, and one more: a guard that
+// never halts it is caught before the loop runs out.
+func (g *gen) stuck(p *Plan) {
+	p.Liveness = &Liveness{Warnings: g.r.IntN(MaxStuckWarnings + 1)}
+	s := &Stuck{Round: make([]Group, 1+g.r.IntN(MaxRoundGroups))}
+	for i := range s.Round {
+		g.tags++
+		node := g.pick(StuckNodes)
+		c := Call{Kind: KindActivity, Node: node, Tag: fmt.Sprintf("t%d", g.tags), Output: node + " stuck output"}
+		if g.r.IntN(4) == 0 {
+			c.Output, c.Err = "", node+" failed: stuck"
+		}
+		gr := Group{Call: c, Width: 1}
+		if g.r.IntN(2) == 0 {
+			gr.Width = 2 + g.r.IntN(MaxGroupWidth-1)
+			gr.Branches, gr.Distinct = g.r.IntN(2) == 0, g.r.IntN(2) == 0
+		}
+		s.Round[i] = gr
+	}
+	s.Rounds = StuckRounds(p.Options())
+	last := len(p.Runs) - 1
+	p.Runs[last] = append(p.Runs[last], Step{Stuck: s})
+}
+
+// StuckRounds is how many rounds a stuck loop makes under opts: its first
+// trip within RetripRounds + 1 rounds, HaltBound's rounds after it, and
+// one more.
+func StuckRounds(opts interceptor.Options) int {
+	return OnsetRounds(opts) + boundRounds(opts) + 1
+}
+
+// OnsetRounds is how many rounds a stuck loop may take to trip first:
+// the rounds one more warning adds to HaltBound (RetripRounds + 1), the
+// rounds a loop needs to trip again after starting over and the round it
+// started in.
+func OnsetRounds(opts interceptor.Options) int {
+	o := opts
+	o.Warnings = 1
+	one := boundRounds(o)
+	o.Warnings = 0
+	return one - boundRounds(o)
+}
+
+// boundRounds is HaltBound in rounds of one call. The profiles' options
+// are valid: an error here is a broken profile.
+func boundRounds(opts interceptor.Options) int {
+	b, err := interceptor.HaltBound(opts, 1)
+	if err != nil {
+		panic(fmt.Sprintf("schedule: a profile's options: %v", err))
+	}
+	return b
+}
+
+// longPause makes the plan's first halt answered by the driver (likely
+// the stalled loop's) last LongPauseDelay, or its first halt's handler
+// take as long and escalate, so that each way a pause ends is followed
+// by more calls of the loop: a guard that charged the pause halts one of
+// them on a runtime budget. A halt at start would take the long pause
+// before the loop ran, so there is none. Under observe and fail no halt
+// pauses; under the timeout profile its one-second pause timeout would
+// end any other long pause first, so it gets the timeout's.
+func (g *gen) longPause(p *Plan) {
+	var kinds []LongPause
+	switch p.Profile {
+	case ProfileObserve, ProfileFail:
+		return
+	case ProfileTimeout:
+		kinds = []LongPause{LongPauseTimeout}
+	default:
+		kinds = LongPauses
+		if len(p.Handlers) > 0 {
+			kinds = append(slices.Clone(kinds), "")
+		}
+	}
+	// The workflow handles LoopEscalated and goes on, as the docs allow:
+	// its loop's next calls are where a pause charged would show.
+	p.StartHalt, p.StopOnEscalation = false, false
+	k := kinds[g.r.IntN(len(kinds))]
+	if k == "" {
+		// The halt handler takes the long pause, and escalates.
+		p.Handlers[0] = HandlerSlowEscalate
+		return
+	}
+	p.LongPause = k
+	if len(p.Handlers) > 0 {
+		// The driver gets the first halt.
+		p.Handlers[0] = HandlerHuman
+	}
+	if k == LongPauseCancel {
+		for _, node := range []string{"Research", "Plan"} {
+			g.tags++
+			c := Call{Kind: KindActivity, Node: node, Tag: fmt.Sprintf("t%d", g.tags), Output: node + " cleanup output"}
+			p.Cleanup = append(p.Cleanup, Step{Call: &c})
+		}
+	}
 }
 
 // stalledLoopRounds is how many rounds the stalled loop of a runtime plan

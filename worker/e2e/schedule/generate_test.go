@@ -35,6 +35,8 @@ func featureSets(t *testing.T) map[string]schedule.Features {
 			s += ",can"
 		case schedule.FeatGuidance:
 			s += ",updates"
+		case schedule.FeatLongPause:
+			s += ",runtime"
 		}
 		sets[s] = mustFeatures(t, s)
 	}
@@ -134,6 +136,31 @@ func TestValidateRejectsBrokenPlans(t *testing.T) {
 		{"unknown handler kind", func(p *schedule.Plan) { p.Handlers = []schedule.HandlerKind{"shrug"} }, all, `unknown handler kind "shrug"`},
 		{"slow handler without runtime", func(p *schedule.Plan) { p.Handlers = []schedule.HandlerKind{schedule.HandlerSlow} }, mustFeatures(t, "handler"), "needs feature runtime"},
 		{"runtime without the feature", func(p *schedule.Plan) { p.Runtime = true }, schedule.Features{}, "needs feature runtime"},
+		{"liveness without the feature", func(p *schedule.Plan) { p.Liveness = &schedule.Liveness{} }, schedule.Features{}, "needs feature stuck"},
+		{"too many warnings", func(p *schedule.Plan) { p.Liveness = &schedule.Liveness{Warnings: 13} }, all, "warnings 13 outside 0..12"},
+		{"stuck loop without liveness", func(p *schedule.Plan) { p.Runs[0] = append(p.Runs[0], stuckStep("t2", "Code", 1)) }, all, "without liveness"},
+		{"stuck loop not last", func(p *schedule.Plan) {
+			p.Liveness = &schedule.Liveness{}
+			p.Runs[0] = []schedule.Step{stuckStep("t2", "Code", 1), act("t1")}
+		}, all, "the last step of the last run"},
+		{"stuck loop of Verify", func(p *schedule.Plan) {
+			p.Liveness = &schedule.Liveness{}
+			p.Runs[0] = append(p.Runs[0], stuckStep("t2", "Verify", 1))
+		}, all, `of "Verify"`},
+		{"stuck group too wide", func(p *schedule.Plan) {
+			p.Liveness = &schedule.Liveness{}
+			p.Runs[0] = append(p.Runs[0], stuckStep("t2", "Code", schedule.MaxGroupWidth+1))
+		}, all, "width 5 outside"},
+		{"stuck group tag with a dot", func(p *schedule.Plan) {
+			p.Liveness = &schedule.Liveness{}
+			p.Runs[0] = append(p.Runs[0], stuckStep("t2.x", "Code", 1))
+		}, all, "has a dot"},
+		{"long pause without the feature", func(p *schedule.Plan) { p.LongPause = schedule.LongPauseEscalate }, schedule.Features{}, "needs feature longpause"},
+		{"unknown long pause", func(p *schedule.Plan) { p.LongPause = "nap" }, all, `unknown long pause "nap"`},
+		{"cleanup of a child", func(p *schedule.Plan) {
+			p.Cleanup = []schedule.Step{{Call: &schedule.Call{Kind: schedule.KindChild, Node: "Reviewer", Tag: "t2", Child: []schedule.Step{act("t3")}}}}
+		}, all, "activity calls only"},
+		{"slow-escalate handler without longpause", func(p *schedule.Plan) { p.Handlers = []schedule.HandlerKind{schedule.HandlerSlowEscalate} }, mustFeatures(t, "handler,runtime"), "needs feature longpause"},
 		{"input past the last call", func(p *schedule.Plan) { p.Inputs = []schedule.Input{{AtCall: 2, Kind: schedule.InputHalt}} }, all, "atCall 2 outside 0..1"},
 		{"unknown bad payload", func(p *schedule.Plan) {
 			p.Inputs = []schedule.Input{{Kind: schedule.InputBadSignal, Name: "resume", Bad: "nice"}}
@@ -153,6 +180,11 @@ func TestValidateRejectsBrokenPlans(t *testing.T) {
 	}
 }
 
+// stuckStep is a stuck loop of one group of width calls of node.
+func stuckStep(tag, node string, width int) schedule.Step {
+	return schedule.Step{Stuck: &schedule.Stuck{Rounds: 3, Round: []schedule.Group{{Call: schedule.Call{Kind: schedule.KindActivity, Node: node, Tag: tag}, Width: width}}}}
+}
+
 func TestParseFeatures(t *testing.T) {
 	tests := []struct {
 		give, want string
@@ -161,7 +193,7 @@ func TestParseFeatures(t *testing.T) {
 		{give: "", want: "base"},
 		{give: "base", want: "base"},
 		{give: "codec, parallel", want: "parallel,codec"},
-		{give: "all,-codec,-drift", want: "parallel,local,child,timer,select,selectchild,can,inflight,escalate,updates,halt,bad,cancel,terminate,nonfinite,ownsignal,starthalt,handler,guidance,runtime,policy"},
+		{give: "all,-codec,-drift", want: "parallel,local,child,timer,select,selectchild,can,inflight,escalate,updates,halt,bad,cancel,terminate,nonfinite,ownsignal,starthalt,handler,guidance,runtime,stuck,longpause,policy"},
 		{give: "parallel,paralel", err: true},
 	}
 	for _, tt := range tests {

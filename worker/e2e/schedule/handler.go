@@ -92,9 +92,12 @@ func (in *interp) handle(ctx workflow.Context, h interceptor.HaltEvent) (d inter
 			return interceptor.HandlerDecision{}, err
 		}
 		return resume, nil
-	case HandlerSlow:
+	case HandlerSlow, HandlerSlowEscalate:
 		if err := workflow.Sleep(ctx, HandlerSlowSleep); err != nil {
 			return interceptor.HandlerDecision{}, err
+		}
+		if kind == HandlerSlowEscalate {
+			return interceptor.HandlerDecision{Action: interceptor.ActionEscalate, Reason: "handler slow-escalate"}, nil
 		}
 		return resume, nil
 	case HandlerOversize:

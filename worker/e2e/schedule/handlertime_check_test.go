@@ -2,6 +2,7 @@ package schedule_test
 
 import (
 	"maps"
+	"slices"
 	"testing"
 	"time"
 
@@ -22,10 +23,13 @@ import (
 // on a runtime halt that charged the loop a halt handler's six seconds
 // (as a guard that charged them would, at the loop's first call after the
 // handler resumed), and passes when the loop's own time explains the
-// charge: after the pause is taken off, after an escalation (whose time
-// the guard does not take off), after a reset by an earlier halt of the
-// same budget, for a loop anchored at a local activity node, and across
-// continue-as-new.
+// charge: after the pause is taken off, after an escalation or a
+// cancellation (pauses it does not count), after a reset by an earlier
+// halt of the same budget, for a loop anchored at a local activity node,
+// and across continue-as-new. paused-time fails wherever handler-time
+// does, and also on the time of a pause that ended in an escalation or a
+// cancellation charged (as guard version 11 charged it), and passes once
+// that is taken off.
 func TestHandlerTimeCheck(t *testing.T) {
 	cycle := func(seq int, at float64, charged string) event {
 		return timedEcho(seq, detect.DetectorCycleRuntime, "Code", "Code", at, "cycle Code→Verify has run for "+charged+", limit 3s")
@@ -40,26 +44,33 @@ func TestHandlerTimeCheck(t *testing.T) {
 		task(1.5), at(1.6, halted(1)), timedEcho(1, detect.DetectorIdenticalOutput, "Code", "Code", 1.5, "Code returned the same output 3 times"),
 		task(7.5), at(7.6, running()),
 	}
+	// The same loop, escalated by the handler after six seconds, goes on.
+	slowEscalation := append(clone(slowHandler[:len(slowHandler)-1]), at(7.6, escalated()))
+	// The same loop, its workflow cancelled during the pause, goes on in
+	// a disconnected context.
+	canceled := append(clone(slowHandler[:len(slowHandler)-2]), at(7, cancelRequested()), task(7.5), at(7.6, running()))
 	tests := []struct {
 		name    string
 		give    [][]event
 		checked int
-		wantN   int
+		// wantN and wantPaused are the violations of handler-time and of
+		// paused-time.
+		wantN, wantPaused int
 	}{
-		{name: "the handler's time charged at the next call", checked: 1, give: [][]event{append(clone(slowHandler), call("Code"), task(8), cycle(2, 8, "8s"))}, wantN: 1},
+		{name: "the handler's time charged at the next call", checked: 1, give: [][]event{append(clone(slowHandler), call("Code"), task(8), cycle(2, 8, "8s"))}, wantN: 1, wantPaused: 1},
 		{name: "the handler's time taken off", checked: 1, give: [][]event{append(clone(slowHandler), call("Code"), task(12), cycle(2, 12, "6s"))}},
 		{name: "a human's time charged", checked: 1, give: [][]event{{
 			task(0), call("Code"), task(1), at(1.1, halted(1)), timedEcho(1, detect.DetectorRepeatedError, "Code", "Code", 1, "same error"),
 			task(30), at(30.1, running()), call("Code"), task(30.5), cycle(2, 30.5, "30.5s"),
-		}}, wantN: 1},
-		{name: "an escalation's time is not taken off", checked: 1, give: [][]event{{
-			task(0), call("Code"), task(1.5), at(1.6, halted(1)), timedEcho(1, detect.DetectorIdenticalOutput, "Code", "Code", 1.5, "stall"),
-			task(7.5), at(7.6, escalated()), call("Verify"), task(8), cycle(2, 8, "8s"),
-		}}},
+		}}, wantN: 1, wantPaused: 1},
+		{name: "an escalation's time charged", checked: 1, give: [][]event{append(clone(slowEscalation), call("Verify"), task(8), cycle(2, 8, "8s"))}, wantPaused: 1},
+		{name: "an escalation's time taken off", checked: 1, give: [][]event{append(clone(slowEscalation), call("Verify"), task(8), cycle(2, 8, "2s"))}},
+		{name: "a cancellation's time charged", checked: 1, give: [][]event{append(clone(canceled), call("Research"), task(8), cycle(2, 8, "8s"))}, wantPaused: 1},
+		{name: "a cancellation's time taken off", checked: 1, give: [][]event{append(clone(canceled), call("Research"), task(8), cycle(2, 8, "2s"))}},
 		{name: "charged since a reset", checked: 2, give: [][]event{{
 			task(0), call("Code"), task(3), node(1, 3, "3s"), at(3.1, halted(1)),
 			task(4), at(4.1, running()), call("Code"), task(6), node(2, 6, "3.2s"),
-		}}, wantN: 1},
+		}}, wantN: 1, wantPaused: 1},
 		{name: "within the time since a reset", checked: 2, give: [][]event{{
 			task(0), call("Code"), task(3), node(1, 3, "3s"), at(3.1, halted(1)),
 			task(4), at(4.1, running()), call("Code"), task(6.5), node(2, 6.5, "2.1s"),
@@ -74,8 +85,8 @@ func TestHandlerTimeCheck(t *testing.T) {
 		{name: "across continue-as-new, the handler's time charged", checked: 1, give: [][]event{
 			clone(slowHandler),
 			{task(8), call("Code"), task(8.5), cycle(2, 8.5, "8.5s")},
-		}, wantN: 1},
-		{name: "a message without a runtime", checked: 1, give: [][]event{{task(0), call("Code"), task(4), cycle(1, 4, "a while")}}, wantN: 1},
+		}, wantN: 1, wantPaused: 1},
+		{name: "a message without a runtime", checked: 1, give: [][]event{{task(0), call("Code"), task(4), cycle(1, 4, "a while")}}, wantN: 1, wantPaused: 1},
 		{name: "another budget is not checked", checked: 0, give: [][]event{{task(0), call("Code"), task(4), timedEcho(1, detect.DetectorNodeCalls, "Code", "Code", 4, "Code reached 10/10 steps")}}},
 	}
 	for _, tt := range tests {
@@ -98,9 +109,11 @@ func TestHandlerTimeCheck(t *testing.T) {
 				}
 				chain = append(chain, hist{name: "run " + string(rune('0'+k)), h: &historypb.History{Events: evs}})
 			}
-			checked, _, got := handlerTimeViolations(chain, converter.GetDefaultDataConverter())
-			assert.Len(t, got, tt.wantN, "%q", got)
-			assert.Equal(t, tt.checked, checked, "runtime halts checked")
+			got := runtimeViolations(chain, converter.GetDefaultDataConverter(), resumedOnly)
+			assert.Len(t, got.violations, tt.wantN, "handler-time: %q", got.violations)
+			assert.Equal(t, tt.checked, got.checked, "runtime halts checked")
+			got = runtimeViolations(chain, converter.GetDefaultDataConverter(), everyPause)
+			assert.Len(t, got.violations, tt.wantPaused, "paused-time: %q", got.violations)
 		})
 	}
 }
@@ -133,7 +146,14 @@ func TestRuntimePlans(t *testing.T) {
 		}
 		runtime++
 		require.GreaterOrEqual(t, len(p.Handlers), 2, "seed %d", seed)
-		assert.Equal(t, []schedule.HandlerKind{schedule.HandlerSlow, schedule.HandlerSlow}, p.Handlers[:2], "seed %d: the first two halts' handlers are slow", seed)
+		first := schedule.HandlerSlow
+		switch {
+		case p.LongPause != "":
+			first = schedule.HandlerHuman // the driver takes the long pause
+		case slices.Contains(p.Handlers, schedule.HandlerSlowEscalate):
+			first = schedule.HandlerSlowEscalate // the handler takes it
+		}
+		assert.Equal(t, []schedule.HandlerKind{first, schedule.HandlerSlow}, p.Handlers[:2], "seed %d: the first two halts' handlers are slow, but for a long pause", seed)
 		require.NotNil(t, p.Runs[0][0].Call, "seed %d", seed)
 		assert.Equal(t, "Research stalled output", p.Runs[0][0].Call.Output, "seed %d: the first run starts with the stalled loop", seed)
 		assert.Zero(t, p.Options().MaxCycleRuntime-schedule.RuntimeBudget, "seed %d", seed)
@@ -170,6 +190,14 @@ func timedEcho(seq int, d detect.Detector, node, loop string, s float64, msg str
 		ev := interceptor.HaltEvent{Seq: seq, Detector: d, Node: node, Loop: loop, Message: msg, WorkflowTime: t0.Add(seconds(s))}
 		return &historypb.HistoryEvent{EventType: enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED, Attributes: &historypb.HistoryEvent_WorkflowExecutionSignaledEventAttributes{
 			WorkflowExecutionSignaledEventAttributes: &historypb.WorkflowExecutionSignaledEventAttributes{SignalName: interceptor.DefaultHaltedSignal, Input: &commonpb.Payloads{Payloads: []*commonpb.Payload{payload(t, ev)}}}}}
+	}
+}
+
+// cancelRequested is the workflow's cancellation requested.
+func cancelRequested() event {
+	return func(*testing.T) *historypb.HistoryEvent {
+		return &historypb.HistoryEvent{EventType: enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_CANCEL_REQUESTED, Attributes: &historypb.HistoryEvent_WorkflowExecutionCancelRequestedEventAttributes{
+			WorkflowExecutionCancelRequestedEventAttributes: &historypb.WorkflowExecutionCancelRequestedEventAttributes{}}}
 	}
 }
 

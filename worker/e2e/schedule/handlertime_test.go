@@ -100,14 +100,26 @@ func (d *driver) checkHandlerTime(hs []hist) {
 	for _, c := range chains {
 		// With dc: under the codec the guard's version marker is encrypted
 		// too, and Inspect alone reads version 0.
-		if testsuite.InspectWith(c[0].h, dc).GuardVersion < 9 {
+		version := testsuite.InspectWith(c[0].h, dc).GuardVersion
+		if version < 9 {
 			continue
 		}
-		checked, slacks, violations := handlerTimeViolations(c, dc)
-		d.r.runtimeHalts += checked
-		d.r.runtimeSlack = append(d.r.runtimeSlack, slacks...)
-		for _, v := range violations {
+		got := runtimeViolations(c, dc, resumedOnly)
+		d.r.runtimeHalts += got.checked
+		d.r.runtimeSlack = append(d.r.runtimeSlack, got.slacks...)
+		for _, v := range got.violations {
 			d.r.fail("handler-time", "%s", v)
+		}
+		if version < pausedTimeVersion {
+			continue
+		}
+		got = runtimeViolations(c, dc, everyPause)
+		d.r.pausedHalts += got.checked
+		for end, n := range got.takenOff {
+			d.r.pausesTakenOff[end] += n
+		}
+		for _, v := range got.violations {
+			d.r.fail("paused-time", "%s", v)
 		}
 	}
 	for id, byseq := range d.lad.handled {
@@ -119,15 +131,51 @@ func (d *driver) checkHandlerTime(hs []hist) {
 	}
 }
 
-// span is one pause, from and to as handler-time bounds it.
-type span struct{ from, to time.Time }
+// pausedTimeVersion is the guard version from which no pause is charged to
+// a runtime budget, however it ended (issue 30): before it, an escalation
+// (by a human, the pause timeout or the halt handler) and a cancellation
+// left the pause on the loop's clock.
+const pausedTimeVersion = 12
 
-// handlerTimeViolations checks the runtime halts of one chain of runs
-// (runs joined by continue-as-new, whose guard state carries over, in
-// order; or one child's history). It returns how many it checked, by how
-// much each charge it could read stayed within its bound (U − C), and the
-// violations.
-func handlerTimeViolations(chain []hist, dc converter.DataConverter) (int, []time.Duration, []string) {
+// span is one pause, from and to as handler-time bounds it, and how it
+// ended.
+type span struct {
+	from, to time.Time
+	end      pauseEnd
+}
+
+// pauseEnd is how a pause ended, as the history shows it: the memo says
+// running again (resumed; canceled when the workflow's cancellation was
+// requested during the pause), or escalated.
+type pauseEnd string
+
+const (
+	pauseResumed   pauseEnd = "resumed"
+	pauseEscalated pauseEnd = "escalated"
+	pauseCanceled  pauseEnd = "canceled"
+)
+
+// resumedOnly and everyPause say which pauses a check takes off the
+// loop's time: handler-time's, the resumed ones; paused-time's, all.
+func resumedOnly(s span) bool { return s.end == pauseResumed }
+func everyPause(span) bool    { return true }
+
+// runtimeCheck is what runtimeViolations found on one chain: how many
+// runtime halts it checked, by how much each charge it could read stayed
+// within its bound (U − C), how many pauses of each ending it took off
+// those halts' loops, and the violations.
+type runtimeCheck struct {
+	checked    int
+	slacks     []time.Duration
+	takenOff   map[pauseEnd]int
+	violations []string
+}
+
+// runtimeViolations checks the runtime halts of one chain of runs (runs
+// joined by continue-as-new, whose guard state carries over, in order; or
+// one child's history), taking off each loop's time the pauses counts
+// accepts.
+func runtimeViolations(chain []hist, dc converter.DataConverter, counts func(span) bool) runtimeCheck {
 	type halt struct {
 		ev    interceptor.HaltEvent
 		where string
@@ -146,11 +194,15 @@ func handlerTimeViolations(chain []hist, dc converter.DataConverter) (int, []tim
 		var task time.Time // start of the latest workflow task
 		var open int       // seq of the halt the memo shows, 0: none
 		var from time.Time // when that memo was recorded
+		var cancel bool    // the cancellation was requested during it
 		seen := map[int]bool{}
 		for i, e := range evs {
 			switch e.GetEventType() {
 			case enumspb.EVENT_TYPE_WORKFLOW_TASK_STARTED:
 				task = e.GetEventTime().AsTime()
+				continue
+			case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_CANCEL_REQUESTED:
+				cancel = open > 0
 				continue
 			case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED, enumspb.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED:
 				if n := headerCallNode(e); n != "" {
@@ -164,14 +216,19 @@ func handlerTimeViolations(chain []hist, dc converter.DataConverter) (int, []tim
 				switch {
 				case m.State == string(interceptor.StateHalted):
 					if m.Seq != open { // a memo written again for the same halt is not a new pause
-						open, from = m.Seq, e.GetEventTime().AsTime()
+						open, from, cancel = m.Seq, e.GetEventTime().AsTime(), false
 					}
-				case m.State == string(interceptor.StateRunning) && open > 0:
+				case open > 0:
+					end := pauseEscalated
+					if m.State == string(interceptor.StateRunning) {
+						end = pauseResumed
+						if cancel {
+							end = pauseCanceled
+						}
+					}
 					if task.After(from) {
-						pauses = append(pauses, span{from: from, to: task})
+						pauses = append(pauses, span{from: from, to: task, end: end})
 					}
-					open = 0
-				default:
 					open = 0
 				}
 				continue
@@ -188,14 +245,12 @@ func handlerTimeViolations(chain []hist, dc converter.DataConverter) (int, []tim
 			halts = append(halts, halt{ev: ev, where: fmt.Sprintf("%s: halt %d (echo event %d)", x.name, ev.Seq, i+1)})
 		}
 	}
-	var out []string
-	var slacks []time.Duration
-	checked := 0
+	res := runtimeCheck{takenOff: map[pauseEnd]int{}}
 	for j, h := range halts {
 		if !runtimeDetectors[h.ev.Detector] {
 			continue
 		}
-		checked++
+		res.checked++
 		key := runtimeKey(h.ev)
 		from, why := start, "the start of the chain of runs"
 		if f, ok := first[key]; ok && key != "" {
@@ -209,8 +264,9 @@ func handlerTimeViolations(chain []hist, dc converter.DataConverter) (int, []tim
 		to := h.ev.WorkflowTime
 		var paused time.Duration
 		for _, p := range pauses {
-			if !p.from.Before(from) && !p.to.After(to) {
+			if counts(p) && !p.from.Before(from) && !p.to.After(to) {
 				paused += p.to.Sub(p.from)
+				res.takenOff[p.end]++
 			}
 		}
 		bound := to.Sub(from) - paused
@@ -223,15 +279,30 @@ func handlerTimeViolations(chain []hist, dc converter.DataConverter) (int, []tim
 			charged, err = time.ParseDuration(m[1])
 		}
 		if err == nil {
-			slacks = append(slacks, bound-charged)
+			res.slacks = append(res.slacks, bound-charged)
 		}
 		switch {
 		case err != nil:
-			out = append(out, fmt.Sprintf("%s: cannot read the runtime %s charged from %q: %v", h.where, h.ev.Detector, h.ev.Message, err))
+			res.violations = append(res.violations, fmt.Sprintf("%s: cannot read the runtime %s charged from %q: %v", h.where, h.ev.Detector, h.ev.Message, err))
 		case charged > bound+runtimeMargin:
-			out = append(out, fmt.Sprintf("%s: %s at %s (loop %s) charged %s (%q), and the loop ran at most %s unpaused: %s since %s, less %s paused on halts resumed meanwhile",
-				h.where, h.ev.Detector, h.ev.Node, h.ev.Loop, charged, h.ev.Message, bound, to.Sub(from), why, paused))
+			res.violations = append(res.violations, fmt.Sprintf("%s: %s at %s (loop %s) charged %s (%q), and the loop ran at most %s unpaused: %s since %s, less %s paused on halts meanwhile (%s)",
+				h.where, h.ev.Detector, h.ev.Node, h.ev.Loop, charged, h.ev.Message, bound, to.Sub(from), why, paused, pausesIn(pauses, counts, from, to)))
 		}
 	}
-	return checked, slacks, out
+	return res
+}
+
+// pausesIn says which pauses a violation's bound took off, and how each
+// ended.
+func pausesIn(pauses []span, counts func(span) bool, from, to time.Time) string {
+	var parts []string
+	for _, p := range pauses {
+		if counts(p) && !p.from.Before(from) && !p.to.After(to) {
+			parts = append(parts, fmt.Sprintf("%s %s", p.to.Sub(p.from).Round(time.Millisecond), p.end))
+		}
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
 }

@@ -55,6 +55,13 @@ type result struct {
 	// runtimeSlack is, per runtime halt handler-time read, how far the
 	// runtime it charged stayed below its bound.
 	runtimeSlack []time.Duration
+	// pausedHalts counts the runtime halts paused-time checked;
+	// pausesTakenOff, the pauses it took off their loops, by how each
+	// ended.
+	pausedHalts    int
+	pausesTakenOff map[pauseEnd]int
+	// stuck is what stuck-halts found of the plan's stuck loop.
+	stuck stuckOutcome
 }
 
 func (r *result) fail(inv, format string, args ...any) {
@@ -101,6 +108,12 @@ func queue(p schedule.Plan) string {
 	if p.Runtime {
 		q += "-runtime"
 	}
+	if p.Liveness != nil {
+		q += fmt.Sprintf("-w%d", p.Liveness.Warnings)
+	}
+	if p.LongPause == schedule.LongPauseTimeout {
+		q += "-pausetimeout"
+	}
 	return q
 }
 
@@ -119,7 +132,7 @@ func (h *harness) worker(p schedule.Plan) {
 
 // run runs one plan and checks every invariant on it.
 func (h *harness) run(p schedule.Plan) result {
-	var r result
+	r := result{pausesTakenOff: map[pauseEnd]int{}}
 	h.worker(p)
 	c := h.clients[p.Codec]
 	id := fmt.Sprintf("schedule-%d", p.Seed)
@@ -176,6 +189,7 @@ func (h *harness) run(p schedule.Plan) result {
 	d.checkOneLoop(hs)
 	d.checkResetWindow(hs)
 	d.checkHandlerTime(hs)
+	d.checkStuckHalts(hs)
 	if len(r.failures) > 0 && h.dump != "" {
 		for _, x := range hs {
 			name := fmt.Sprintf("seed-%d-%s.json", p.Seed, strings.ReplaceAll(x.name, " ", "-"))
@@ -246,6 +260,18 @@ type driver struct {
 	children   []string
 	last       map[string]interceptor.Status
 	lad        ladder
+	// extends counts the resume-extend answers sent to the root: each
+	// lengthens what its stuck loop may take (stuck-halts).
+	extends int
+	// long is the plan's long pause: the halt it holds and when it ends.
+	long longPause
+}
+
+// longPause is the driver's record of the plan's long pause.
+type longPause struct {
+	key        string // the halt it holds ("" until it starts)
+	until      time.Time
+	done, sent bool
 }
 
 func (d *driver) drive(ctx context.Context) (schedule.Outcome, error, bool) {
@@ -344,6 +370,22 @@ func (d *driver) step(ctx context.Context) {
 		case !seen && id == d.id && d.cancelOnHalt(prog.Calls):
 			d.r.halts++
 			d.answered[key] = time.Now()
+		case !seen && id == d.id && d.p.LongPause != "" && !d.long.done:
+			// The first halt the driver answers: late. Answered again,
+			// plainly, 5 s after it is due if it is still in force.
+			d.r.halts++
+			d.long = longPause{key: key, until: time.Now().Add(schedule.LongPauseDelay), done: true}
+			d.answered[key] = d.long.until
+		case key == d.long.key && !d.long.sent:
+			if time.Now().After(d.long.until) {
+				d.long.sent = true
+				d.endLongPause(ctx)
+			}
+		case !seen && id == d.id && prog.Stuck:
+			// A stuck loop halted: the human stops it.
+			d.r.halts++
+			d.answered[key] = time.Now()
+			d.answer(ctx, id, schedule.AnswerEscalate)
 		case !seen:
 			d.r.halts++
 			a := d.p.Answers[d.nth[id]%len(d.p.Answers)]
@@ -355,6 +397,19 @@ func (d *driver) step(ctx context.Context) {
 			d.answered[key] = time.Now()
 			d.answer(ctx, id, schedule.AnswerResume)
 		}
+	}
+}
+
+// endLongPause ends the plan's long pause as it says: a resume, an
+// escalation, a cancellation, or nothing (the pause timeout escalates).
+func (d *driver) endLongPause(ctx context.Context) {
+	switch d.p.LongPause {
+	case schedule.LongPauseResume:
+		d.answer(ctx, d.id, schedule.AnswerResume)
+	case schedule.LongPauseEscalate:
+		d.answer(ctx, d.id, schedule.AnswerEscalate)
+	case schedule.LongPauseCancel:
+		d.send(ctx, schedule.Input{Kind: schedule.InputCancel})
 	}
 }
 
@@ -393,6 +448,9 @@ func (d *driver) answer(ctx context.Context, id string, a schedule.Answer) {
 		_ = d.c.SignalWorkflow(ctx, id, "", "resume", req)
 	case schedule.AnswerResumeExtend:
 		req["extend"] = resumeExtension
+		if id == d.id {
+			d.extends++
+		}
 		_ = d.c.SignalWorkflow(ctx, id, "", "resume", req)
 	case schedule.AnswerEscalate:
 		_ = d.c.SignalWorkflow(ctx, id, "", "escalate", req)
@@ -573,7 +631,7 @@ func (d *driver) checkDecision() {
 	if dec == nil || dec.Action != "escalate" || dec.By == By {
 		return
 	}
-	if dec.By == interceptor.HandlerBy && schedule.HandlerFor(d.p.Handlers, dec.HaltSeq) == schedule.HandlerEscalate {
+	if dec.By == interceptor.HandlerBy && schedule.HandlerFor(d.p.Handlers, dec.HaltSeq).Action() == interceptor.ActionEscalate {
 		return
 	}
 	if dec.By == "loopguard" && (strings.HasPrefix(dec.Reason, "policy:") || strings.Contains(dec.Reason, "pause timeout")) {

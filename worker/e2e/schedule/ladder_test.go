@@ -212,7 +212,7 @@ func (d *driver) leaveToHandler(id, key string, seq int) bool {
 		return true
 	}
 	wait := handlerWait
-	if k == schedule.HandlerSlow {
+	if k == schedule.HandlerSlow || k == schedule.HandlerSlowEscalate {
 		// Its sleep is the point: a human who answers first takes the
 		// pause over, and the handler's time is no longer tested.
 		wait += schedule.HandlerSlowSleep

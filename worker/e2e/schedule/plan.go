@@ -54,7 +54,42 @@ type Plan struct {
 	Handlers []HandlerKind `json:"handlers,omitempty"`
 	// Runtime adds the runtime budgets to the profile (WithRuntimeBudget).
 	Runtime bool `json:"runtime,omitempty"`
+	// Liveness (feature stuck) sets Options.Warnings and lifts the
+	// budgets that would halt a stuck loop before its detectors do
+	// (WithLiveness).
+	Liveness *Liveness `json:"liveness,omitempty"`
+	// LongPause (feature longpause) is what the driver does with the
+	// first halt of the root workflow it answers: it waits LongPauseDelay,
+	// longer than every runtime budget, then resumes, escalates, cancels
+	// the workflow, or leaves the halt to a pause timeout that escalates.
+	LongPause LongPause `json:"longPause,omitempty"`
+	// Cleanup are the steps the root workflow runs once it was canceled,
+	// in a disconnected context: guarded calls after a cancellation while
+	// paused (feature longpause).
+	Cleanup []Step `json:"cleanup,omitempty"`
 }
+
+// Liveness is the guard set-up of a plan that ends in a stuck loop.
+type Liveness struct {
+	// Warnings is the plan's Options.Warnings (0 to MaxStuckWarnings).
+	Warnings int `json:"warnings"`
+}
+
+// LongPause is how the driver ends the first halt it answers, late.
+type LongPause string
+
+// The long pauses.
+const (
+	LongPauseResume   LongPause = "resume"
+	LongPauseEscalate LongPause = "escalate"
+	LongPauseCancel   LongPause = "cancel"
+	// LongPauseTimeout sends nothing: the plan's options escalate a pause
+	// at LongPauseDelay (PauseTimeout, OnPauseTimeout escalate).
+	LongPauseTimeout LongPause = "timeout"
+)
+
+// LongPauses lists them, in the order Generate draws from.
+var LongPauses = []LongPause{LongPauseResume, LongPauseEscalate, LongPauseCancel, LongPauseTimeout}
 
 // HandlerKind is what the workflow's halt handler does at one halt.
 type HandlerKind string
@@ -81,6 +116,10 @@ const (
 	// any runtime budget, then resumes with guidance: none of its time
 	// may be charged to the loop.
 	HandlerSlow HandlerKind = "slow"
+	// HandlerSlowEscalate (feature longpause) sleeps HandlerSlowSleep,
+	// then escalates: the workflow goes on, and none of the handler's time
+	// may be charged to the loop either (guard version 12).
+	HandlerSlowEscalate HandlerKind = "slow-escalate"
 )
 
 // HandlerKinds lists the handler kinds Generate draws from (HandlerSlow,
@@ -100,7 +139,7 @@ func HandlerFor(handlers []HandlerKind, n int) HandlerKind {
 // halt to a human).
 func (k HandlerKind) Action() interceptor.Action {
 	switch k {
-	case HandlerEscalate:
+	case HandlerEscalate, HandlerSlowEscalate:
 		return interceptor.ActionEscalate
 	case HandlerReview, HandlerRepeat, HandlerSleep, HandlerOversize, HandlerSlow:
 		return interceptor.ActionResume
@@ -128,6 +167,93 @@ type Step struct {
 	SleepMs  int      `json:"sleepMs,omitempty"`
 	Select   *Select  `json:"select,omitempty"`
 	Wait     *Wait    `json:"wait,omitempty"`
+	Stuck    *Stuck   `json:"stuck,omitempty"`
+}
+
+// Stuck is a stuck loop (feature stuck): Round repeated Rounds times,
+// every round with the same results, as an agent that no longer makes
+// progress repeats its turn. It ends early when one of its calls is
+// escalated: the guard halted it and the driver stopped it. Its calls'
+// tags are made from their group's (StuckTag), so that a plan of a
+// hundred rounds prints short.
+type Stuck struct {
+	Rounds int     `json:"rounds"`
+	Round  []Group `json:"round"`
+}
+
+// Group is one step of a stuck loop's round: Width concurrent calls of
+// Call's node (a model's turn that returns several tool calls), started
+// together as futures or, with Branches, each in a workflow.Go branch;
+// Width 1 is one call.
+type Group struct {
+	Call     Call `json:"call"`
+	Width    int  `json:"width"`
+	Branches bool `json:"branches,omitempty"`
+	// Distinct gives each of the Width calls an output of its own (the
+	// same in every round): different searches, not one repeated.
+	Distinct bool `json:"distinct,omitempty"`
+}
+
+// The shapes of stuck loops Generate makes and Validate accepts.
+const (
+	MaxStuckWarnings = 12 // Liveness.Warnings from 0 to this
+	MaxGroupWidth    = 4  // calls in one group
+	MaxRoundGroups   = 2  // groups in one round
+)
+
+// StuckNodes are the nodes a stuck loop calls: activities, whose notice
+// headers the history shows, and whose results repeat under every profile
+// (Verify's do not under the default one, and Score is exempt under the
+// tight one).
+var StuckNodes = []string{"Code", "Plan", "Research"}
+
+// CallsPerRound is how many guarded calls one round of the loop makes.
+func (s Stuck) CallsPerRound() int {
+	n := 0
+	for _, g := range s.Round {
+		n += g.Width
+	}
+	return n
+}
+
+// Calls are the calls group g makes in round r (from 0).
+func (g Group) Calls(r int) []Call {
+	out := make([]Call, g.Width)
+	for b := range out {
+		c := g.Call
+		c.Tag = StuckTag(g.Call.Tag, r, b)
+		if g.Distinct && c.Output != "" {
+			c.Output = fmt.Sprintf("%s #%d", c.Output, b)
+		}
+		out[b] = c
+	}
+	return out
+}
+
+// StuckTag is the tag of call b of round r of the group tagged base.
+func StuckTag(base string, r, b int) string { return fmt.Sprintf("%s.r%d.b%d", base, r, b) }
+
+// StuckBase is the tag of the group a stuck loop's call belongs to, or ""
+// for any other call (plan tags have no dot).
+func StuckBase(tag string) string {
+	base, _, ok := strings.Cut(tag, ".")
+	if !ok {
+		return ""
+	}
+	return base
+}
+
+// StuckLoop returns the plan's stuck loop, if it has one: the last step of
+// its last run.
+func (p Plan) StuckLoop() *Stuck {
+	if len(p.Runs) == 0 {
+		return nil
+	}
+	last := p.Runs[len(p.Runs)-1]
+	if len(last) == 0 {
+		return nil
+	}
+	return last[len(last)-1].Stuck
 }
 
 // Wait is the workflow waiting for a signal of its own (a pausable job's
@@ -240,6 +366,7 @@ func ParsePlan(s string) (Plan, error) {
 // walk visits every step and every call of steps and of everything nested
 // in them (branches, select calls, child programs); child is true inside a
 // child program, sel for the calls of a select. Either visitor may be nil.
+// A stuck loop is one step: its groups' calls are templates, not calls.
 func walk(steps []Step, child bool, step func(s Step, child bool), call func(c Call, sel, child bool)) {
 	onCall := func(c Call, sel bool) {
 		if call != nil {
@@ -289,7 +416,11 @@ func (p Plan) Size() int {
 // runs (children's own calls not included).
 func (p Plan) Calls() int {
 	n := 0
-	p.walkRuns(nil, func(_ Call, _, child bool) {
+	p.walkRuns(func(s Step, child bool) {
+		if s.Stuck != nil && !child {
+			n += s.Stuck.Rounds * s.Stuck.CallsPerRound()
+		}
+	}, func(_ Call, _, child bool) {
 		if !child {
 			n++
 		}
@@ -366,8 +497,14 @@ func (p Plan) Validate(fs Features) error {
 		}
 	}
 	for i, k := range p.Handlers {
-		if k == HandlerSlow {
+		switch k {
+		case HandlerSlow:
 			if err := v.need(FeatRuntime, fmt.Sprintf("handlers[%d]: %s", i, k)); err != nil {
+				return err
+			}
+			continue
+		case HandlerSlowEscalate:
+			if err := v.need(FeatLongPause, fmt.Sprintf("handlers[%d]: %s", i, k)); err != nil {
 				return err
 			}
 			continue
@@ -380,6 +517,12 @@ func (p Plan) Validate(fs Features) error {
 		if err := v.need(FeatRuntime, "runtime"); err != nil {
 			return err
 		}
+	}
+	if err := v.liveness(p); err != nil {
+		return err
+	}
+	if err := v.longPause(p); err != nil {
+		return err
 	}
 	calls := p.Calls()
 	for i, in := range p.Inputs {
@@ -398,6 +541,78 @@ type validator struct {
 	tags map[string]bool
 }
 
+// liveness checks a plan's stuck loop and its guard set-up: one loop, the
+// last step of the last run, of activity calls of StuckNodes.
+func (v validator) liveness(p Plan) error {
+	if p.Liveness != nil {
+		if err := v.need(FeatStuck, "liveness"); err != nil {
+			return err
+		}
+		if w := p.Liveness.Warnings; w < 0 || w > MaxStuckWarnings {
+			return fmt.Errorf("liveness: warnings %d outside 0..%d", w, MaxStuckWarnings)
+		}
+	}
+	loops := 0
+	p.walkRuns(func(s Step, _ bool) {
+		if s.Stuck != nil {
+			loops++
+		}
+	}, nil)
+	if loops == 0 {
+		return nil
+	}
+	s := p.StuckLoop()
+	if loops > 1 || s == nil {
+		return fmt.Errorf("%d stuck loops: one at most, the last step of the last run", loops)
+	}
+	if p.Liveness == nil {
+		return fmt.Errorf("a stuck loop without liveness")
+	}
+	if s.Rounds < 1 || len(s.Round) == 0 || len(s.Round) > MaxRoundGroups {
+		return fmt.Errorf("stuck loop of %d rounds of %d groups", s.Rounds, len(s.Round))
+	}
+	for i, g := range s.Round {
+		at := fmt.Sprintf("stuck.round[%d]", i)
+		if g.Width < 1 || g.Width > MaxGroupWidth {
+			return fmt.Errorf("%s: width %d outside 1..%d", at, g.Width, MaxGroupWidth)
+		}
+		if g.Call.Kind != KindActivity || !slices.Contains(StuckNodes, g.Call.Node) || g.Call.DelayMs > 0 {
+			return fmt.Errorf("%s: a %s call of %q (delay %dms), want an activity of %v without delay", at, g.Call.Kind, g.Call.Node, g.Call.DelayMs, StuckNodes)
+		}
+		if strings.Contains(g.Call.Tag, ".") {
+			return fmt.Errorf("%s: tag %q has a dot", at, g.Call.Tag)
+		}
+		if err := v.call(at, g.Call, false); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// longPause checks the parts of feature longpause.
+func (v validator) longPause(p Plan) error {
+	if p.LongPause != "" {
+		if err := v.need(FeatLongPause, "longPause"); err != nil {
+			return err
+		}
+		if !slices.Contains(LongPauses, p.LongPause) {
+			return fmt.Errorf("unknown long pause %q", p.LongPause)
+		}
+	}
+	if len(p.Cleanup) == 0 {
+		return nil
+	}
+	if err := v.need(FeatLongPause, "cleanup"); err != nil {
+		return err
+	}
+	for i, s := range p.Cleanup {
+		if s.Call == nil || s.Call.Kind != KindActivity {
+			return fmt.Errorf("cleanup[%d]: activity calls only", i)
+		}
+	}
+	return v.steps("cleanup", p.Cleanup, false)
+}
+
 func (v validator) need(f Feature, what string) error {
 	if !v.fs.Has(f) {
 		return fmt.Errorf("%s needs feature %s", what, f)
@@ -409,7 +624,7 @@ func (v validator) steps(at string, steps []Step, inChild bool) error {
 	for i, s := range steps {
 		at := fmt.Sprintf("%s[%d]", at, i)
 		set := 0
-		for _, on := range []bool{s.Call != nil, s.Parallel != nil, s.SleepMs > 0, s.Select != nil, s.Wait != nil} {
+		for _, on := range []bool{s.Call != nil, s.Parallel != nil, s.SleepMs > 0, s.Select != nil, s.Wait != nil, s.Stuck != nil} {
 			if on {
 				set++
 			}
@@ -442,6 +657,11 @@ func (v validator) steps(at string, steps []Step, inChild bool) error {
 			}
 		case s.SleepMs > 0:
 			if err := v.need(FeatTimer, at+": sleep"); err != nil {
+				return err
+			}
+		case s.Stuck != nil:
+			// The loop itself is checked by liveness.
+			if err := v.need(FeatStuck, at+": stuck loop"); err != nil {
 				return err
 			}
 		case s.Wait != nil:
@@ -593,6 +813,12 @@ func (p Plan) Uses() Features {
 	}
 	if p.Runtime || slices.Contains(p.Handlers, HandlerSlow) {
 		fs[FeatRuntime] = true
+	}
+	if p.Liveness != nil || p.StuckLoop() != nil {
+		fs[FeatStuck] = true
+	}
+	if p.LongPause != "" || len(p.Cleanup) > 0 || slices.Contains(p.Handlers, HandlerSlowEscalate) {
+		fs[FeatLongPause] = true
 	}
 	if p.Profile != ProfileDefault && p.Profile != ProfileTight {
 		fs[FeatPolicy] = true

@@ -34,21 +34,26 @@ func TestResetWindowCheck(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			evs := []*historypb.HistoryEvent{{EventType: enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED, Attributes: &historypb.HistoryEvent_WorkflowExecutionStartedEventAttributes{
-				WorkflowExecutionStartedEventAttributes: &historypb.WorkflowExecutionStartedEventAttributes{OriginalExecutionRunId: "run"}}}}
-			for _, e := range tt.give {
-				evs = append(evs, e(t))
-			}
-			for i, e := range evs {
-				e.EventId = int64(i + 1)
-			}
-			_, got := resetWindowViolations(hist{name: "run 0", h: &historypb.History{Events: evs}}, converter.GetDefaultDataConverter())
+			_, got := resetWindowViolations(runOf(t, tt.give), converter.GetDefaultDataConverter())
 			assert.Len(t, got, tt.wantN, "%q", got)
 		})
 	}
 }
 
 type event func(t *testing.T) *historypb.HistoryEvent
+
+// runOf is the history "run 0" of run id "run": its start, then give.
+func runOf(t *testing.T, give []event) hist {
+	evs := []*historypb.HistoryEvent{{EventType: enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED, Attributes: &historypb.HistoryEvent_WorkflowExecutionStartedEventAttributes{
+		WorkflowExecutionStartedEventAttributes: &historypb.WorkflowExecutionStartedEventAttributes{OriginalExecutionRunId: "run"}}}}
+	for _, e := range give {
+		evs = append(evs, e(t))
+	}
+	for i, e := range evs {
+		e.EventId = int64(i + 1)
+	}
+	return hist{name: "run 0", h: &historypb.History{Events: evs}}
+}
 
 func payload(t *testing.T, v any) *commonpb.Payload {
 	p, err := converter.GetDefaultDataConverter().ToPayload(v)

@@ -42,11 +42,41 @@ func WithRuntimeBudget(o interceptor.Options) interceptor.Options {
 }
 
 // Options are the guard options the plan's worker runs with: its
-// profile's, with the runtime budgets when the plan has Runtime.
+// profile's, with the runtime budgets when the plan has Runtime, the
+// Warnings and budgets of its Liveness, and a pause timeout that escalates
+// when its long pause ends by one.
 func (p Plan) Options() interceptor.Options {
 	o := Profiles[p.Profile]()
 	if p.Runtime {
 		o = WithRuntimeBudget(o)
 	}
+	if p.Liveness != nil {
+		o = WithLiveness(o, p.Liveness.Warnings)
+	}
+	if p.LongPause == LongPauseTimeout {
+		o.PauseTimeout, o.OnPauseTimeout = LongPauseDelay, interceptor.TimeoutEscalate
+	}
 	return o
 }
+
+// LivenessBudget is what WithLiveness raises the call budgets to: more
+// than any plan makes, so that a stuck loop is halted by the detectors
+// that read repetition, after its warnings, and not first by a budget
+// (which warns nobody, and would hide a loop the detectors never halt).
+const LivenessBudget = 5000
+
+// WithLiveness returns o with warnings as its Warnings and the call
+// budgets (MaxCallsPerNode, MaxCycleIterations, MaxTotalCalls) at
+// LivenessBudget.
+func WithLiveness(o interceptor.Options, warnings int) interceptor.Options {
+	o.Warnings = warnings
+	o.MaxCallsPerNode, o.MaxCycleIterations, o.MaxTotalCalls = LivenessBudget, LivenessBudget, LivenessBudget
+	return o
+}
+
+// LongPauseDelay is how long the driver waits before it ends a plan's
+// long pause (LongPause), and the pause timeout of a plan whose long
+// pause ends by it: as long as a slow handler sleeps, twice the longest
+// runtime budget, so that a guard charging the pause halts the loop's next
+// call with a runtime its own time cannot explain.
+const LongPauseDelay = HandlerSlowSleep

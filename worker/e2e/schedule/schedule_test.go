@@ -95,7 +95,9 @@ func TestRandomizedSchedule(t *testing.T) {
 
 	halts, answers, handled, guided, windowed, runtimeHalts, slowResumes := 0, 0, 0, 0, 0, 0, 0
 	var slack []time.Duration
+	var live liveness
 	for i, r := range results {
+		live.add(r)
 		slack = append(slack, r.runtimeSlack...)
 		halts += r.halts
 		answers += r.answers
@@ -122,6 +124,7 @@ func TestRandomizedSchedule(t *testing.T) {
 		t.Logf("  handler-time: bound less charge over %d runtime halts: least %s, median %s, greatest %s (fails below -%s)",
 			len(slack), slack[0], slack[len(slack)/2], slack[len(slack)-1], runtimeMargin)
 	}
+	live.log(t)
 	for _, inv := range sum.Invariants {
 		t.Logf("  %-28s %4d seeds, smallest %v", inv.Invariant, inv.Seeds, inv.Smallest)
 	}
@@ -130,6 +133,59 @@ func TestRandomizedSchedule(t *testing.T) {
 		if err := os.WriteFile(*flagReport, data, 0o644); err != nil {
 			t.Errorf("write the report: %v", err)
 		}
+	}
+}
+
+// liveness sums what stuck-halts and paused-time checked over a run.
+type liveness struct {
+	loops, reached, tripped, halted int
+	// fractions are, per halted loop, its calls after the onset over B.
+	fractions                []float64
+	pausedHalts              int
+	takenOff                 map[pauseEnd]int
+	warningsHalted, parallel map[int]int // halted loops by Warnings; by calls a round
+}
+
+func (l *liveness) add(r result) {
+	if l.takenOff == nil {
+		l.takenOff, l.warningsHalted, l.parallel = map[pauseEnd]int{}, map[int]int{}, map[int]int{}
+	}
+	l.pausedHalts += r.pausedHalts
+	for end, n := range r.pausesTakenOff {
+		l.takenOff[end] += n
+	}
+	s := r.stuck
+	if s.bound == 0 {
+		return
+	}
+	l.loops++
+	if s.calls > 0 {
+		l.reached++
+	}
+	if s.tripped {
+		l.tripped++
+	}
+	if s.halted {
+		l.halted++
+		l.fractions = append(l.fractions, float64(s.after)/float64(s.bound))
+		l.warningsHalted[s.warnings]++
+		l.parallel[s.perRound]++
+	}
+}
+
+func (l *liveness) log(t *testing.T) {
+	if l.loops > 0 {
+		slices.Sort(l.fractions)
+		most, median := 0.0, 0.0
+		if n := len(l.fractions); n > 0 {
+			most, median = l.fractions[n-1], l.fractions[n/2]
+		}
+		t.Logf("  stuck-halts: %d stuck loops, %d reached, %d tripped, %d halted (calls after the onset over B: median %.2f, most %.2f); halted by Warnings %v, by calls a round %v",
+			l.loops, l.reached, l.tripped, l.halted, median, most, l.warningsHalted, l.parallel)
+	}
+	if l.pausedHalts > 0 {
+		t.Logf("  paused-time: %d runtime halts checked, pauses taken off their loops: %d resumed, %d escalated, %d canceled",
+			l.pausedHalts, l.takenOff[pauseResumed], l.takenOff[pauseEscalated], l.takenOff[pauseCanceled])
 	}
 }
 

@@ -73,6 +73,8 @@ type Progress struct {
 	// Handled are the halt handler's answers in this run, as the workflow
 	// saw them returned (a child's progress has these only).
 	Handled []Handled `json:"handled,omitempty"`
+	// Stuck is true while the run is in its stuck loop.
+	Stuck bool `json:"stuck,omitempty"`
 }
 
 // Handled is one answer of the halt handler: the halt it handled and the
@@ -142,7 +144,7 @@ func Interpret(ctx workflow.Context, p Plan, st RunState) (Outcome, error) {
 		return Progress{
 			Run: st.Run, Calls: st.Calls + in.out.Calls,
 			Children: append([]string{}, in.children...), Waiting: append([]string{}, in.waiting...),
-			Handled: append([]Handled(nil), in.handled...),
+			Handled: append([]Handled(nil), in.handled...), Stuck: in.inStuck,
 		}, nil
 	}); err != nil {
 		return Outcome{}, err
@@ -152,6 +154,12 @@ func Interpret(ctx workflow.Context, p Plan, st RunState) (Outcome, error) {
 	}
 	err := in.steps(ctx, p.Runs[st.Run])
 	if ctx.Err() != nil {
+		if len(p.Cleanup) > 0 {
+			// Workflow code may go on after a cancellation, as cleanup
+			// does: its calls are guarded like any other.
+			dctx, _ := workflow.NewDisconnectedContext(ctx)
+			_ = in.steps(dctx, p.Cleanup)
+		}
 		return in.out, ctx.Err()
 	}
 	if err != nil && !errors.Is(err, errStopped) {
@@ -197,6 +205,7 @@ type interp struct {
 	children []string
 	waiting  []string
 	handled  []Handled
+	inStuck  bool
 }
 
 func (in *interp) steps(ctx workflow.Context, steps []Step) error {
@@ -216,6 +225,8 @@ func (in *interp) steps(ctx workflow.Context, steps []Step) error {
 			err = in.selectStep(ctx, *s.Select)
 		case s.Wait != nil:
 			err = in.wait(ctx, *s.Wait)
+		case s.Stuck != nil:
+			err = in.stuck(ctx, *s.Stuck)
 		}
 		if err != nil {
 			return err
@@ -359,4 +370,52 @@ func (in *interp) selectStep(ctx workflow.Context, s Select) error {
 		}
 	}
 	return stepErr
+}
+
+// stuck runs a stuck loop: its round, again and again, until its rounds
+// are done or one of its calls is escalated (the human stopped it).
+func (in *interp) stuck(ctx workflow.Context, s Stuck) error {
+	in.inStuck = true
+	defer func() { in.inStuck = false }()
+	escalated := in.out.Escalated
+	for r := range s.Rounds {
+		for _, g := range s.Round {
+			if err := in.group(ctx, g.Calls(r), g.Branches); err != nil {
+				return err
+			}
+			if in.out.Escalated > escalated {
+				return nil
+			}
+		}
+	}
+	return nil
+}
+
+// group makes a group's concurrent calls and reads them all: futures
+// started together, or each call in a branch of its own.
+func (in *interp) group(ctx workflow.Context, calls []Call, branches bool) error {
+	errs := make([]error, len(calls))
+	if branches {
+		wg := workflow.NewWaitGroup(ctx)
+		for i, c := range calls {
+			wg.Add(1)
+			workflow.Go(ctx, func(ctx workflow.Context) {
+				defer wg.Done()
+				errs[i] = in.read(ctx, c, in.start(ctx, c))
+			})
+		}
+		wg.Wait(ctx)
+	} else {
+		fs := make([]workflow.Future, len(calls))
+		for i, c := range calls {
+			fs[i] = in.start(ctx, c)
+		}
+		for i, c := range calls {
+			errs[i] = in.read(ctx, c, fs[i])
+		}
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return errors.Join(errs...)
 }
