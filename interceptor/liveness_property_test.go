@@ -269,7 +269,6 @@ func (lr *loopRun) until(n, calls int) {
 	}
 }
 
-
 // TestLivenessProperty checks the liveness bound over random loop shapes.
 func TestLivenessProperty(t *testing.T) {
 	n := *livenessN
