@@ -225,6 +225,7 @@ func TestDriftsChangeEveryField(t *testing.T) {
 	for name, mk := range schedule.Profiles {
 		profiles[name] = mk
 		profiles[name+"+runtime"] = func() interceptor.Options { return schedule.WithRuntimeBudget(mk()) }
+		profiles[name+"+liveness"] = func() interceptor.Options { return schedule.WithLiveness(mk(), schedule.MaxStuckWarnings) }
 	}
 	for name, mk := range profiles {
 		base := mk()
