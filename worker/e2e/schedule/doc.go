@@ -52,7 +52,14 @@
 // timestamps (handler-time: feature runtime adds the budgets, and a halt
 // handler of kind slow that sleeps twice as long). A handler's decision
 // that a PauseTimeout overtook (the handler took the timeout or longer)
-// is not counted as lost.
+// is not counted as lost. For liveness (guard version 12): a plan's
+// closing stuck loop (feature stuck: rounds of concurrent calls of one
+// node, the same results every round, Warnings 0 to 12) is halted within
+// interceptor.HaltBound of its calls after its onset, or its run ends
+// first (stuck-halts); and no pause is charged to a runtime budget,
+// however it ended: resumed, escalated by a human, the pause timeout or
+// the halt handler, or cancelled (paused-time; feature longpause makes
+// such pauses outlast the budgets).
 //
 // It lives in the worker module, never imported by users: its test links
 // the Temporal server.

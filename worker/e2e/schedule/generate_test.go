@@ -1,7 +1,9 @@
 package schedule_test
 
 import (
+	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -283,4 +285,78 @@ func TestCodecEncryptsAndRoundTrips(t *testing.T) {
 	dec, err := schedule.Codec{}.Decode([]*commonpb.Payload{plain})
 	require.NoError(t, err)
 	assert.Same(t, plain, dec[0], "payloads the codec did not encrypt pass through")
+}
+
+// TestStuckPlans: plans with feature stuck end in a stuck loop long enough
+// for its onset and its whole bound, under every Warnings from 0 to 12,
+// with rounds of concurrent calls both ways, and budgets out of its way;
+// plans with feature longpause take each kind of long pause, go on after
+// an escalation and start without a halt.
+func TestStuckPlans(t *testing.T) {
+	fs := mustFeatures(t, "all")
+	warnings, shapes, pauses := map[int]bool{}, map[string]bool{}, map[schedule.LongPause]bool{}
+	slowEscalate := 0
+	for seed := int64(0); seed < 600; seed++ {
+		p := schedule.Generate(seed, fs)
+		if s := p.StuckLoop(); s != nil {
+			require.NotNil(t, p.Liveness, "seed %d", seed)
+			o := p.Options()
+			warnings[o.Warnings] = true
+			assert.Equal(t, schedule.LivenessBudget, o.MaxCallsPerNode, "seed %d", seed)
+			assert.Equal(t, schedule.LivenessBudget, o.MaxCycleIterations, "seed %d", seed)
+			assert.Equal(t, schedule.LivenessBudget, o.MaxTotalCalls, "seed %d", seed)
+			b, err := interceptor.HaltBound(o, 1)
+			require.NoError(t, err)
+			assert.Equal(t, schedule.OnsetRounds(o)+b+1, s.Rounds, "seed %d: onset, bound and one more", seed)
+			assert.Less(t, p.Calls(), schedule.LivenessBudget, "seed %d: no budget halts the loop first", seed)
+			for _, g := range s.Round {
+				shapes[fmt.Sprintf("width>1 %v, branches %v", g.Width > 1, g.Branches)] = true
+			}
+		}
+		if p.LongPause != "" {
+			pauses[p.LongPause] = true
+		}
+		if slices.Contains(p.Handlers, schedule.HandlerSlowEscalate) {
+			slowEscalate++
+		}
+		if p.LongPause != "" || slices.Contains(p.Handlers, schedule.HandlerSlowEscalate) {
+			assert.True(t, p.Runtime, "seed %d", seed)
+			assert.False(t, p.StopOnEscalation || p.StartHalt, "seed %d", seed)
+			assert.Equal(t, p.LongPause == schedule.LongPauseCancel, len(p.Cleanup) > 0, "seed %d: cleanup after a cancellation", seed)
+		}
+		if p.LongPause == schedule.LongPauseTimeout {
+			o := p.Options()
+			assert.Equal(t, schedule.LongPauseDelay, o.PauseTimeout, "seed %d", seed)
+			assert.Equal(t, interceptor.TimeoutEscalate, o.OnPauseTimeout, "seed %d", seed)
+		}
+	}
+	for w := 0; w <= schedule.MaxStuckWarnings; w++ {
+		assert.True(t, warnings[w], "a stuck loop under Warnings %d", w)
+	}
+	for _, k := range []string{"width>1 true, branches true", "width>1 true, branches false", "width>1 false, branches false"} {
+		assert.True(t, shapes[k], "a stuck loop's group of %s", k)
+	}
+	for _, k := range schedule.LongPauses {
+		assert.True(t, pauses[k], "a long pause of kind %s", k)
+	}
+	assert.Positive(t, slowEscalate, "a slow handler that escalates")
+}
+
+// TestGroupCalls: a group's calls in a round have tags of their own that
+// name the group, and the same outputs every round.
+func TestGroupCalls(t *testing.T) {
+	g := schedule.Group{Call: schedule.Call{Kind: schedule.KindActivity, Node: "Research", Tag: "t7", Output: "found"}, Width: 3, Distinct: true}
+	r0, r5 := g.Calls(0), g.Calls(5)
+	require.Len(t, r0, 3)
+	tags := map[string]bool{}
+	for i := range r0 {
+		assert.Equal(t, "t7", schedule.StuckBase(r0[i].Tag))
+		assert.Equal(t, r0[i].Output, r5[i].Output, "the same result every round")
+		tags[r0[i].Tag], tags[r5[i].Tag] = true, true
+	}
+	assert.Len(t, tags, 6, "every call its own tag")
+	assert.NotEqual(t, r0[0].Output, r0[1].Output, "distinct outputs")
+	g.Distinct = false
+	assert.Equal(t, g.Calls(0)[0].Output, g.Calls(0)[2].Output)
+	assert.Empty(t, schedule.StuckBase("t7"), "a plan tag is no stuck loop's")
 }
