@@ -2,6 +2,7 @@ package interceptor_test
 
 import (
 	"errors"
+	"math"
 	"testing"
 	"time"
 
@@ -12,6 +13,9 @@ import (
 
 	"github.com/loopguard/loopguard/interceptor"
 )
+
+// maxWindow is detect.MaxWindow, the longest history the guard keeps.
+const maxWindow = 256
 
 func TestNewValidatesOptions(t *testing.T) {
 	tests := []struct {
@@ -33,6 +37,30 @@ func TestNewValidatesOptions(t *testing.T) {
 		{"bad node limit", interceptor.Options{Nodes: map[string]interceptor.NodeOptions{"Verify": {MaxCalls: -1}}}, "Nodes[Verify].MaxCalls"},
 		{"bad field path", interceptor.Options{Nodes: map[string]interceptor.NodeOptions{"Verify": {MetricField: "a..b"}}}, "Nodes[Verify].MetricField[0]"},
 		{"half an edge", interceptor.Options{Graph: []interceptor.Edge{{From: "Code"}}}, "Graph[0]"},
+
+		// Issue 30: each of these was accepted, and broke or silently
+		// weakened the guard.
+		{"infinite cost", interceptor.Options{MaxCost: math.Inf(1)}, "MaxCost"},
+		{"NaN cost", interceptor.Options{MaxCost: math.NaN()}, "MaxCost"},
+		{"minus infinite cost", interceptor.Options{MaxCost: math.Inf(-1)}, "MaxCost"},
+		{"infinite cycle cost", interceptor.Options{MaxCycleCost: math.Inf(1)}, "MaxCycleCost"},
+		{"NaN cycle cost", interceptor.Options{MaxCycleCost: math.NaN()}, "MaxCycleCost"},
+		{"node name with spaces", interceptor.Options{Nodes: map[string]interceptor.NodeOptions{" Verify": {MaxCalls: 2}}}, "Nodes"},
+		{"edge end with spaces", interceptor.Options{Graph: []interceptor.Edge{{From: "Code", To: "Verify "}}}, "Graph[0]"},
+		{"window over the cap", interceptor.Options{Window: maxWindow + 1}, "Window"},
+		{"threshold over the cap", interceptor.Options{Window: maxWindow, RepeatThreshold: maxWindow + 44}, "RepeatThreshold"},
+		{"oscillation over the cap", interceptor.Options{Window: maxWindow, OscillationPeriods: 300}, "OscillationPeriods"},
+		{"oscillation product overflows", interceptor.Options{OscillationPeriods: 1 << 62, MaxOscillationPeriod: 4}, "OscillationPeriods"},
+		{"repeat threshold of one", interceptor.Options{RepeatThreshold: 1}, "RepeatThreshold"},
+		{"error threshold of one", interceptor.Options{ErrorRepeatThreshold: 1}, "ErrorRepeatThreshold"},
+		{"stall of one", interceptor.Options{StallIterations: 1}, "StallIterations"},
+		{"reserved query name", interceptor.Options{StatusQuery: "__status"}, "StatusQuery"},
+		{"reserved update name", interceptor.Options{ResumeUpdate: "__resume"}, "ResumeUpdate"},
+		{"halt signal timeout too short", interceptor.Options{HaltSignalTimeout: time.Millisecond}, "HaltSignalTimeout"},
+		{"supervisor with spaces", interceptor.Options{SupervisorWorkflowID: "boss "}, "SupervisorWorkflowID"},
+		{"memo key not UTF-8", interceptor.Options{MemoKey: "guard\xff"}, "MemoKey"},
+		{"signal not UTF-8", interceptor.Options{HaltSignal: "halt\xff"}, "HaltSignal"},
+		{"path not UTF-8", interceptor.Options{IgnoreFields: []string{"at", "a\xffb"}}, "IgnoreFields[1]"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
