@@ -282,7 +282,9 @@ type NodeOptions struct {
 	// MaxRuntime overrides MaxNodeRuntime.
 	MaxRuntime time.Duration
 	// Exempt nodes (pollers, heartbeats, reporting) are never counted as
-	// steps or transitions and never halt a workflow.
+	// steps or transitions, and no detector or budget of theirs halts a
+	// workflow; their calls count towards MaxTotalCalls, which bounds even
+	// a loop of exempt nodes.
 	Exempt bool
 	// IgnoreFields are JSON field paths removed before hashing, added to
 	// Options.IgnoreFields.
