@@ -132,13 +132,16 @@ type Options struct {
 	// showing only results seen before means "oscillating"
 	// (transition_oscillation). Detection generations 2 and legacy
 	// (executions pinned before guard version 6) read it as identical
-	// outputs of one node in a row. Default 3. 0 or 2 to Window: 1 is
-	// refused (one result is no repetition).
+	// outputs of one node in a row. Default 3. 0, or 2 to Window and to 96
+	// (detect.SequenceSteps, the steps the loop rule keeps): 1 is refused
+	// (one result is no repetition), and more than the loop rule keeps
+	// would be read as 2. A period too long for RepeatThreshold repeats to
+	// fit in those steps is held to two.
 	RepeatThreshold int
 	// ErrorRepeatThreshold is how many identical error signatures of a node
 	// in a row mean "repeated_error" (generation 3 halts at the next one,
-	// whatever was tried before each call). Default 3. 0 or 2 to Window,
-	// as RepeatThreshold.
+	// whatever was tried before each call). Default 3. 0, or 2 to Window
+	// and to 95 (one failure fewer than the loop rule's steps).
 	ErrorRepeatThreshold int
 	// StallIterations is how many steps with an unchanged declared progress
 	// value mean "stalled". Default 3. 0 or 2 to Window, as
@@ -151,8 +154,9 @@ type Options struct {
 	// in which a node calls twice or more (a model alternating between two
 	// tools: A/B/A/B is two periods) mean "oscillating". Detection
 	// generation 3 looks for periods of up to detect.MaxLoopPeriod calls.
-	// Default 2. 0 or at least 2, with OscillationPeriods ×
-	// MaxOscillationPeriod at most Window.
+	// Default 2. 0, or 2 to 48 (the loop rule's steps hold that many
+	// periods of two), with OscillationPeriods × MaxOscillationPeriod at
+	// most Window.
 	OscillationPeriods int
 	// MaxOscillationPeriod is the longest period of one node's own outputs
 	// that detection generations 2 and legacy look for (executions pinned
@@ -488,6 +492,23 @@ func buildConfig(o Options) (config, hooks, error) {
 	for _, t := range append(thresholds, limit{"Window", c.Policy.Window}) {
 		if t.v > detect.MaxWindow {
 			return config{}, hooks{}, &OptionError{Field: t.field, Reason: fmt.Sprintf("must be at most %d (the longest history the guard keeps), got %d", detect.MaxWindow, t.v)}
+		}
+	}
+	// The loop rule of the detection generations New pins reads the last
+	// detect.SequenceSteps steps: a threshold whose repeats do not fit
+	// there even for the shortest period it applies to (one step, two
+	// for a node stepping twice) would be read as 2, halting far sooner
+	// than asked, and a run of failures beyond it is never seen.
+	for _, t := range []struct {
+		limit
+		most int
+	}{
+		{limit{"RepeatThreshold", c.Policy.RepeatThreshold}, detect.SequenceSteps},
+		{limit{"OscillationPeriods", c.Policy.OscillationPeriods}, detect.SequenceSteps / 2},
+		{limit{"ErrorRepeatThreshold", c.Policy.ErrorRepeatThreshold}, detect.SequenceSteps - 1},
+	} {
+		if t.v > t.most {
+			return config{}, hooks{}, &OptionError{Field: t.field, Reason: fmt.Sprintf("must be at most %d (the loop rule reads the last %d steps), got %d", t.most, detect.SequenceSteps, t.v)}
 		}
 	}
 	thresholds = append(thresholds, limit{"OscillationPeriods × MaxOscillationPeriod", c.Policy.OscillationPeriods * c.Policy.MaxOscillationPeriod})

@@ -67,8 +67,11 @@ func constName(prefix, v string) string {
 func TestOptionsDocStatesTheRanges(t *testing.T) {
 	docs := optionsDocs(t)
 	for field, want := range map[string]string{
-		"Window":            fmt.Sprintf("At most %d", detect.MaxWindow),
-		"HaltSignalTimeout": fmt.Sprintf("At least %s", minHaltSignalTimeout),
+		"Window":               fmt.Sprintf("At most %d", detect.MaxWindow),
+		"HaltSignalTimeout":    fmt.Sprintf("At least %s", minHaltSignalTimeout),
+		"RepeatThreshold":      fmt.Sprintf("to %d (detect.SequenceSteps", detect.SequenceSteps),
+		"ErrorRepeatThreshold": fmt.Sprintf("to %d (one failure fewer", detect.SequenceSteps-1),
+		"OscillationPeriods":   fmt.Sprintf("2 to %d (the loop rule's steps", detect.SequenceSteps/2),
 	} {
 		assert.Contains(t, strings.Join(strings.Fields(docs[field]), " "), want, "Options.%s's doc", field)
 	}
