@@ -59,6 +59,38 @@ func FuzzOptions(f *testing.F) {
 	})
 }
 
+// FuzzPolicyFile: a policy file, whatever its bytes, is refused by
+// ParsePolicy with a *PolicyError, or its options pass FuzzOptions'
+// property: New accepts them, their pinned config encodes and decodes to
+// itself, and a stuck loop under them is halted within the bound.
+func FuzzPolicyFile(f *testing.F) {
+	for _, seed := range []string{
+		`{}`, `{"maxCost": 1e308, "maxCycleCost": 5e-324}`, `{"maxCost": 1e999}`, `{"maxCost": -0}`,
+		`{"window": 256, "repeatThreshold": 96, "errorRepeatThreshold": 95, "stallIterations": 256, "oscillationPeriods": 48, "maxOscillationPeriod": 5}`,
+		`{"window": 257}`, `{"repeatThreshold": 1}`, `{"warnings": 9223372036854775807, "maxCallsPerNode": 9223372036854775807}`,
+		`{"warnings": 12, "maxCallsPerNode": 100000, "maxTotalCalls": 100000, "maxCycleIterations": 100000, "maxEdgeWithoutProgress": 100000}`,
+		`{"maxNodeRuntime": "2562047h47m16.854775807s", "pauseTimeout": "1ns", "haltSignalTimeout": "1s"}`,
+		`{"nodes": {" Code": {}}}`, `{"nodes": {"Code": {"exempt": true}}, "maxTotalCalls": 7}`,
+		`{"nodes": {"Code": {"maxCalls": 2, "metricField": "failing", "costField": "cost", "progressFields": ["diff"]}}, "maxCost": 2}`,
+		`{"graph": [{"from": "Code", "to": "Code"}, {"from": "Code", "to": "Code"}]}`, `{"statusQuery": "__s"}`,
+		`{"grain": "tool_call", "warnings": 3}`, `{"workflows": ["Other"]}`, `{"retire": true}`,
+	} {
+		f.Add(uint8(0), []byte(seed))
+		f.Add(uint8(1), []byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, shape uint8, data []byte) {
+		o, err := ParsePolicy(data)
+		if err != nil {
+			var pe *PolicyError
+			require.True(t, errors.As(err, &pe), "ParsePolicy: want a *PolicyError, got %T: %v", err, err)
+			return
+		}
+		_, err = New(o)
+		require.NoError(t, err, "ParsePolicy accepted what New refuses: %s", data)
+		checkOptions(t, o, int(shape))
+	})
+}
+
 // checkOptions is FuzzOptions' property for one Options value.
 func checkOptions(t *testing.T, o Options, shape int) {
 	t.Helper()
