@@ -55,6 +55,10 @@ type Verdict struct {
 	Warning  *Warning         `json:"warning,omitempty"`
 	Evidence *detect.Evidence `json:"evidence,omitempty"`
 	Halt     *HaltEvent       `json:"halt,omitempty"`
+	// Period is the length in steps of one round of the loop the trip
+	// measured (detect.Trip.Period; 0 for a human's stop): the C of the
+	// liveness bound, for calls made one at a time.
+	Period int `json:"period,omitempty"`
 	// OnHalt is what the halt does under the options judged (pause, fail
 	// or observe); the Judge itself goes on as observe does unless it
 	// follows recorded decisions.
@@ -100,7 +104,7 @@ func (j *Judge) Start(info *workflow.Info, now time.Time) bool {
 		return false
 	}
 	j.g.active = true
-	j.g.pause = pause{early: j.g.version >= versionSafety, rung: j.g.version >= versionGuidance}
+	j.g.pause = newPause(j.g.version)
 	if j.g.state == nil {
 		j.g.state = detect.NewState(j.g.cfg.Policy)
 	}
@@ -136,7 +140,7 @@ func (j *Judge) Restore(decode func(ptr any) error) error {
 	j.g.state, j.g.halts = st, c.Halts
 	if j.g.version >= versionGuidance {
 		j.g.guidance = c.Guidance
-		j.g.pause.warned, j.g.pause.left, j.g.pause.issued = c.Warned, c.WarningLeft, c.Warnings
+		j.g.pause.rung = c.rung
 	}
 	return nil
 }
@@ -194,7 +198,7 @@ func (j *Judge) Call(kind CallKind, typ string, args []any) int {
 	}
 	j.calls++
 	if g.version >= versionGuidance {
-		g.pause.heed(node)
+		g.pause.heed(node, ref.Seq, g.state.NewsSinceBarrier)
 	}
 	j.nextID++
 	res := &recordedResult{}
@@ -255,11 +259,11 @@ func (j *Judge) trip(node string, trip *detect.Trip) bool {
 	if g.warnable(trip) {
 		ev := trip.Evidence
 		w := g.issueWarning(trip)
-		j.verdicts = append(j.verdicts, Verdict{Call: call, Warning: &w, Evidence: &ev})
+		j.verdicts = append(j.verdicts, Verdict{Call: call, Warning: &w, Evidence: &ev, Period: trip.Period})
 		return true
 	}
 	ev, policy := g.beginHalt(node, trip, j.now)
-	v := Verdict{Call: call, Halt: &ev, OnHalt: policy}
+	v := Verdict{Call: call, Halt: &ev, OnHalt: policy, Period: trip.Period}
 	if !j.recorded || policy == OnHaltObserve {
 		g.endHalt(trip, nil, detect.Extension{}, -1)
 		j.verdicts = append(j.verdicts, v)
@@ -285,7 +289,9 @@ func (j *Judge) answer(trip *detect.Trip, d Decision, ext detect.Extension) {
 		}
 	}
 	pausedFor := time.Duration(-1)
-	if j.g.pause.phase == phasePaused {
+	if j.g.pause.phase == phasePaused || j.g.version >= versionLiveness {
+		// From version 12 the guard takes off whatever time the halt held
+		// the workflow, paused or not (a failing policy's escalation).
 		pausedFor = j.now.Sub(j.g.pause.since)
 	}
 	j.g.endHalt(trip, &d, ext, pausedFor)
@@ -421,9 +427,9 @@ func (j *Judge) NextRun(info *workflow.Info, now time.Time) {
 	g.info, j.now = info, now
 	g.pending, g.input, j.blocked, j.admitted = nil, false, nil, nil
 	old := g.pause
-	g.pause = pause{early: g.version >= versionSafety, rung: g.version >= versionGuidance}
+	g.pause = newPause(g.version)
 	if g.version >= versionGuidance {
-		g.pause.warned, g.pause.left, g.pause.issued = old.warned, old.left, old.issued
+		g.pause.rung = old.rung
 	} else {
 		g.guidance = nil
 	}
