@@ -142,6 +142,10 @@ func TestExtremeOptionsRun(t *testing.T) {
 	}{
 		{"the longest window, budgets out of reach", huge, 600, true},
 		{"the shortest durations, resumed at once", tiny, 30, false},
+		// A year, not math.MaxInt64: the test environment fails a workflow
+		// whose only timer lies 200 years ahead ("deadline exceeded"), as it
+		// fails one blocked forever; the server caps timers at 250 years.
+		{"a year's pause, timed out", interceptor.Options{PauseTimeout: 365 * 24 * time.Hour, HaltSignalTimeout: 365 * 24 * time.Hour}, 10, true},
 		{"warnings without end, observed", interceptor.Options{Grain: interceptor.GrainToolCall, Warnings: math.MaxInt, OnHalt: interceptor.OnHaltObserve, CountRepeats: true}, 200, false},
 		{"long and unknown names", names, 40, true},
 	}
