@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/loopguard/loopguard/interceptor"
+	"github.com/loopguard/loopguard/internal/scripted"
 	"github.com/loopguard/loopguard/internal/traces"
 	"github.com/loopguard/loopguard/testsuite"
 	"github.com/loopguard/loopguard/worker/devserver/devtest"
@@ -128,8 +130,9 @@ func haltLine(call int, h interceptor.HaltEvent) string {
 
 // liveVerdicts reads what the guard did from a guarded history: a
 // warning first shows in the notice of the call it was issued at, and a
-// halt's loop.halted local activity runs before the call it met.
-func liveVerdicts(t *testing.T, h *historypb.History) []string {
+// halt's loop.halted local activity runs before the call it met. Calls of
+// the activity types unguarded (a halt handler's) are not counted.
+func liveVerdicts(t *testing.T, h *historypb.History, unguarded ...string) []string {
 	t.Helper()
 	dc := converter.GetDefaultDataConverter()
 	var out []string
@@ -151,7 +154,7 @@ func liveVerdicts(t *testing.T, h *historypb.History) []string {
 			clear(seen) // the halt answered the warnings in force
 		}
 		a := e.GetActivityTaskScheduledEventAttributes()
-		if a == nil {
+		if a == nil || slices.Contains(unguarded, a.GetActivityType().GetName()) {
 			continue
 		}
 		calls++
@@ -169,3 +172,57 @@ func liveVerdicts(t *testing.T, h *historypb.History) []string {
 	require.Equal(t, len(echoes), halts)
 	return out
 }
+
+// TestAnalysisFollowsTheHaltHandler: a guarded loop whose halt handler
+// (a Review call, then a decision) decides each of its halts, exported
+// and analysed as recorded, gives the live guard's halts at the same
+// calls, each with the handler's decision, and judges every guarded call
+// (issue 30: the analysis stopped at the first halt a handler decided,
+// judging 5 of 16 calls). Resumes only, then a resume, an escalation the
+// loop goes on from, and a resume.
+func TestAnalysisFollowsTheHaltHandler(t *testing.T) {
+	ctx, c, queue := safetyServer(t, interceptor.Options{})
+	resume, escalate := interceptor.ActionResume, interceptor.ActionEscalate
+	for _, tc := range []struct {
+		name      string
+		decisions []interceptor.Action
+	}{
+		{"resumes", []interceptor.Action{resume, resume, resume}},
+		{"escalates", []interceptor.Action{resume, escalate, resume}},
+	} {
+		id := queue + "-" + tc.name
+		run := startScripted(t, ctx, c, queue, id, scripted.HandledLoop, repeat(handledTurns, "Code", "same"), tc.decisions)
+		var res scripted.HandledResult
+		require.NoError(t, run.Get(ctx, &res), tc.name)
+		h := healthyScripted(t, ctx, c, id)
+		a, err := testsuite.NewAnalyzer(testsuite.AnalyzeOptions{AsRecorded: true})
+		require.NoError(t, err)
+		ex := a.History(h, id)
+		require.NoError(t, ex.Err, tc.name)
+		require.Empty(t, ex.Problems, tc.name)
+
+		want := liveVerdicts(t, h, scripted.ReviewNode)
+		require.Equal(t, strings.Join(want, "\n"), strings.Join(verdictLines(ex), "\n"), "%s: analysis and live guard disagree", tc.name)
+		require.Equal(t, len(tc.decisions), len(ex.Halts()), "%s: halts", tc.name)
+		require.Equal(t, len(tc.decisions), res.Reviews, "%s: the handler decided each halt", tc.name)
+		require.Equal(t, res.Calls-res.Escalated, len(ex.Calls), "%s: every guarded call judged", tc.name)
+		require.NotContains(t, ex.Calls, scripted.ReviewNode, tc.name)
+		var decided []string
+		for _, v := range ex.Verdicts {
+			if v.Halt != nil {
+				require.NotNil(t, v.Decision, "%s: halt %d decided", tc.name, v.Halt.Seq)
+				decided = append(decided, fmt.Sprintf("%s by %s", v.Decision.Action, v.Decision.By))
+			}
+		}
+		var told []string
+		for _, d := range tc.decisions {
+			told = append(told, fmt.Sprintf("%s by %s", d, interceptor.HandlerBy))
+		}
+		require.Equal(t, told, decided, tc.name)
+	}
+}
+
+// handledTurns is the length of TestAnalysisFollowsTheHaltHandler's loop:
+// under the zero Options one Code call repeating itself is halted three
+// times in it.
+const handledTurns = 10
