@@ -22,8 +22,10 @@ import (
 // would issue (signals, memo, pauses) are left out.
 //
 // A Judge is fed in history order: Now before each workflow task, Call
-// for each guarded call scheduled, Result when its result is in, Input,
-// Timer, EndRun and NextRun. It is not safe for concurrent use.
+// for each guarded call scheduled, Result when its result is in, Signal, Update,
+// Timer, EndRun and NextRun; when it follows a recorded history (Pin),
+// also Attempt, Handled, Cancel and PauseTimedOut, the ends of its halts.
+// It is not safe for concurrent use.
 type Judge struct {
 	g       guard
 	guarded bool
