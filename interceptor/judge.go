@@ -22,10 +22,10 @@ import (
 // would issue (signals, memo, pauses) are left out.
 //
 // A Judge is fed in history order: Now before each workflow task, Call
-// for each guarded call scheduled, Result when its result is in, Signal, Update,
-// Timer, EndRun and NextRun; when it follows a recorded history (Pin),
-// also Attempt, Handled, Cancel and PauseTimedOut, the ends of its halts.
-// It is not safe for concurrent use.
+// for each guarded call scheduled, Result when its result is in, Signal,
+// Update, Timer, EndRun and NextRun; when it follows a recorded history
+// (Pin), also Attempt, Handled, Cancel and PauseTimedOut, the ends of its
+// halts. It is not safe for concurrent use.
 type Judge struct {
 	g       guard
 	guarded bool
@@ -181,6 +181,14 @@ func (j *Judge) Now(now time.Time) { j.now = now }
 // Blocked reports whether a recorded halt holds the workflow: calls made
 // now are the halt handler's, which the guard does not guard.
 func (j *Judge) Blocked() bool { return j.blocked != nil }
+
+// Held is the Seq of the recorded halt that holds the workflow (0: none).
+func (j *Judge) Held() int {
+	if j.blocked == nil {
+		return 0
+	}
+	return j.blocked.ev.Seq
+}
 
 // Call judges a guarded call about to be scheduled: kind and type, with
 // args as the node namer sees them. It returns an id for Result, or -1

@@ -532,7 +532,9 @@ func (r *runReader) published(e *historypb.HistoryEvent) {
 // guidance is read from the notice of the first call that carries it.
 func (r *runReader) handled(e *historypb.HistoryEvent, action interceptor.Action) {
 	rec := &r.ex.Recorded
-	seq := rec.unanswered()
+	// The halt's loop.halted may not be in the history yet: a handler that
+	// decides at once does so in the workflow task that raised it.
+	seq := r.judge.Held()
 	var guidance string
 	if action == interceptor.ActionResume {
 		guidance = r.handlerGuidance(e, seq)

@@ -23,19 +23,21 @@ type HandledResult struct {
 }
 
 // HandledLoop runs the turns in order, each result read before the next
-// call, with a halt handler that calls ReviewNode and then decides halt n
-// (from 1) with decisions[n-1], or resumes when decisions has no n-th
-// entry; an empty decision hands the halt to a human. A call that returns
+// call, with a halt handler that calls ReviewNode (unless atOnce) and then
+// decides halt n (from 1) with decisions[n-1], or resumes when decisions
+// has no n-th entry; an empty decision hands the halt to a human. A call that returns
 // LoopEscalated is skipped and the loop goes on with the next turn, as an
 // agent that takes an escalation as "drop this approach" would.
-func HandledLoop(ctx workflow.Context, turns []Turn, decisions []interceptor.Action) (HandledResult, error) {
+func HandledLoop(ctx workflow.Context, turns []Turn, decisions []interceptor.Action, atOnce bool) (HandledResult, error) {
 	ctx = workflow.WithActivityOptions(ctx, activityOptions())
 	var res HandledResult
 	review := func(ctx workflow.Context, h interceptor.HaltEvent) (interceptor.HandlerDecision, error) {
 		res.Reviews++
-		var note AgentResult
-		if err := workflow.ExecuteActivity(ctx, ReviewNode, Turn{Node: ReviewNode, Output: "reviewed"}, h.Seq).Get(ctx, &note); err != nil {
-			return interceptor.HandlerDecision{}, err
+		if !atOnce {
+			var note AgentResult
+			if err := workflow.ExecuteActivity(ctx, ReviewNode, Turn{Node: ReviewNode, Output: "reviewed"}, h.Seq).Get(ctx, &note); err != nil {
+				return interceptor.HandlerDecision{}, err
+			}
 		}
 		action := interceptor.ActionResume
 		if h.Seq <= len(decisions) {

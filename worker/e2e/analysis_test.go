@@ -179,7 +179,8 @@ func liveVerdicts(t *testing.T, h *historypb.History, unguarded ...string) []str
 // calls, each with the decision that ended it, and judges every guarded
 // call (issue 30: the analysis stopped at the first halt a handler
 // decided, judging 5 of 16 calls). The handler resumes three times;
-// resumes, escalates (the loop goes on) and resumes; or hands the first
+// resumes, escalates (the loop goes on) and resumes, after a call or at
+// once (in the workflow task that raised the halt); or hands the first
 // halt over, to a human who resumes, to the pause timeout, or to a
 // cancellation.
 func TestAnalysisFollowsTheHaltHandler(t *testing.T) {
@@ -201,11 +202,14 @@ func TestAnalysisFollowsTheHaltHandler(t *testing.T) {
 		name      string
 		opts      interceptor.Options
 		decisions []interceptor.Action
+		atOnce    bool // the handler decides without a call
 		answer    func(id string)
 		want      []string // each halt's decision
 	}{
 		{name: "resumes", decisions: []interceptor.Action{resume, resume, resume},
 			want: []string{"resume" + byHandler, "resume" + byHandler, "resume" + byHandler}},
+		{name: "at once", decisions: []interceptor.Action{resume, escalate, resume}, atOnce: true,
+			want: []string{"resume" + byHandler, "escalate" + byHandler, "resume" + byHandler}},
 		{name: "escalates", decisions: []interceptor.Action{resume, escalate, resume},
 			want: []string{"resume" + byHandler, "escalate" + byHandler, "resume" + byHandler}},
 		{name: "human", decisions: []interceptor.Action{handOver, resume, resume}, answer: human,
@@ -216,10 +220,10 @@ func TestAnalysisFollowsTheHaltHandler(t *testing.T) {
 		{name: "canceled", decisions: []interceptor.Action{handOver}, answer: cancelPaused,
 			want: []string{"cancel" + byGuard}},
 	} {
-		queue := queueFor(t) + "-" + tc.name
+		queue := queueFor(t) + "-" + strings.ReplaceAll(tc.name, " ", "-")
 		testsuite.StartWorker(t, c, queue, testsuite.WorkerOptions{Guard: &tc.opts, Register: scripted.Register})
 		id := queue + "-wf"
-		run := startScripted(t, ctx, c, queue, id, scripted.HandledLoop, repeat(handledTurns, "Code", "same"), tc.decisions)
+		run := startScripted(t, ctx, c, queue, id, scripted.HandledLoop, repeat(handledTurns, "Code", "same"), tc.decisions, tc.atOnce)
 		if tc.answer != nil {
 			tc.answer(id)
 		}
@@ -246,6 +250,11 @@ func TestAnalysisFollowsTheHaltHandler(t *testing.T) {
 			}
 		}
 		require.Equal(t, tc.want, decided, tc.name)
+		for _, a := range ex.Recorded.Answers {
+			if a.Handler {
+				require.NotZero(t, a.HaltSeq, "%s: the handler's decision names its halt", tc.name)
+			}
+		}
 	}
 }
 
