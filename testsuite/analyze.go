@@ -394,10 +394,12 @@ func (r *runReader) marker(i int, e *historypb.HistoryEvent) {
 	}
 	if data.ActivityType == raiseHaltedActivity {
 		r.attempt(i)
-		return
+	} else {
+		r.localActivity(a, data.ActivityType)
 	}
-	r.localActivity(a, data.ActivityType)
 	if !data.ReplayTime.IsZero() {
+		// The workflow's clock once the local activity is done: a halt
+		// handler that decides in this task decides at this time.
 		r.judge.Now(data.ReplayTime)
 	}
 }
