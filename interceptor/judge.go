@@ -379,8 +379,31 @@ func (j *Judge) Handled(action Action, guidance string) bool {
 // cancellation, in the next workflow task (Wake).
 func (j *Judge) Cancel() { j.canceled = j.recorded }
 
+// PauseTimer reports whether a durable timer of d, started now, is the
+// guard's pause timer: started while a recorded halt holds a call, to end
+// when the pause timeout does. The guard sets it for PauseTimeout when the
+// pause (or, from version 8, the halt handler's race) begins, and, once a
+// version 8 handler handed the halt over, for what is left of
+// PauseTimeout since the handler began, right after loop.halted was
+// raised (within HaltSignalTimeout of the halt). A timer of the handler
+// or of another branch ends at another time, and does not decide the
+// halt when it fires.
+func (j *Judge) PauseTimer(d time.Duration) bool {
+	cfg := &j.g.cfg
+	if j.blocked == nil || cfg.PauseTimeout <= 0 {
+		return false
+	}
+	if d == cfg.PauseTimeout {
+		return true
+	}
+	began := j.now.Add(d - cfg.PauseTimeout)
+	since := j.g.pause.since
+	return j.g.version >= versionWarningMemo && d < cfg.PauseTimeout && !began.Before(since) && !began.After(since.Add(cfg.HaltSignalTimeout))
+}
+
 // PauseTimedOut decides a held call's halt as the pause timeout does, when
-// the history shows the timeout fired before any decision.
+// the history shows the guard's pause timer (PauseTimer) fired before any
+// decision.
 func (j *Judge) PauseTimedOut() {
 	if j.blocked != nil && j.g.pause.decision == nil && j.g.cfg.PauseTimeout > 0 {
 		j.g.pauseTimedOut()

@@ -187,6 +187,8 @@ type runReader struct {
 	// held is the scheduling event of the call the last recorded halt
 	// held (0: none found).
 	held int64
+	// pauseTimers are the started events of the guard's pause timers.
+	pauseTimers map[int64]bool
 }
 
 func (r *runReader) problem(e *historypb.HistoryEvent, format string, args ...any) {
@@ -271,8 +273,13 @@ func (r *runReader) event(i int, e *historypb.HistoryEvent) {
 		r.input(e, in.GetName(), in.GetArgs(), true)
 	case enumspb.EVENT_TYPE_TIMER_STARTED:
 		j.Timer()
+		if j.PauseTimer(e.GetTimerStartedEventAttributes().GetStartToFireTimeout().AsDuration()) {
+			r.pauseTimers[e.GetEventId()] = true
+		}
 	case enumspb.EVENT_TYPE_TIMER_FIRED:
-		j.PauseTimedOut()
+		if r.pauseTimers[e.GetTimerFiredEventAttributes().GetStartedEventId()] {
+			j.PauseTimedOut()
+		}
 	case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW:
 		j.EndRun()
 	case enumspb.EVENT_TYPE_WORKFLOW_PROPERTIES_MODIFIED:
@@ -935,7 +942,7 @@ func (a *Analyzer) history(h *historypb.History, file string) (ex Execution) {
 	}
 	ex.Guarded = j.Guarded()
 	r := &runReader{opts: &a.opts, dc: dc, fc: a.opts.FailureConverter, judge: j, ex: &ex, h: h,
-		calls: map[int64]int{}, attempted: map[int64]bool{}}
+		calls: map[int64]int{}, attempted: map[int64]bool{}, pauseTimers: map[int64]bool{}}
 	if err := r.read(); err != nil {
 		ex.Err = err
 		return ex

@@ -2,6 +2,7 @@ package scripted
 
 import (
 	"fmt"
+	"time"
 
 	"go.temporal.io/sdk/workflow"
 
@@ -22,18 +23,32 @@ type HandledResult struct {
 	Reviews int `json:"reviews"`
 }
 
+// Handling is how HandledLoop's halt handler works before it decides.
+type Handling struct {
+	// AtOnce decides without calling ReviewNode.
+	AtOnce bool `json:"atOnce,omitempty"`
+	// Sleep is workflow time the handler waits first.
+	Sleep time.Duration `json:"sleep,omitempty"`
+}
+
 // HandledLoop runs the turns in order, each result read before the next
-// call, with a halt handler that calls ReviewNode (unless atOnce) and then
-// decides halt n (from 1) with decisions[n-1], or resumes when decisions
-// has no n-th entry; an empty decision hands the halt to a human. A call that returns
+// call, with a halt handler that sleeps how.Sleep, calls ReviewNode
+// (unless how.AtOnce) and then decides halt n (from 1) with
+// decisions[n-1], or resumes when decisions has no n-th entry; an empty
+// decision hands the halt to a human. A call that returns
 // LoopEscalated is skipped and the loop goes on with the next turn, as an
 // agent that takes an escalation as "drop this approach" would.
-func HandledLoop(ctx workflow.Context, turns []Turn, decisions []interceptor.Action, atOnce bool) (HandledResult, error) {
+func HandledLoop(ctx workflow.Context, turns []Turn, decisions []interceptor.Action, how Handling) (HandledResult, error) {
 	ctx = workflow.WithActivityOptions(ctx, activityOptions())
 	var res HandledResult
 	review := func(ctx workflow.Context, h interceptor.HaltEvent) (interceptor.HandlerDecision, error) {
 		res.Reviews++
-		if !atOnce {
+		if how.Sleep > 0 {
+			if err := workflow.Sleep(ctx, how.Sleep); err != nil {
+				return interceptor.HandlerDecision{}, err
+			}
+		}
+		if !how.AtOnce {
 			var note AgentResult
 			if err := workflow.ExecuteActivity(ctx, ReviewNode, Turn{Node: ReviewNode, Output: "reviewed"}, h.Seq).Get(ctx, &note); err != nil {
 				return interceptor.HandlerDecision{}, err

@@ -180,7 +180,8 @@ func liveVerdicts(t *testing.T, h *historypb.History, unguarded ...string) []str
 // call (issue 30: the analysis stopped at the first halt a handler
 // decided, judging 5 of 16 calls). The handler resumes three times;
 // resumes, escalates (the loop goes on) and resumes, after a call or at
-// once (in the workflow task that raised the halt); or hands the first
+// once (in the workflow task that raised the halt); or sleeps before it
+// resumes (its timer is not the pause timeout's); or hands the first
 // halt over, to a human who resumes, to the pause timeout, or to a
 // cancellation.
 func TestAnalysisFollowsTheHaltHandler(t *testing.T) {
@@ -202,16 +203,19 @@ func TestAnalysisFollowsTheHaltHandler(t *testing.T) {
 		name      string
 		opts      interceptor.Options
 		decisions []interceptor.Action
-		atOnce    bool // the handler decides without a call
+		how       scripted.Handling
 		answer    func(id string)
 		want      []string // each halt's decision
 	}{
 		{name: "resumes", decisions: []interceptor.Action{resume, resume, resume},
 			want: []string{"resume" + byHandler, "resume" + byHandler, "resume" + byHandler}},
-		{name: "at once", decisions: []interceptor.Action{resume, escalate, resume}, atOnce: true,
+		{name: "at once", decisions: []interceptor.Action{resume, escalate, resume}, how: scripted.Handling{AtOnce: true},
 			want: []string{"resume" + byHandler, "escalate" + byHandler, "resume" + byHandler}},
 		{name: "escalates", decisions: []interceptor.Action{resume, escalate, resume},
 			want: []string{"resume" + byHandler, "escalate" + byHandler, "resume" + byHandler}},
+		{name: "handler sleeps", opts: interceptor.Options{PauseTimeout: time.Minute},
+			decisions: []interceptor.Action{resume, resume, resume}, how: scripted.Handling{Sleep: 500 * time.Millisecond},
+			want: []string{"resume" + byHandler, "resume" + byHandler, "resume" + byHandler}},
 		{name: "human", decisions: []interceptor.Action{handOver, resume, resume}, answer: human,
 			want: []string{"resume" + byHuman, "resume" + byHandler, "resume" + byHandler}},
 		{name: "timeout", opts: interceptor.Options{PauseTimeout: time.Second, OnPauseTimeout: interceptor.TimeoutResume},
@@ -223,7 +227,7 @@ func TestAnalysisFollowsTheHaltHandler(t *testing.T) {
 		queue := queueFor(t) + "-" + strings.ReplaceAll(tc.name, " ", "-")
 		testsuite.StartWorker(t, c, queue, testsuite.WorkerOptions{Guard: &tc.opts, Register: scripted.Register})
 		id := queue + "-wf"
-		run := startScripted(t, ctx, c, queue, id, scripted.HandledLoop, repeat(handledTurns, "Code", "same"), tc.decisions, tc.atOnce)
+		run := startScripted(t, ctx, c, queue, id, scripted.HandledLoop, repeat(handledTurns, "Code", "same"), tc.decisions, tc.how)
 		if tc.answer != nil {
 			tc.answer(id)
 		}
