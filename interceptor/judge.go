@@ -398,7 +398,8 @@ func (j *Judge) PauseTimer(d time.Duration) bool {
 	}
 	began := j.now.Add(d - cfg.PauseTimeout)
 	since := j.g.pause.since
-	return j.g.version >= versionWarningMemo && d < cfg.PauseTimeout && !began.Before(since) && !began.After(since.Add(cfg.HaltSignalTimeout))
+	raising := pick(cfg.HaltSignalTimeout, defaultHaltTimeout)
+	return j.g.version >= versionWarningMemo && d < cfg.PauseTimeout && !began.Before(since) && !began.After(since.Add(raising))
 }
 
 // PauseTimedOut decides a held call's halt as the pause timeout does, when
