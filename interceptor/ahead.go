@@ -83,6 +83,11 @@ func NoticeFor(ctx workflow.Context, node string) (Notice, bool) {
 		return Notice{}, false
 	}
 	n, _ := g.inForce(node)
+	if n.Warning != nil && g.version >= versionGuidance && g.pause.heeds(node, g.state.NextStep(node)) {
+		// The call ends the warning's window: the guard counts it as
+		// heeded before the call, whose header then carries no warning.
+		n.Warning = nil
+	}
 	if n.Warning != nil {
 		// A copy: the guard's warning may change in place.
 		w := *n.Warning

@@ -79,7 +79,17 @@ const (
 	// guard read it then) was charged the part of the pause before it
 	// ended. The commands do not change; runtime halts may.
 	versionPauseEnd = workflow.Version(11)
-	guardedVersion  = versionPauseEnd // what new executions run
+	// versionLiveness (issue 30): every stuck loop halts, in every shape.
+	// A warning's window counts the loop's steps, not its calls, so that a
+	// round of parallel calls of one node is one step, as the detectors
+	// count it (a loop of 8 parallel tool calls a round was warned forever);
+	// a loop's warnings are counted however many there are (the list kept
+	// for evidence holds 8, and Warnings of 9 or more never halted); and no
+	// way a halt ends charges the loop the time the workflow stood paused
+	// (an escalation, by a human, the pause timeout or the handler, and a
+	// cancellation did). The commands do not change; decisions may.
+	versionLiveness = workflow.Version(12)
+	guardedVersion  = versionLiveness // what new executions run
 	// carryHeader carries the guard's state across continue-as-new.
 	carryHeader = "loopguard-carry"
 )
@@ -95,12 +105,10 @@ type carried struct {
 	// attribute (version 5). Continue-as-new copies both to the next run,
 	// which must not show a halt or escalation of the run before it.
 	Shown State `json:"shown,omitempty"`
-	// Guidance is the guidance in force, and the warnings' state
-	// (version 7).
-	Guidance    *Guidance `json:"guidance,omitempty"`
-	Warned      []Warning `json:"warned,omitempty"`
-	WarningLeft int       `json:"warningLeft,omitempty"`
-	Warnings    int       `json:"warnings,omitempty"`
+	// Guidance is the guidance in force (version 7), and rung the
+	// warnings' state.
+	Guidance *Guidance `json:"guidance,omitempty"`
+	rung
 	// Last is the last decision carried out (version 9): the next run's
 	// status shows it, and the guidance in force beside it.
 	Last *Decision `json:"lastDecision,omitempty"`
@@ -156,8 +164,7 @@ func (g *guard) setup(ctx workflow.Context) error {
 	g.cfg = pinned
 	g.versioned()
 	g.active = true
-	g.pause.early = g.version >= versionSafety
-	g.pause.rung = g.version >= versionGuidance
+	g.pause = newPause(g.version)
 
 	if carry != nil {
 		st, err := detect.Restore(g.cfg.Policy, carry.State)
@@ -168,7 +175,7 @@ func (g *guard) setup(ctx workflow.Context) error {
 		g.state, g.halts = st, carry.Halts
 		if g.version >= versionGuidance {
 			g.guidance = carry.Guidance
-			g.pause.warned, g.pause.left, g.pause.issued = carry.Warned, carry.WarningLeft, carry.Warnings
+			g.pause.rung = carry.rung
 		}
 		if g.version >= versionOneLoop {
 			// The guidance in force and the decision that gave it are
@@ -256,8 +263,7 @@ func (g *guard) carryOnReturn(ctx workflow.Context, can *workflow.ContinueAsNewE
 	if err != nil {
 		return fmt.Errorf("loopguard: snapshot state: %w", err)
 	}
-	c := carried{Config: g.cfg, State: state, Halts: g.halts, Guidance: g.guidance,
-		Warned: g.pause.warned, WarningLeft: g.pause.left, Warnings: g.pause.issued}
+	c := carried{Config: g.cfg, State: state, Halts: g.halts, Guidance: g.guidance, rung: g.pause.rung}
 	if g.version >= versionSteady {
 		c.Shown = g.shown
 	}

@@ -105,7 +105,7 @@ func (g *guard) halt(ctx workflow.Context, node string, trip *detect.Trip) error
 	if err != nil {
 		// Canceled while paused: the call returns the cancellation, as any
 		// blocked workflow call would, and nothing is escalated.
-		p.set(phaseRunning, nil, "", time.Time{}, &d)
+		g.endHalt(trip, &d, detect.Extension{}, g.pausedFor(ctx))
 		log.Info("loopguard: workflow canceled while paused", "haltSeq", d.HaltSeq)
 		dctx, _ := workflow.NewDisconnectedContext(ctx)
 		g.publish(dctx, StateRunning, nil)
@@ -156,15 +156,21 @@ func (g *guard) beginHalt(node string, trip *detect.Trip, now time.Time) (HaltEv
 // guard watches the new course from a clean slate.
 func (g *guard) endHalt(trip *detect.Trip, d *Decision, ext detect.Extension, pausedFor time.Duration) {
 	p := &g.pause
+	if pausedFor >= 0 && d != nil && (d.Action == ActionResume && g.version >= versionSafety || g.version >= versionLiveness) {
+		// Time spent paused is the human's, not the loop's: from version
+		// 12 whatever ended the halt (before, only a resume took it off).
+		g.state.Paused(pausedFor, g.version >= versionSteady)
+	}
 	switch {
 	case d == nil:
 		g.state.Resume(trip, detect.Extension{})
 		p.set(phaseRunning, nil, "", time.Time{}, nil)
+	case d.Action == ActionCancel:
+		// The workflow was canceled while paused: the call returns the
+		// cancellation and the trip stays, so a workflow that survives it
+		// meets the halt again at its next call.
+		p.set(phaseRunning, nil, "", time.Time{}, d)
 	case d.Action == ActionResume:
-		if pausedFor >= 0 && g.version >= versionSafety {
-			// Time spent paused is the human's, not the loop's.
-			g.state.Paused(pausedFor, g.version >= versionSteady)
-		}
 		g.state.Resume(trip, ext)
 		g.guide(*p.halt, *d)
 		p.set(phaseRunning, nil, "", time.Time{}, d)
@@ -217,11 +223,22 @@ func (g *guard) pauseTimedOut() {
 	}, detect.Extension{})
 }
 
+// pausedFor is how long the halt in force has held the workflow, for an
+// end that takes it off the loop's runtime: from guard version 12 every
+// end does (an escalation the workflow handles and goes on from, a
+// cancellation it survives), before only a resume; -1 is "nothing".
+func (g *guard) pausedFor(ctx workflow.Context) time.Duration {
+	if g.version < versionLiveness {
+		return -1
+	}
+	return workflow.Now(ctx).Sub(g.pause.since)
+}
+
 // escalate ends a halt with the LoopEscalated error.
 func (g *guard) escalate(ctx workflow.Context, trip *detect.Trip, d Decision) error {
 	p := &g.pause
 	ev := *p.halt
-	g.endHalt(trip, &d, detect.Extension{}, -1)
+	g.endHalt(trip, &d, detect.Extension{}, g.pausedFor(ctx))
 	g.next.GetLogger(ctx).Warn("loopguard: loop escalated", "by", d.By, "reason", d.Reason, "haltSeq", d.HaltSeq)
 	g.countDecision(ctx, MetricEscalations, &ev)
 	g.publish(ctx, StateEscalated, &ev)
@@ -296,7 +313,7 @@ func (g *guard) writeMemo(ctx workflow.Context, s State, ev *HaltEvent) {
 		summary.CycleID, summary.Iteration, summary.Seq = ev.CycleID, ev.Iteration, ev.Seq
 	}
 	if g.version >= versionWarningMemo {
-		summary.Warnings = memoWarnings(ev, g.pause.warned)
+		summary.Warnings = memoWarnings(ev, g.pause.Warned)
 		g.memoHalt, g.memoAt = ev, g.pause.changes
 	}
 	if err := g.next.UpsertMemo(ctx, map[string]any{g.cfg.MemoKey: summary}); err != nil {

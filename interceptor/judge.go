@@ -100,7 +100,7 @@ func (j *Judge) Start(info *workflow.Info, now time.Time) bool {
 		return false
 	}
 	j.g.active = true
-	j.g.pause = pause{early: j.g.version >= versionSafety, rung: j.g.version >= versionGuidance}
+	j.g.pause = newPause(j.g.version)
 	if j.g.state == nil {
 		j.g.state = detect.NewState(j.g.cfg.Policy)
 	}
@@ -136,7 +136,7 @@ func (j *Judge) Restore(decode func(ptr any) error) error {
 	j.g.state, j.g.halts = st, c.Halts
 	if j.g.version >= versionGuidance {
 		j.g.guidance = c.Guidance
-		j.g.pause.warned, j.g.pause.left, j.g.pause.issued = c.Warned, c.WarningLeft, c.Warnings
+		j.g.pause.rung = c.rung
 	}
 	return nil
 }
@@ -194,7 +194,7 @@ func (j *Judge) Call(kind CallKind, typ string, args []any) int {
 	}
 	j.calls++
 	if g.version >= versionGuidance {
-		g.pause.heed(node)
+		g.pause.heed(node, ref.Seq)
 	}
 	j.nextID++
 	res := &recordedResult{}
@@ -285,7 +285,9 @@ func (j *Judge) answer(trip *detect.Trip, d Decision, ext detect.Extension) {
 		}
 	}
 	pausedFor := time.Duration(-1)
-	if j.g.pause.phase == phasePaused {
+	if j.g.pause.phase == phasePaused || j.g.version >= versionLiveness {
+		// From version 12 the guard takes off whatever time the halt held
+		// the workflow, paused or not (a failing policy's escalation).
 		pausedFor = j.now.Sub(j.g.pause.since)
 	}
 	j.g.endHalt(trip, &d, ext, pausedFor)
@@ -421,9 +423,9 @@ func (j *Judge) NextRun(info *workflow.Info, now time.Time) {
 	g.info, j.now = info, now
 	g.pending, g.input, j.blocked, j.admitted = nil, false, nil, nil
 	old := g.pause
-	g.pause = pause{early: g.version >= versionSafety, rung: g.version >= versionGuidance}
+	g.pause = newPause(g.version)
 	if g.version >= versionGuidance {
-		g.pause.warned, g.pause.left, g.pause.issued = old.warned, old.left, old.issued
+		g.pause.rung = old.rung
 	} else {
 		g.guidance = nil
 	}

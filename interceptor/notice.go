@@ -125,13 +125,14 @@ func (g *guard) inForce(node string) (Notice, bool) {
 	return n, ok
 }
 
-// setNotice writes the notice of the call of node about to be made into
-// the workflow's outgoing header, or removes an earlier one (version 7).
-func (g *guard) setNotice(ctx workflow.Context, node string, args []any) {
+// setNotice writes the notice of the call of node, of detector step step,
+// about to be made into the workflow's outgoing header, or removes an
+// earlier one (version 7).
+func (g *guard) setNotice(ctx workflow.Context, node string, step int, args []any) {
 	if g.version < versionGuidance {
 		return
 	}
-	g.heed(ctx, node)
+	g.heed(ctx, node, step)
 	g.refreshMemo(ctx)
 	n, ok := g.notice(node, args)
 	if !ok && !g.noticed {

@@ -24,7 +24,7 @@ func (o *outbound) ExecuteActivity(ctx workflow.Context, activityType string, ar
 	if err != nil {
 		return failedFuture(ctx, err)
 	}
-	o.g.setNotice(ctx, node, args)
+	o.g.setNotice(ctx, node, ref.Seq, args)
 	fut := o.Next.ExecuteActivity(ctx, activityType, args...)
 	o.g.track(ref, node, fut)
 	return fut
@@ -40,7 +40,7 @@ func (o *outbound) ExecuteLocalActivity(ctx workflow.Context, activityType strin
 	if err != nil {
 		return failedFuture(ctx, err)
 	}
-	o.g.setNotice(ctx, node, args)
+	o.g.setNotice(ctx, node, ref.Seq, args)
 	fut := o.Next.ExecuteLocalActivity(ctx, activityType, args...)
 	o.g.track(ref, node, fut)
 	return fut
@@ -56,7 +56,7 @@ func (o *outbound) ExecuteChildWorkflow(ctx workflow.Context, childWorkflowType 
 	if err != nil {
 		return o.failedChildFuture(ctx, childWorkflowType, err, args...)
 	}
-	o.g.setNotice(ctx, node, args)
+	o.g.setNotice(ctx, node, ref.Seq, args)
 	fut := o.Next.ExecuteChildWorkflow(ctx, childWorkflowType, args...)
 	o.g.track(ref, node, fut)
 	return fut

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"time"
 
+	"go.temporal.io/sdk/workflow"
+
 	"github.com/loopguard/loopguard/interceptor/detect"
 )
 
@@ -56,17 +58,50 @@ type pause struct {
 	// paused, and replay must decide as they did.
 	early bool
 
-	// The warning rung (guard version 7, Options.Warnings), below the
-	// halt: warned are the warnings issued to loops that have neither
-	// heeded them nor halted since, oldest first; the last one is in
-	// force while left (calls of its loop's nodes) is positive. issued
-	// counts every warning of the run; changes counts the changes of
+	// rungOn turns on the warning rung (guard version 7, Options.Warnings),
+	// below the halt; rung is its state. changes counts the changes of
 	// warned, so that the memo can tell it is behind (version 8).
-	rung    bool
-	warned  []Warning
-	left    int
-	issued  int
+	rungOn bool
+	rung
 	changes int
+	// bySteps (guard version 12) counts a warning's window in the loop's
+	// steps: a call that joins a step already counted (the other calls of
+	// a fan-out) does not count again. counted is the sequence number of
+	// the last step counted.
+	bySteps bool
+	counted int
+}
+
+// rung is the warning rung's state, which continue-as-new carries (its
+// JSON is the carried state's). warned are the warnings issued to loops
+// that have neither heeded them nor halted since, oldest first, at most
+// maxWarned; the last one is in force while left (calls, from guard
+// version 12 steps, of its loop's nodes) is positive. issued counts every
+// warning of the run. tally (version 12) counts each loop's warnings in
+// warned and beyond it: the list keeps 8 for evidence, and a loop counted
+// from it could never reach a ninth warning.
+type rung struct {
+	Warned      []Warning   `json:"warned,omitempty"`
+	WarningLeft int         `json:"warningLeft,omitempty"`
+	Warnings    int         `json:"warnings,omitempty"`
+	Tally       []warnTally `json:"warnTally,omitempty"`
+}
+
+// warnTally is the number of unanswered warnings of one loop.
+type warnTally struct {
+	Key string `json:"key"`
+	N   int    `json:"n"`
+}
+
+// maxTally bounds the loops whose warnings are counted. A loop whose tally
+// is dropped (the oldest, once that many others were warned since) starts
+// its count over: liveness is promised to a loop that keeps repeating,
+// not to one of 64 others warned in turn.
+const maxTally = 64
+
+// newPause is the pause state of an execution run with guard version v.
+func newPause(v workflow.Version) pause {
+	return pause{early: v >= versionSafety, rungOn: v >= versionGuidance, bySteps: v >= versionLiveness}
 }
 
 // maxWarned bounds the warnings kept for the evidence of a halt.
@@ -83,7 +118,7 @@ func (p *pause) set(to phase, ev *HaltEvent, policy OnHalt, now time.Time, d *De
 		// (admit), so a new halt always starts from running or escalated.
 		p.halt, p.policy, p.since = ev, policy, now
 		p.decision, p.extend = nil, detect.Extension{}
-		if p.rung {
+		if p.rungOn {
 			// The halt answers the warnings its loop did not heed.
 			ev.Warnings = p.answer(warningKey(ev.Loop, ev.CycleID, ev.Node))
 		}
@@ -148,66 +183,113 @@ func (p *pause) decide(d Decision, ext detect.Extension) Decision {
 
 // warning returns the warning in force, or nil.
 func (p *pause) warning() *Warning {
-	if p.left <= 0 || len(p.warned) == 0 {
+	if p.WarningLeft <= 0 || len(p.Warned) == 0 {
 		return nil
 	}
-	return &p.warned[len(p.warned)-1]
+	return &p.Warned[len(p.Warned)-1]
 }
 
 // warnings counts the warnings the loop of key got and has not answered.
 func (p *pause) warnings(key string) int {
+	if p.bySteps {
+		if i := p.tallyOf(key); i >= 0 {
+			return p.Tally[i].N
+		}
+		return 0
+	}
 	n := 0
-	for i := range p.warned {
-		if p.warned[i].key() == key {
+	for i := range p.Warned {
+		if p.Warned[i].key() == key {
 			n++
 		}
 	}
 	return n
 }
 
-// warn puts w in force for left calls of its loop's nodes.
-func (p *pause) warn(w Warning, left int) {
-	p.warned = append(p.warned, w)
-	if len(p.warned) > maxWarned {
-		p.warned = p.warned[len(p.warned)-maxWarned:]
+func (p *pause) tallyOf(key string) int {
+	for i := range p.Tally {
+		if p.Tally[i].Key == key {
+			return i
+		}
 	}
-	p.left = left
-	p.issued++
+	return -1
+}
+
+// warn puts w in force for left calls (steps) of its loop's nodes.
+func (p *pause) warn(w Warning, left int) {
+	p.Warned = append(p.Warned, w)
+	if len(p.Warned) > maxWarned {
+		p.Warned = p.Warned[len(p.Warned)-maxWarned:]
+	}
+	if p.bySteps {
+		if i := p.tallyOf(w.key()); i >= 0 {
+			p.Tally[i].N++
+		} else {
+			if len(p.Tally) == maxTally {
+				p.Tally = append(p.Tally[:0], p.Tally[1:]...)
+			}
+			p.Tally = append(p.Tally, warnTally{Key: w.key(), N: 1})
+		}
+	}
+	p.WarningLeft = left
+	p.Warnings++
 	p.changes++
 }
 
-// heed counts a call of node against the warning in force and returns it
-// when that call ends its window: the loop heeded it, and its count
-// starts over.
-func (p *pause) heed(node string) *Warning {
-	w := p.warning()
-	if w == nil || !slices.Contains(w.Nodes, node) {
+// heed counts a call of node, of step step (its detector step's sequence
+// number, 0 for a call the detectors do not count), against the warning
+// in force, and returns the warning when that call ends its window: the
+// loop heeded it, and its count starts over.
+func (p *pause) heed(node string, step int) *Warning {
+	if !p.counts(node, step) {
 		return nil
 	}
-	if p.left--; p.left > 0 {
+	if p.bySteps {
+		p.counted = step
+	}
+	heeded := *p.warning()
+	if p.WarningLeft--; p.WarningLeft > 0 {
 		return nil
 	}
-	heeded := *w
 	p.answer(heeded.key())
 	return &heeded
+}
+
+// counts reports whether a call of node, of step step, counts against
+// the warning in force. It only reads.
+func (p *pause) counts(node string, step int) bool {
+	w := p.warning()
+	if w == nil || !slices.Contains(w.Nodes, node) {
+		return false
+	}
+	return !p.bySteps || step > p.counted
+}
+
+// heeds reports whether a call of node, of step step, would end the
+// warning's window: the call itself carries no warning then.
+func (p *pause) heeds(node string, step int) bool {
+	return p.counts(node, step) && p.WarningLeft == 1
 }
 
 // answer removes and returns the warnings of the loop of key; the warning
 // in force goes with them when it is that loop's.
 func (p *pause) answer(key string) []Warning {
 	if w := p.warning(); w != nil && w.key() == key {
-		p.left = 0
+		p.WarningLeft = 0
 	}
 	var out []Warning
-	kept := p.warned[:0]
-	for _, w := range p.warned {
+	kept := p.Warned[:0]
+	for _, w := range p.Warned {
 		if w.key() == key {
 			out = append(out, w)
 		} else {
 			kept = append(kept, w)
 		}
 	}
-	p.warned = kept
+	p.Warned = kept
+	if i := p.tallyOf(key); i >= 0 {
+		p.Tally = append(p.Tally[:i], p.Tally[i+1:]...)
+	}
 	if len(out) > 0 {
 		p.changes++
 	}

@@ -1,10 +1,12 @@
 package interceptor
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/loopguard/loopguard/interceptor/detect"
 )
@@ -79,28 +81,39 @@ func TestPauseTransitions(t *testing.T) {
 	}
 }
 
-// TestWarningRung walks the warning rung: warnings per loop are counted
-// from those kept, the last is in force for its window, heeding or a halt
-// of its loop answers a loop's warnings, and a halt of another loop leaves
-// them.
+// TestWarningRung walks the warning rung: warnings per loop are counted,
+// the last is in force for its window, heeding or a halt of its loop
+// answers a loop's warnings, and a halt of another loop leaves them. From
+// guard version 12 the window counts steps (a fan-out's calls are one) and
+// a loop's count is not cut at the 8 warnings kept for evidence; want11
+// gives what version 11 did where it differs.
 func TestWarningRung(t *testing.T) {
 	a := Warning{Node: "Code", Nodes: []string{"Code", "Verify"}, CycleID: "cyc-a"}
 	b := Warning{Node: "Poll", Nodes: []string{"Poll"}}
+	type want struct {
+		force  string // key of the warning in force, "" for none
+		a, b   int    // warnings of loops a and b not answered
+		issued int
+	}
 	tests := []struct {
-		name       string
-		give       func(p *pause)
-		wantForce  string // key of the warning in force, "" for none
-		wantA      int    // warnings of loop a not answered
-		wantB      int
-		wantIssued int
+		name   string
+		give   func(p *pause)
+		want   want
+		want11 *want
 	}{
-		{"one warning", func(p *pause) { p.warn(a, 2) }, "cyc-a", 1, 0, 1},
+		{"one warning", func(p *pause) { p.warn(a, 2) }, want{"cyc-a", 1, 0, 1}, nil},
 		{"heeded after its window", func(p *pause) {
 			p.warn(a, 2)
-			p.heed("Verify")
-			p.heed("Poll") // not its loop: no count
-			p.heed("Code")
-		}, "", 0, 0, 1},
+			p.heed("Verify", 1)
+			p.heed("Poll", 2) // not its loop: no count
+			p.heed("Code", 3)
+		}, want{"", 0, 0, 1}, nil},
+		{"a fan-out is one step of the window", func(p *pause) {
+			p.warn(a, 2)
+			for range 8 {
+				p.heed("Code", 4) // eight parallel calls of one step
+			}
+		}, want{"cyc-a", 1, 0, 1}, &want{"", 0, 0, 1}},
 		{"a halt of its loop answers it", func(p *pause) {
 			p.warn(a, 5)
 			ev := &HaltEvent{CycleID: "cyc-a", Node: "Verify"}
@@ -108,31 +121,42 @@ func TestWarningRung(t *testing.T) {
 			if len(ev.Warnings) != 1 {
 				t.Errorf("the halt lists %d warnings, want 1", len(ev.Warnings))
 			}
-		}, "", 0, 0, 1},
+		}, want{"", 0, 0, 1}, nil},
 		{"a halt of another loop leaves them", func(p *pause) {
 			p.warn(a, 5)
 			p.warn(b, 5)
 			ev := &HaltEvent{Node: "Other"}
 			p.set(phaseHalting, ev, OnHaltPause, time.Time{}, nil)
-		}, "node:Poll", 1, 1, 2},
+		}, want{"node:Poll", 1, 1, 2}, nil},
 		{"the in-force loop halts, the older warning stays but is not in force", func(p *pause) {
 			p.warn(a, 5)
 			p.warn(b, 5)
 			p.set(phaseHalting, &HaltEvent{Node: "Poll"}, OnHaltPause, time.Time{}, nil)
-		}, "", 1, 0, 2},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			p := &pause{rung: true}
-			tt.give(p)
-			force := ""
-			if w := p.warning(); w != nil {
-				force = w.key()
+		}, want{"", 1, 0, 2}, nil},
+		{"a ninth warning is counted", func(p *pause) {
+			for range 9 {
+				p.warn(a, 5)
 			}
-			assert.Equal(t, tt.wantForce, force)
-			assert.Equal(t, tt.wantA, p.warnings("cyc-a"))
-			assert.Equal(t, tt.wantB, p.warnings("node:Poll"))
-			assert.Equal(t, tt.wantIssued, p.issued)
-		})
+		}, want{"cyc-a", 9, 0, 9}, &want{"cyc-a", maxWarned, 0, 9}},
+	}
+	for _, v := range []workflow.Version{versionPauseEnd, versionLiveness} {
+		for _, tt := range tests {
+			t.Run(fmt.Sprintf("v%d/%s", v, tt.name), func(t *testing.T) {
+				p := newPause(v)
+				tt.give(&p)
+				w := tt.want
+				if v < versionLiveness && tt.want11 != nil {
+					w = *tt.want11
+				}
+				force := ""
+				if in := p.warning(); in != nil {
+					force = in.key()
+				}
+				assert.Equal(t, w.force, force)
+				assert.Equal(t, w.a, p.warnings("cyc-a"))
+				assert.Equal(t, w.b, p.warnings("node:Poll"))
+				assert.Equal(t, w.issued, p.Warnings)
+			})
+		}
 	}
 }

@@ -22,7 +22,7 @@ func (g *guard) status() (Status, error) {
 	}
 	s.Stopping = g.state.Stopping()
 	s.Guidance = g.guidance
-	s.Warning, s.Warnings = p.warning(), p.issued
+	s.Warning, s.Warnings = p.warning(), p.Warnings
 	v := g.state.View()
 	s.Cycles, s.Nodes, s.TotalCalls, s.Transitions = v.Cycles, v.Nodes, v.TotalCalls, v.Transitions
 	return s, nil

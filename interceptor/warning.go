@@ -53,7 +53,7 @@ var directives = map[HaltReason]string{
 
 // warnable reports whether trip gets a warning instead of a halt.
 func (g *guard) warnable(t *detect.Trip) bool {
-	if !g.pause.rung || g.cfg.Warnings <= 0 {
+	if !g.pause.rungOn || g.cfg.Warnings <= 0 {
 		return false
 	}
 	switch t.Reason {
@@ -95,8 +95,10 @@ func (g *guard) issueWarning(t *detect.Trip) Warning {
 	return w
 }
 
-// heededAfter is how many calls of the loop's nodes must go by without
-// the loop tripping again before its warning counts as heeded. From guard
+// heededAfter is how many calls of the loop's nodes (from guard version
+// 12, steps: the detectors' unit, in which Trip.Period and Trip.Window
+// are measured) must go by without the loop tripping again before its
+// warning counts as heeded. From guard
 // version 9 it is measured in the loop's own periods: Window rounds of the
 // loop (Trip.Period steps each), or the tripped detector's own window and
 // one round more when that is longer (the edge budget's), so that a loop
@@ -110,10 +112,10 @@ func (g *guard) heededAfter(t *detect.Trip, nodes []string) int {
 	return g.cfg.Policy.Window * len(nodes)
 }
 
-// heed counts a call of node against the warning in force; when the loop
-// has heeded it, the notice stops carrying it.
-func (g *guard) heed(ctx workflow.Context, node string) {
-	if w := g.pause.heed(node); w != nil {
+// heed counts a call of node, of detector step step, against the warning
+// in force; when the loop has heeded it, the notice stops carrying it.
+func (g *guard) heed(ctx workflow.Context, node string, step int) {
+	if w := g.pause.heed(node, step); w != nil {
 		g.showDetails(ctx, "")
 		g.next.GetMetricsHandler(ctx).WithTags(map[string]string{labelReason: string(w.Reason)}).Counter(MetricHeeded).Inc(1)
 	}

@@ -270,3 +270,19 @@ func (s *State) Stopping() bool {
 func (s *State) Pending() *Trip {
 	return s.pending
 }
+
+// NextStep returns the sequence number of the step a call of name made now
+// would be counted in, if it trips nothing: its node's open step when the
+// call joins a fan-out, else the next step; 0 for an exempt node, whose
+// calls are no step. It only reads.
+func (s *State) NextStep(name string) int {
+	if i := s.find(name); i >= 0 {
+		switch n := &s.nodes[i]; {
+		case n.exempt:
+			return 0
+		case n.inflight > 0:
+			return n.openSeq
+		}
+	}
+	return s.seq + 1
+}
