@@ -64,8 +64,7 @@ func runGuarded(t *testing.T, opts interceptor.Options, workflowType string, in 
 		}
 		env.SignalWorkflow(interceptor.DefaultEscalateSignal, interceptor.EscalateRequest{Reason: "not converging", By: "test"})
 	}, decideAfter)
-	env.ExecuteWorkflow(workflowType, in)
-	requireResult(t, env, &r.res)
+	executeWorkflow(t, env, workflowType, in, &r.res)
 	r.final = status()
 	return r
 }
@@ -96,10 +95,11 @@ func guardedEnv(t *testing.T, opts interceptor.Options, before ...sdkinterceptor
 	return env, status
 }
 
-// requireResult requires the workflow to have completed without error,
-// and reads its result into valuePtr.
-func requireResult(t *testing.T, env *testsuite.TestWorkflowEnvironment, valuePtr any) {
+// executeWorkflow runs workflowType to completion, without error, and
+// reads its result into valuePtr.
+func executeWorkflow(t *testing.T, env *testsuite.TestWorkflowEnvironment, workflowType string, in, valuePtr any) {
 	t.Helper()
+	env.ExecuteWorkflow(workflowType, in)
 	require.True(t, env.IsWorkflowCompleted())
 	require.NoError(t, env.GetWorkflowError())
 	require.NoError(t, env.GetWorkflowResult(valuePtr))
