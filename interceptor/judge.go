@@ -194,7 +194,7 @@ func (j *Judge) Call(kind CallKind, typ string, args []any) int {
 	}
 	j.calls++
 	if g.version >= versionGuidance {
-		g.pause.heed(node, ref.Seq)
+		g.pause.heed(node, ref.Seq, g.state.NewsSinceBarrier)
 	}
 	j.nextID++
 	res := &recordedResult{}

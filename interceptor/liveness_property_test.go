@@ -27,7 +27,10 @@ import (
 //
 // go test ./interceptor -run TestLivenessProperty -liveness.n=100000
 // runs the count the docs quote.
-var livenessN = flag.Int("liveness.n", 400, "random loop shapes TestLivenessProperty checks")
+var (
+	livenessN    = flag.Int("liveness.n", 400, "random loop shapes TestLivenessProperty checks")
+	livenessSeed = flag.Uint64("liveness.seed", 0, "check only this shape, logging its verdicts")
+)
 
 // loopStep is one step of a round: width parallel calls of one node.
 type loopStep struct {
@@ -284,8 +287,12 @@ func TestLivenessProperty(t *testing.T) {
 			t.Errorf("%s: %s", s, fmt.Sprintf(format, args...))
 		}
 	}
+	first := uint64(1)
+	if *livenessSeed > 0 {
+		first, n = *livenessSeed, 1
+	}
 	for i := range n {
-		seed := uint64(i) + 1
+		seed := first + uint64(i)
 		s := randomShape(rand.New(rand.NewPCG(seed, 1)), seed)
 		c := s.callsPerRound()
 		bound, err := HaltBound(s.opts, c)
@@ -313,6 +320,9 @@ func TestLivenessProperty(t *testing.T) {
 		// within the bound of one more warning after the reset.
 		lr, _ := newLoopRun(t, s, s.opts, true)
 		lr.until(2, onset+bound+next+c)
+		if *livenessSeed > 0 {
+			t.Logf("%s: onset %d, bound %d; warnings at %v, halts at %v %v", s, onset, bound, lr.warnings, lr.halts, lr.haltReasons)
+		}
 		switch {
 		case len(lr.halts) == 0:
 			fail(s, "onset at call %d, not halted in %d calls (bound %d)", onset, lr.calls, bound)
