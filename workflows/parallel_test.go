@@ -125,6 +125,11 @@ func TestParallelToolAgent(t *testing.T) {
 				assert.Len(t, r.halt.Warnings, opts.Warnings, "the halt lists the warning it ignored")
 				assert.LessOrEqual(t, r.haltCall, r.log.warned[0]+bound, "halted later than HaltBound after the onset")
 				assert.Equal(t, OutcomeEscalated, r.res.Outcome)
+				if width == 8 {
+					// The calls docs/ladder.md quotes: the third turn's
+					// first search, and the sixth turn's model call.
+					assert.Equal(t, []int{20, 46}, []int{r.log.warned[0], r.haltCall})
+				}
 			})
 			t.Run(name+"/heeds", func(t *testing.T) {
 				r := runParallel(t, opts, in(activities.ParallelHeeds))
