@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/worker"
 
 	"github.com/loopguard/loopguard/activities"
 	"github.com/loopguard/loopguard/interceptor"
@@ -32,7 +33,7 @@ var mixedAgreement = flag.Bool("parallel.mixed-agreement", false, "TestParallelT
 // warnings and halt at the same calls, with the same detector and node;
 // the analysis of the same run without the guard, under the same options
 // (what `worker analyze` does with an unguarded history), gives them too,
-// up to the halt.
+// up to the halt. Every history replays with the guard.
 //
 // With two tools a turn (WebSearch and FetchPage), the live guard's
 // verdicts are the same (a warning at call 20 and the halt at call 46),
@@ -86,6 +87,9 @@ func TestParallelToolAgentOnServer(t *testing.T) {
 		live := liveVerdicts(t, h)
 		t.Logf("%s: %s; %d turns, %d tool calls; live guard: %v", name, res.Outcome, res.Iterations, res.ToolCalls, live)
 
+		require.NoError(t, testsuite.ReplayHistory(h, testsuite.ReplayOptions{Guard: opts, Register: func(r worker.WorkflowRegistry) {
+			r.RegisterWorkflow(workflows.ParallelToolAgent)
+		}}), "%s: replays with the guard", name)
 		ex := asRecorded.History(h, id)
 		require.NoError(t, ex.Err, name)
 		require.Empty(t, ex.Problems, name)
