@@ -108,6 +108,7 @@ func TestParallelToolAgentOnServer(t *testing.T) {
 			_, err = fmt.Sscanf(live[1], "call %d: halt 1", &halted)
 			require.NoError(t, err, live[1])
 			assert.LessOrEqual(t, halted, warned+bound, "%s: halted later than HaltBound after the onset", name)
+			assert.Equal(t, []int{20, 46}, []int{warned, halted}, "%s: as in the test environment (TestParallelToolAgent)", name)
 			if !agree {
 				continue
 			}
