@@ -2,7 +2,6 @@ package e2e_test
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"strings"
 	"testing"
@@ -19,10 +18,6 @@ import (
 	"github.com/loopguard/loopguard/workflows"
 )
 
-// mixedAgreement turns on the analysis's agreement check for turns of two
-// tools, which fails today: see TestParallelToolAgentOnServer.
-var mixedAgreement = flag.Bool("parallel.mixed-agreement", false, "TestParallelToolAgentOnServer also requires the analysis to agree on turns of two tools (known to disagree)")
-
 // TestParallelToolAgentOnServer: workflows.ParallelToolAgent, 8 tool calls
 // a turn run in parallel, on the real server under the README's options
 // (GrainToolCall, Warnings 1). Stuck (one tool, or two a turn), it is
@@ -35,13 +30,12 @@ var mixedAgreement = flag.Bool("parallel.mixed-agreement", false, "TestParallelT
 // (what `worker analyze` does with an unguarded history), gives them too,
 // up to the halt. Every history replays with the guard.
 //
-// With two tools a turn (WebSearch and FetchPage), the live guard's
+// With two tools a turn (WebSearch and FetchPage) the live guard's
 // verdicts are the same (a warning at call 20 and the halt at call 46),
-// but the analysis reads other ones, depending on the order the results
-// came in: it reads the results that are in at every workflow task that
-// makes no command, as the guard's Await does, while this workflow waits
-// in Future.Get, which the guard does not see, and the guard reads them
-// at its next call. -parallel.mixed-agreement checks it.
+// and so are the analysis's: it reads a turn's results once all are in,
+// as the guard does at its next call, not in the order they came (before,
+// it read them at every workflow task without a command, and disagreed
+// in 3 runs of 4).
 func TestParallelToolAgentOnServer(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -93,10 +87,7 @@ func TestParallelToolAgentOnServer(t *testing.T) {
 		ex := asRecorded.History(h, id)
 		require.NoError(t, ex.Err, name)
 		require.Empty(t, ex.Problems, name)
-		agree := !tt.mixed || *mixedAgreement
-		if agree {
-			require.Equal(t, strings.Join(live, "\n"), strings.Join(verdictLines(ex), "\n"), "%s: the analysis as recorded and the live guard disagree", name)
-		}
+		require.Equal(t, strings.Join(live, "\n"), strings.Join(verdictLines(ex), "\n"), "%s: the analysis as recorded and the live guard disagree", name)
 
 		switch tt.scenario {
 		case activities.ParallelStuck:
@@ -109,10 +100,6 @@ func TestParallelToolAgentOnServer(t *testing.T) {
 			require.NoError(t, err, live[1])
 			assert.LessOrEqual(t, halted, warned+bound, "%s: halted later than HaltBound after the onset", name)
 			assert.Equal(t, []int{20, 46}, []int{warned, halted}, "%s: as in the test environment (TestParallelToolAgent)", name)
-			if !agree {
-				continue
-			}
-
 			// The same run without the guard: the analysis under the
 			// same options warns and halts at the same calls.
 			plainID := id + "-plain"
