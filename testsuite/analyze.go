@@ -100,6 +100,12 @@ type RecordedAnswer struct {
 	// HaltSeq is the halt a resume or escalate answered: the last one
 	// raised before it that pauses and was not answered yet (0: none).
 	HaltSeq int `json:"haltSeq,omitempty"`
+	// Handler is set for a decision of the workflow's halt handler. The
+	// history holds no event of its own for it: it is read where the halt
+	// ended with no other decision (Name is the action; Request.Guidance
+	// the guidance the calls after it carried; its reason is not in the
+	// history). Read with AsRecorded only.
+	Handler bool `json:"handler,omitempty"`
 }
 
 // Told says in a few words where the guard really halted and how each
@@ -112,13 +118,16 @@ func (r Recorded) Told() string {
 	const shown = 3
 	parts := make([]string, min(len(r.Halts), shown))
 	for i, h := range r.Halts[:len(parts)] {
-		how := "no answer in the history (paused, pause timeout or fail)"
+		how := "no answer in the history (paused, pause timeout, halt handler or fail)"
 		if h.Observed {
 			how = "observed"
 		}
 		for _, a := range r.Answers {
 			if a.HaltSeq == h.Seq {
 				how = a.Name
+				if a.Handler {
+					how += " by the halt handler"
+				}
 			}
 		}
 		parts[i] = fmt.Sprintf("#%d %s at %s, %s", h.Seq, h.HaltReason, h.Node, how)
@@ -175,6 +184,11 @@ type runReader struct {
 	calls map[int64]int
 	// attempted are the loop.halted events already used for an Attempt.
 	attempted map[int64]bool
+	// held is the scheduling event of the call the last recorded halt
+	// held (0: none found).
+	held int64
+	// pauseTimers are the started events of the guard's pause timers.
+	pauseTimers map[int64]bool
 }
 
 func (r *runReader) problem(e *historypb.HistoryEvent, format string, args ...any) {
@@ -259,10 +273,19 @@ func (r *runReader) event(i int, e *historypb.HistoryEvent) {
 		r.input(e, in.GetName(), in.GetArgs(), true)
 	case enumspb.EVENT_TYPE_TIMER_STARTED:
 		j.Timer()
+		if j.PauseTimer(e.GetTimerStartedEventAttributes().GetStartToFireTimeout().AsDuration()) {
+			r.pauseTimers[e.GetEventId()] = true
+		}
 	case enumspb.EVENT_TYPE_TIMER_FIRED:
-		j.PauseTimedOut()
+		if r.pauseTimers[e.GetTimerFiredEventAttributes().GetStartedEventId()] {
+			j.PauseTimedOut()
+		}
 	case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW:
 		j.EndRun()
+	case enumspb.EVENT_TYPE_WORKFLOW_PROPERTIES_MODIFIED:
+		r.published(e)
+	case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_CANCEL_REQUESTED:
+		j.Cancel()
 	default:
 		if _, known := enumspb.EventType_name[int32(e.GetEventType())]; !known || e.GetEventType() == enumspb.EVENT_TYPE_UNSPECIFIED {
 			r.problem(e, "unknown event type: skipped")
@@ -291,6 +314,11 @@ func (r *runReader) idleTask(i int) bool {
 
 // call judges a guarded call's scheduling event.
 func (r *runReader) call(e *historypb.HistoryEvent, kind interceptor.CallKind, typ string, input *commonpb.Payloads) {
+	if e.GetEventId() == r.held && r.judge.Blocked() {
+		// The held call goes on with no decision before it: the halt
+		// handler resumed, publishing nothing (guard versions 7 and 8).
+		r.handled(e, interceptor.ActionResume)
+	}
 	var args []any
 	if r.opts.Guard.NodeName != nil {
 		args = r.args(e, input)
@@ -373,10 +401,12 @@ func (r *runReader) marker(i int, e *historypb.HistoryEvent) {
 	}
 	if data.ActivityType == raiseHaltedActivity {
 		r.attempt(i)
-		return
+	} else {
+		r.localActivity(a, data.ActivityType)
 	}
-	r.localActivity(a, data.ActivityType)
 	if !data.ReplayTime.IsZero() {
+		// The workflow's clock once the local activity is done: a halt
+		// handler that decides in this task decides at this time.
 		r.judge.Now(data.ReplayTime)
 	}
 }
@@ -414,13 +444,141 @@ func (r *runReader) attempt(i int) {
 		return
 	}
 	node := ev.Node
-	for _, e := range events[i+1:] {
-		if n, ok := r.callNode(e); ok {
-			node = n
-			break
-		}
+	r.held = 0
+	if k := r.heldCall(i); k > 0 {
+		node, _ = r.callNode(events[k])
+		r.held = events[k].GetEventId()
 	}
 	r.judge.Attempt(node)
+}
+
+// heldCall finds the call the halt raised at event i held: the first call
+// scheduled once the halt ended (0: none). The calls the workflow's halt
+// handler made while the halt was in force come before it, unguarded. The
+// guard publishes the end of a halt (its memo goes to running or
+// escalated) before the held call goes on, so every call before that is
+// the handler's; but guard versions 7 and 8 publish nothing when the
+// handler resumes (nor, before version 9, when it starts). There the
+// handler's calls are taken to be those made in the workflow task that
+// raised the halt, where the handler starts, and those before the guard
+// publishes the halt (the handler handed it to a human); a version 7 or 8
+// handler that makes calls in a later task and then resumes is read as
+// resumed at the first of them.
+func (r *runReader) heldCall(i int) int {
+	events := r.h.GetEvents()
+	quiet := r.judge.Version() < 9 // a handler's resume publishes nothing
+	ended, laterTask, candidate := false, false, 0
+	for k := i + 1; k < len(events); k++ {
+		e := events[k]
+		switch e.GetEventType() {
+		case enumspb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED:
+			laterTask = true
+		case enumspb.EVENT_TYPE_WORKFLOW_PROPERTIES_MODIFIED:
+			switch r.guardState(e) {
+			case interceptor.StateHalted:
+				candidate = 0 // the handler's calls: it handed the halt over
+			case interceptor.StateRunning, interceptor.StateEscalated:
+				if candidate > 0 {
+					return candidate
+				}
+				ended = true
+			}
+		case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED, enumspb.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED:
+			if ended {
+				return k
+			}
+			if quiet && laterTask && candidate == 0 {
+				candidate = k
+			}
+		case enumspb.EVENT_TYPE_MARKER_RECORDED:
+			if candidate > 0 && r.raising(e) {
+				return candidate // the next halt
+			}
+		}
+	}
+	return candidate
+}
+
+// raising reports whether marker e is the guard's loop.halted local
+// activity.
+func (r *runReader) raising(e *historypb.HistoryEvent) bool {
+	a := e.GetMarkerRecordedEventAttributes()
+	var data struct{ ActivityType string }
+	return a.GetMarkerName() == markerLocalActivity && r.dc.FromPayloads(a.GetDetails()["data"], &data) == nil &&
+		data.ActivityType == raiseHaltedActivity
+}
+
+// guardState is the state the guard published in a memo upsert, "" when
+// the upsert is not the guard's.
+func (r *runReader) guardState(e *historypb.HistoryEvent) interceptor.State {
+	p := e.GetWorkflowPropertiesModifiedEventAttributes().GetUpsertedMemo().GetFields()[r.judge.MemoKey()]
+	var memo struct {
+		State interceptor.State `json:"state"`
+	}
+	if p == nil || r.dc.FromPayload(p, &memo) != nil {
+		return ""
+	}
+	return memo.State
+}
+
+// published reads a memo upsert: the guard publishing running or
+// escalated while a recorded halt holds a call, with no decision the
+// Judge was told of, is the halt handler's decision.
+func (r *runReader) published(e *historypb.HistoryEvent) {
+	if !r.judge.Blocked() {
+		return
+	}
+	switch r.guardState(e) {
+	case interceptor.StateRunning:
+		r.handled(e, interceptor.ActionResume)
+	case interceptor.StateEscalated:
+		r.handled(e, interceptor.ActionEscalate)
+	}
+}
+
+// handled hands the halt handler's decision, read at event e, to the
+// Judge, and notes it in Recorded when it ended the halt. A resume's
+// guidance is read from the notice of the first call that carries it.
+func (r *runReader) handled(e *historypb.HistoryEvent, action interceptor.Action) {
+	rec := &r.ex.Recorded
+	// The halt's loop.halted may not be in the history yet: a handler that
+	// decides at once does so in the workflow task that raised it.
+	seq := r.judge.Held()
+	var guidance string
+	if action == interceptor.ActionResume {
+		guidance = r.handlerGuidance(e, seq)
+	}
+	if r.judge.Handled(action, guidance) {
+		rec.Answers = append(rec.Answers, RecordedAnswer{Event: e.GetEventId(), Name: string(action), Handler: true,
+			Request: interceptor.ResumeRequest{By: interceptor.HandlerBy, Guidance: guidance}, HaltSeq: seq})
+	}
+}
+
+// handlerGuidance is the guidance of the halt handler's resume of halt
+// seq: the notice header of the calls of the loop after it carries it
+// (the text, cut as the guard cuts it). Calls outside the loop carry none,
+// so the first call after e with a notice from the handler for that halt
+// tells it.
+func (r *runReader) handlerGuidance(e *historypb.HistoryEvent, seq int) string {
+	after := false
+	for _, ev := range r.h.GetEvents() {
+		if after = after || ev == e; !after {
+			continue
+		}
+		var h map[string]*commonpb.Payload
+		switch ev.GetEventType() {
+		case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+			h = ev.GetActivityTaskScheduledEventAttributes().GetHeader().GetFields()
+		case enumspb.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED:
+			h = ev.GetStartChildWorkflowExecutionInitiatedEventAttributes().GetHeader().GetFields()
+		}
+		var n interceptor.Notice
+		if p := h[interceptor.NoticeHeader]; p != nil && converter.GetDefaultDataConverter().FromPayload(p, &n) == nil &&
+			n.By == interceptor.HandlerBy && n.HaltSeq == seq {
+			return n.Guidance
+		}
+	}
+	return ""
 }
 
 // echo finds the first loop.halted signal in events not matched to a
@@ -784,7 +942,7 @@ func (a *Analyzer) history(h *historypb.History, file string) (ex Execution) {
 	}
 	ex.Guarded = j.Guarded()
 	r := &runReader{opts: &a.opts, dc: dc, fc: a.opts.FailureConverter, judge: j, ex: &ex, h: h,
-		calls: map[int64]int{}, attempted: map[int64]bool{}}
+		calls: map[int64]int{}, attempted: map[int64]bool{}, pauseTimers: map[int64]bool{}}
 	if err := r.read(); err != nil {
 		ex.Err = err
 		return ex
