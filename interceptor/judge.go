@@ -61,6 +61,10 @@ type Verdict struct {
 	Warning  *Warning         `json:"warning,omitempty"`
 	Evidence *detect.Evidence `json:"evidence,omitempty"`
 	Halt     *HaltEvent       `json:"halt,omitempty"`
+	// Period is the length in steps of one round of the loop the trip
+	// measured (detect.Trip.Period; 0 for a human's stop): the C of the
+	// liveness bound, for calls made one at a time.
+	Period int `json:"period,omitempty"`
 	// OnHalt is what the halt does under the options judged (pause, fail
 	// or observe); the Judge itself goes on as observe does unless it
 	// follows recorded decisions.
@@ -208,7 +212,7 @@ func (j *Judge) Call(kind CallKind, typ string, args []any) int {
 	}
 	j.calls++
 	if g.version >= versionGuidance {
-		g.pause.heed(node, ref.Seq)
+		g.pause.heed(node, ref.Seq, g.state.NewsSinceBarrier)
 	}
 	j.nextID++
 	res := &recordedResult{}
@@ -269,11 +273,11 @@ func (j *Judge) trip(node string, trip *detect.Trip) bool {
 	if g.warnable(trip) {
 		ev := trip.Evidence
 		w := g.issueWarning(trip)
-		j.verdicts = append(j.verdicts, Verdict{Call: call, Warning: &w, Evidence: &ev})
+		j.verdicts = append(j.verdicts, Verdict{Call: call, Warning: &w, Evidence: &ev, Period: trip.Period})
 		return true
 	}
 	ev, policy := g.beginHalt(node, trip, j.now)
-	v := Verdict{Call: call, Halt: &ev, OnHalt: policy}
+	v := Verdict{Call: call, Halt: &ev, OnHalt: policy, Period: trip.Period}
 	if !j.recorded || policy == OnHaltObserve {
 		g.endHalt(trip, nil, detect.Extension{}, -1)
 		j.verdicts = append(j.verdicts, v)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/loopguard/loopguard/interceptor"
+	"github.com/loopguard/loopguard/interceptor/detect"
 )
 
 // The liveness side of the guard's promises (issue 30): a loop that keeps
@@ -341,4 +343,17 @@ func TestNoticeForMatchesTheHeader(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestDocsStateTheLivenessBound: the figures protocol.md gives for the
+// bound are HaltBound's.
+func TestDocsStateTheLivenessBound(t *testing.T) {
+	doc, err := os.ReadFile("../docs/protocol.md")
+	require.NoError(t, err)
+	readme, err := interceptor.HaltBound(interceptor.Options{Grain: interceptor.GrainToolCall, Warnings: 1}, 9)
+	require.NoError(t, err)
+	assert.Contains(t, string(doc), fmt.Sprintf("round of one model call and 8 parallel searches (C = 9) is halted within\n%d calls of its onset", readme))
+	assert.Contains(t, string(doc), fmt.Sprintf("`Warnings: 1`: R = %d)", detect.RetripRounds(detect.ToolCallPolicy())))
+	assert.Contains(t, string(doc), fmt.Sprintf("With zero Options and `Warnings: 1`, R = %d.", detect.RetripRounds(detect.DefaultPolicy())))
+	assert.Contains(t, string(doc), "B = (Warnings × (R + 1) + 1) × C")
 }

@@ -239,8 +239,12 @@ func (p *pause) warn(w Warning, left int) {
 // heed counts a call of node, of step step (its detector step's sequence
 // number, 0 for a call the detectors do not count), against the warning
 // in force, and returns the warning when that call ends its window: the
-// loop heeded it, and its count starts over.
-func (p *pause) heed(node string, step int) *Warning {
+// loop heeded it, and its count starts over. From guard version 12 a
+// window ends only once news says the loop brought something new since
+// the warning (detect.State.NewsSinceBarrier); until then the warning
+// stays in force, so that a loop whose round is longer than the window
+// cannot outlast it unchanged.
+func (p *pause) heed(node string, step int, news func(nodes []string) bool) *Warning {
 	if !p.counts(node, step) {
 		return nil
 	}
@@ -249,6 +253,10 @@ func (p *pause) heed(node string, step int) *Warning {
 	}
 	heeded := *p.warning()
 	if p.WarningLeft--; p.WarningLeft > 0 {
+		return nil
+	}
+	if p.bySteps && !news(heeded.Nodes) {
+		p.WarningLeft = 1 // nothing new yet: still in force
 		return nil
 	}
 	p.answer(heeded.key())
@@ -266,9 +274,9 @@ func (p *pause) counts(node string, step int) bool {
 }
 
 // heeds reports whether a call of node, of step step, would end the
-// warning's window: the call itself carries no warning then.
-func (p *pause) heeds(node string, step int) bool {
-	return p.counts(node, step) && p.WarningLeft == 1
+// warning's window (heed): the call itself carries no warning then.
+func (p *pause) heeds(node string, step int, news func(nodes []string) bool) bool {
+	return p.counts(node, step) && p.WarningLeft == 1 && (!p.bySteps || news(p.warning().Nodes))
 }
 
 // answer removes and returns the warnings of the loop of key; the warning

@@ -85,9 +85,12 @@ func TestPauseTransitions(t *testing.T) {
 // the last is in force for its window, heeding or a halt of its loop
 // answers a loop's warnings, and a halt of another loop leaves them. From
 // guard version 12 the window counts steps (a fan-out's calls are one) and
-// a loop's count is not cut at the 8 warnings kept for evidence; want11
+// a loop's count is not cut at the 8 warnings kept for evidence, and a
+// window ends only once the loop brought something new; want11
 // gives what version 11 did where it differs.
 func TestWarningRung(t *testing.T) {
+	news := func([]string) bool { return true }
+	nothingNew := func([]string) bool { return false }
 	a := Warning{Node: "Code", Nodes: []string{"Code", "Verify"}, CycleID: "cyc-a"}
 	b := Warning{Node: "Poll", Nodes: []string{"Poll"}}
 	type want struct {
@@ -104,15 +107,21 @@ func TestWarningRung(t *testing.T) {
 		{"one warning", func(p *pause) { p.warn(a, 2) }, want{"cyc-a", 1, 0, 1}, nil},
 		{"heeded after its window", func(p *pause) {
 			p.warn(a, 2)
-			p.heed("Verify", 1)
-			p.heed("Poll", 2) // not its loop: no count
-			p.heed("Code", 3)
+			p.heed("Verify", 1, news)
+			p.heed("Poll", 2, news) // not its loop: no count
+			p.heed("Code", 3, news)
 		}, want{"", 0, 0, 1}, nil},
 		{"a fan-out is one step of the window", func(p *pause) {
 			p.warn(a, 2)
 			for range 8 {
-				p.heed("Code", 4) // eight parallel calls of one step
+				p.heed("Code", 4, news) // eight parallel calls of one step
 			}
+		}, want{"cyc-a", 1, 0, 1}, &want{"", 0, 0, 1}},
+		{"a window with nothing new keeps it in force", func(p *pause) {
+			p.warn(a, 2)
+			p.heed("Verify", 1, nothingNew)
+			p.heed("Code", 2, nothingNew)
+			p.heed("Code", 3, nothingNew)
 		}, want{"cyc-a", 1, 0, 1}, &want{"", 0, 0, 1}},
 		{"a halt of its loop answers it", func(p *pause) {
 			p.warn(a, 5)

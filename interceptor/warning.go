@@ -115,7 +115,7 @@ func (g *guard) heededAfter(t *detect.Trip, nodes []string) int {
 // heed counts a call of node, of detector step step, against the warning
 // in force; when the loop has heeded it, the notice stops carrying it.
 func (g *guard) heed(ctx workflow.Context, node string, step int) {
-	if w := g.pause.heed(node, step); w != nil {
+	if w := g.pause.heed(node, step, g.state.NewsSinceBarrier); w != nil {
 		g.showDetails(ctx, "")
 		g.next.GetMetricsHandler(ctx).WithTags(map[string]string{labelReason: string(w.Reason)}).Counter(MetricHeeded).Inc(1)
 	}

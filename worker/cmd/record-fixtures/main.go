@@ -218,7 +218,36 @@ func specs() []spec {
 	// tokens it used (the same each turn: the scripted activity's input
 	// is its output, and a changing input is a changing call).
 	usagePatch := fixtures.Repeat("Code", `{"patch":"retry the cache expiry fix","usage":{"prompt_tokens":1200,"completion_tokens":38}}`, 8)
+	// An agent stuck in rounds of one model turn and eight parallel
+	// searches, the same every round.
+	var parallelRounds []fixtures.Turn
+	for range 40 {
+		parallelRounds = append(parallelRounds, fixtures.Turn{Node: "Think", Output: "search the same eight queries"},
+			fixtures.Turn{Node: "Research", Output: "the same eight results", Parallel: 8})
+	}
+	// A coder stuck until a human escalates; the session handles the
+	// escalation and goes on with new patches.
+	var escalatedThenNew fixtures.SessionInput
+	for range 4 {
+		escalatedThenNew.Turns = append(escalatedThenNew.Turns, fixtures.Turn{Node: "Code", Output: "the same patch"}, fixtures.Turn{Node: "Verify", Output: "1 test failing"})
+	}
+	for _, p := range []string{"alpha", "beta", "gamma"} {
+		escalatedThenNew.Turns = append(escalatedThenNew.Turns, fixtures.Turn{Node: "Code", Output: "patch " + p}, fixtures.Turn{Node: "Verify", Output: "tests pass for " + p})
+	}
 	return []spec{
+		{name: "v12-parallel-rounds", desc: "[guard version 12] one warning, tool-call grain (the README's setup); every round is a Think call and eight parallel Research calls, the same every round: warned once, then halted, escalated by signal (version 11 counted the warning's window in calls, so the fan-out outran it: warned again and again, never halted)",
+			registry: "fixtures", guard: "warnings-1-tool-call", workflow: fixtures.WorkflowScripted, input: parallelRounds,
+			answers: []answer{signal("escalate", by("the same searches again"))}},
+		{name: "v12-ninth-warning", desc: "[guard version 12] nine warnings, tool-call grain; Think answers the same every turn: warned nine times, then halted, escalated by signal (version 11 counted a loop's warnings from the 8 it keeps for evidence: warned forever, never halted)",
+			registry: "fixtures", guard: "warnings-9-tool-call", workflow: fixtures.WorkflowScripted, input: fixtures.Repeat("Think", "the same answer", 80),
+			answers: []answer{signal("escalate", by("nine warnings ignored"))}},
+		{name: "v12-escalated-pause", desc: "[guard version 12] MaxCycleRuntime 2s; Code and Verify repeat themselves and halt; a human escalates after 3s; the session handles the escalation and goes on with new patches: the pause is not charged to the cycle, no budget halt, it completes (version 11 charged an escalated halt's pause and halted the next call with cycle_runtime)",
+			registry: "fixtures", guard: "cycle-runtime-2s", workflow: fixtures.WorkflowSession, input: escalatedThenNew,
+			answers: []answer{signal("escalate", by("stuck: try something else"))},
+			beforeAnswer: func(context.Context, client.Client, string, int) error {
+				time.Sleep(3 * time.Second)
+				return nil
+			}},
 		{name: "v11-paused-call-read", desc: "[guard version 11] MaxNodeRuntime 2s; two branches: Code repeats itself and halts; the other branch's Research call is in flight, ends 3s into the pause, and its branch waits on a timer, so the guard reads the result during the pause; after the resume the Code branch calls Research: the call read during the pause is charged up to the halt's start, so no node_runtime halt (version 10 charged it the pause before it ended, and halted)",
 			registry: "fixtures", guard: "runtime-2s", workflow: fixtures.WorkflowParallel, input: readDuring,
 			answers: []answer{signal("resume", by("carry on"))},
