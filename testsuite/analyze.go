@@ -445,7 +445,7 @@ func (r *runReader) attempt(i int) {
 	}
 	node := ev.Node
 	r.held = 0
-	if k := r.heldCall(i); k > 0 {
+	if k := r.heldCall(i, ev.Seq); k > 0 {
 		node, _ = r.callNode(events[k])
 		r.held = events[k].GetEventId()
 	}
@@ -461,12 +461,17 @@ func (r *runReader) attempt(i int) {
 // handler resumes (nor, before version 9, when it starts). There the
 // handler's calls are taken to be those made in the workflow task that
 // raised the halt, where the handler starts, and those before the guard
-// publishes the halt (the handler handed it to a human); a version 7 or 8
-// handler that makes calls in a later task and then resumes is read as
+// publishes the halt (the handler handed it to a human), unless the
+// handler's resume gave guidance: then the first call that carries it for
+// halt seq is the held call. A version 7 or 8 handler that gives no
+// guidance, makes calls in a later task and then resumes is read as
 // resumed at the first of them.
-func (r *runReader) heldCall(i int) int {
+func (r *runReader) heldCall(i, seq int) int {
 	events := r.h.GetEvents()
 	quiet := r.judge.Version() < 9 // a handler's resume publishes nothing
+	if k, _ := r.handlerNotice(i+1, seq); quiet && k > 0 {
+		return k
+	}
 	ended, laterTask, candidate := false, false, 0
 	for k := i + 1; k < len(events); k++ {
 		e := events[k]
@@ -555,30 +560,44 @@ func (r *runReader) handled(e *historypb.HistoryEvent, action interceptor.Action
 }
 
 // handlerGuidance is the guidance of the halt handler's resume of halt
-// seq: the notice header of the calls of the loop after it carries it
-// (the text, cut as the guard cuts it). Calls outside the loop carry none,
-// so the first call after e with a notice from the handler for that halt
-// tells it.
+// seq, read at event e: the notice header of the calls of the loop after
+// it carries it (the text, cut as the guard cuts it).
 func (r *runReader) handlerGuidance(e *historypb.HistoryEvent, seq int) string {
-	after := false
-	for _, ev := range r.h.GetEvents() {
-		if after = after || ev == e; !after {
-			continue
-		}
-		var h map[string]*commonpb.Payload
-		switch ev.GetEventType() {
-		case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
-			h = ev.GetActivityTaskScheduledEventAttributes().GetHeader().GetFields()
-		case enumspb.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED:
-			h = ev.GetStartChildWorkflowExecutionInitiatedEventAttributes().GetHeader().GetFields()
-		}
-		var n interceptor.Notice
-		if p := h[interceptor.NoticeHeader]; p != nil && converter.GetDefaultDataConverter().FromPayload(p, &n) == nil &&
-			n.By == interceptor.HandlerBy && n.HaltSeq == seq {
+	events := r.h.GetEvents()
+	for i := range events {
+		if events[i] == e {
+			_, n := r.handlerNotice(i, seq)
 			return n.Guidance
 		}
 	}
 	return ""
+}
+
+// handlerNotice finds the first call from event index from, before the
+// next halt's loop.halted, whose notice carries the guidance of the halt
+// handler's resume of halt seq: its index (0: none) and the notice. Calls
+// outside the loop carry none.
+func (r *runReader) handlerNotice(from, seq int) (int, interceptor.Notice) {
+	events := r.h.GetEvents()
+	for k := from; k < len(events); k++ {
+		var h map[string]*commonpb.Payload
+		switch e := events[k]; e.GetEventType() {
+		case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+			h = e.GetActivityTaskScheduledEventAttributes().GetHeader().GetFields()
+		case enumspb.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED:
+			h = e.GetStartChildWorkflowExecutionInitiatedEventAttributes().GetHeader().GetFields()
+		case enumspb.EVENT_TYPE_MARKER_RECORDED:
+			if k > from && r.raising(e) {
+				return 0, interceptor.Notice{}
+			}
+		}
+		var n interceptor.Notice
+		if p := h[interceptor.NoticeHeader]; p != nil && converter.GetDefaultDataConverter().FromPayload(p, &n) == nil &&
+			n.By == interceptor.HandlerBy && n.HaltSeq == seq {
+			return k, n
+		}
+	}
+	return 0, interceptor.Notice{}
 }
 
 // echo finds the first loop.halted signal in events not matched to a
