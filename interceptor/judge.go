@@ -480,11 +480,25 @@ func (j *Judge) Update(name string, p *commonpb.Payload) bool {
 }
 
 // Idle reads the results that are in when the workflow waits without a
-// call or a timer (workflow.Await), as the guard's Await does.
+// call or a timer (workflow.Await), as the guard's Await does, once every
+// call in flight has its result. A history does not say how the workflow
+// waits: in workflow.Await the guard reads what is in, but in a future's
+// Get (a turn's parallel tool calls, awaited one by one) it reads nothing
+// until the next call, and then in the order the calls were made. Reading
+// a turn's results as they arrive would put its steps in the sequence in
+// arrival order, and the analysis of a loop whose tools' results arrive
+// in a different order each turn would disagree with the live guard. With
+// a call still in flight, the workflow more likely waits on it.
 func (j *Judge) Idle() {
-	if j.guarded && len(j.g.pending) > 0 {
-		j.g.observeReadyAt(nil, j.now)
+	if !j.guarded || len(j.g.pending) == 0 {
+		return
 	}
+	for _, p := range j.g.pending {
+		if !p.fut.IsReady() {
+			return
+		}
+	}
+	j.g.observeReadyAt(nil, j.now)
 }
 
 // Timer judges a durable timer the workflow started: results in are read,

@@ -140,6 +140,8 @@ func checkPolicy(t *testing.T, o Options, data []byte, shape int) {
 		// Only when the file says something else than the Options: JSON
 		// has no bytes that are not UTF-8.
 		require.NotEqual(t, emptyToNil(o), emptyToNil(parsed), "ParsePolicy accepted what New refuses: %s", data)
+	} else {
+		require.Equal(t, emptyToNil(o), emptyToNil(parsed), "the policy file says other options: %s", data)
 	}
 	if _, err := New(parsed); err != nil {
 		t.Fatalf("ParsePolicy accepted %s but New refuses it: %v", data, err)

@@ -62,6 +62,7 @@ func TestNewValidatesOptions(t *testing.T) {
 		{"supervisor with spaces", interceptor.Options{SupervisorWorkflowID: "boss "}, "SupervisorWorkflowID"},
 		{"memo key not UTF-8", interceptor.Options{MemoKey: "guard\xff"}, "MemoKey"},
 		{"signal not UTF-8", interceptor.Options{HaltSignal: "halt\xff"}, "HaltSignal"},
+		{"workflow type not UTF-8", interceptor.Options{Workflows: []string{"Agent", "Agent\xff"}}, "Workflows[1]"},
 		{"path not UTF-8", interceptor.Options{IgnoreFields: []string{"at", "a\xffb"}}, "IgnoreFields[1]"},
 	}
 	for _, tt := range tests {
