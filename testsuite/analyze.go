@@ -106,6 +106,11 @@ type RecordedAnswer struct {
 	// the guidance the calls after it carried; its reason is not in the
 	// history). Read with AsRecorded only.
 	Handler bool `json:"handler,omitempty"`
+	// Guard is set for a decision the guard took itself, which the
+	// analysis followed (AsRecorded only): the pause timeout's, the fail
+	// policy's, a cancellation's (Request.Reason says which). No event
+	// carries it: Event is 0.
+	Guard bool `json:"guard,omitempty"`
 }
 
 // Told says in a few words where the guard really halted and how each
@@ -125,8 +130,11 @@ func (r Recorded) Told() string {
 		for _, a := range r.Answers {
 			if a.HaltSeq == h.Seq {
 				how = a.Name
-				if a.Handler {
+				switch {
+				case a.Handler:
 					how += " by the halt handler"
+				case a.Guard:
+					how += fmt.Sprintf(" by the guard (%s)", a.Request.Reason)
 				}
 			}
 		}
@@ -677,6 +685,28 @@ func (r *runReader) input(e *historypb.HistoryEvent, name string, args *commonpb
 	r.judge.Signal(name, p)
 }
 
+// guardAnswers notes the decisions the guard itself took on the halts
+// recorded (the pause timeout, the fail policy, a cancellation while
+// paused), which the analysis followed: no signal or update carries them.
+func (r *Recorded) guardAnswers(verdicts []interceptor.Verdict) {
+	for _, v := range verdicts {
+		d := v.Decision
+		if v.Halt == nil || d == nil || d.By != guardBy {
+			continue
+		}
+		for _, h := range r.Halts {
+			if h.Seq == d.HaltSeq {
+				r.Answers = append(r.Answers, RecordedAnswer{Name: string(d.Action), Guard: true,
+					Request: interceptor.ResumeRequest{Reason: d.Reason, By: d.By}, HaltSeq: d.HaltSeq})
+				break
+			}
+		}
+	}
+}
+
+// guardBy is the Decision.By of the guard's own decisions.
+const guardBy = "loopguard"
+
 // unanswered is the last halt that pauses and has no answer yet, 0 for
 // none.
 func (r *Recorded) unanswered() int {
@@ -969,6 +999,9 @@ func (a *Analyzer) history(h *historypb.History, file string) (ex Execution) {
 	ex.Verdicts = j.Verdicts()
 	for _, l := range j.Logs() {
 		ex.Problems = append(ex.Problems, "guard: "+l)
+	}
+	if a.opts.AsRecorded {
+		ex.Recorded.guardAnswers(ex.Verdicts)
 	}
 	for _, v := range ex.Verdicts {
 		if v.Halt != nil && v.OnHalt != interceptor.OnHaltObserve {

@@ -161,6 +161,22 @@ func TestRecordedAnswers(t *testing.T) {
 	assert.True(t, strings.HasSuffix(ex.Recorded.Told(), "; 13 more"), ex.Recorded.Told())
 }
 
+// TestRecordedGuardDecisions: as recorded, the halts the guard decided
+// itself say how (the history holds no answer for them).
+func TestRecordedGuardDecisions(t *testing.T) {
+	for f, want := range map[string]string{
+		"fail-oscillating.json":      "1 halts: #1 oscillating at Code, escalate by the guard (policy: fail on halt)",
+		"pause-timeout-resumes.json": "1 halts: #1 stalled at Code, resume by the guard (no decision within the pause timeout of 2s)",
+	} {
+		ex, err := testsuite.AnalyzeFile(filepath.Join("testdata/histories", f), testsuite.AnalyzeOptions{AsRecorded: true})
+		require.NoError(t, err)
+		assert.Equal(t, want, ex.Recorded.Told(), f)
+		ex, err = testsuite.AnalyzeFile(filepath.Join("testdata/histories", f), testsuite.AnalyzeOptions{})
+		require.NoError(t, err)
+		assert.Contains(t, ex.Recorded.Told(), "no answer in the history", f)
+	}
+}
+
 // TestAnalyzeFollowsTheHaltHandler: a halt the workflow's halt handler
 // resumed (guard versions 8 and 9: the handler calls Review, then resumes
 // with its guidance) is followed as recorded: the Review call is the
