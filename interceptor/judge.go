@@ -360,7 +360,7 @@ func (j *Judge) Wake() {
 func (j *Judge) Handled(action Action, guidance string) bool {
 	j.Wake()
 	b := j.blocked
-	if b == nil {
+	if b == nil || action != ActionResume && action != ActionEscalate {
 		return false
 	}
 	j.blocked = nil

@@ -209,7 +209,7 @@ func (lr *loopRun) call(node string) int {
 		case "resume":
 			g.decide(ActionResume, ResumeRequest{By: "ana"})
 		case "handler":
-			g.decide(ActionResume, ResumeRequest{By: HandlerBy, Guidance: "change approach"})
+			lr.j.Handled(ActionResume, "change approach") // as the analysis reads a handler's resume
 		case "escalate":
 			// The workflow handles LoopEscalated and makes the call again.
 			g.decide(ActionEscalate, ResumeRequest{By: "ana"})

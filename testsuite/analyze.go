@@ -106,6 +106,11 @@ type RecordedAnswer struct {
 	// the guidance the calls after it carried; its reason is not in the
 	// history). Read with AsRecorded only.
 	Handler bool `json:"handler,omitempty"`
+	// Guard is set for a decision the guard took itself, which the
+	// analysis followed (AsRecorded only): the pause timeout's, the fail
+	// policy's, a cancellation's (Request.Reason says which). No event
+	// carries it: Event is 0.
+	Guard bool `json:"guard,omitempty"`
 }
 
 // Told says in a few words where the guard really halted and how each
@@ -125,8 +130,11 @@ func (r Recorded) Told() string {
 		for _, a := range r.Answers {
 			if a.HaltSeq == h.Seq {
 				how = a.Name
-				if a.Handler {
+				switch {
+				case a.Handler:
 					how += " by the halt handler"
+				case a.Guard:
+					how += fmt.Sprintf(" by the guard (%s)", a.Request.Reason)
 				}
 			}
 		}
@@ -445,7 +453,7 @@ func (r *runReader) attempt(i int) {
 	}
 	node := ev.Node
 	r.held = 0
-	if k := r.heldCall(i); k > 0 {
+	if k := r.heldCall(i, ev.Seq); k > 0 {
 		node, _ = r.callNode(events[k])
 		r.held = events[k].GetEventId()
 	}
@@ -461,12 +469,17 @@ func (r *runReader) attempt(i int) {
 // handler resumes (nor, before version 9, when it starts). There the
 // handler's calls are taken to be those made in the workflow task that
 // raised the halt, where the handler starts, and those before the guard
-// publishes the halt (the handler handed it to a human); a version 7 or 8
-// handler that makes calls in a later task and then resumes is read as
+// publishes the halt (the handler handed it to a human), unless the
+// handler's resume gave guidance: then the first call that carries it for
+// halt seq is the held call. A version 7 or 8 handler that gives no
+// guidance, makes calls in a later task and then resumes is read as
 // resumed at the first of them.
-func (r *runReader) heldCall(i int) int {
+func (r *runReader) heldCall(i, seq int) int {
 	events := r.h.GetEvents()
 	quiet := r.judge.Version() < 9 // a handler's resume publishes nothing
+	if k, _ := r.handlerNotice(i+1, seq); quiet && k > 0 {
+		return k
+	}
 	ended, laterTask, candidate := false, false, 0
 	for k := i + 1; k < len(events); k++ {
 		e := events[k]
@@ -555,30 +568,44 @@ func (r *runReader) handled(e *historypb.HistoryEvent, action interceptor.Action
 }
 
 // handlerGuidance is the guidance of the halt handler's resume of halt
-// seq: the notice header of the calls of the loop after it carries it
-// (the text, cut as the guard cuts it). Calls outside the loop carry none,
-// so the first call after e with a notice from the handler for that halt
-// tells it.
+// seq, read at event e: the notice header of the calls of the loop after
+// it carries it (the text, cut as the guard cuts it).
 func (r *runReader) handlerGuidance(e *historypb.HistoryEvent, seq int) string {
-	after := false
-	for _, ev := range r.h.GetEvents() {
-		if after = after || ev == e; !after {
-			continue
-		}
-		var h map[string]*commonpb.Payload
-		switch ev.GetEventType() {
-		case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
-			h = ev.GetActivityTaskScheduledEventAttributes().GetHeader().GetFields()
-		case enumspb.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED:
-			h = ev.GetStartChildWorkflowExecutionInitiatedEventAttributes().GetHeader().GetFields()
-		}
-		var n interceptor.Notice
-		if p := h[interceptor.NoticeHeader]; p != nil && converter.GetDefaultDataConverter().FromPayload(p, &n) == nil &&
-			n.By == interceptor.HandlerBy && n.HaltSeq == seq {
+	events := r.h.GetEvents()
+	for i := range events {
+		if events[i] == e {
+			_, n := r.handlerNotice(i, seq)
 			return n.Guidance
 		}
 	}
 	return ""
+}
+
+// handlerNotice finds the first call from event index from, before the
+// next halt's loop.halted, whose notice carries the guidance of the halt
+// handler's resume of halt seq: its index (0: none) and the notice. Calls
+// outside the loop carry none.
+func (r *runReader) handlerNotice(from, seq int) (int, interceptor.Notice) {
+	events := r.h.GetEvents()
+	for k := from; k < len(events); k++ {
+		var h map[string]*commonpb.Payload
+		switch e := events[k]; e.GetEventType() {
+		case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+			h = e.GetActivityTaskScheduledEventAttributes().GetHeader().GetFields()
+		case enumspb.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED:
+			h = e.GetStartChildWorkflowExecutionInitiatedEventAttributes().GetHeader().GetFields()
+		case enumspb.EVENT_TYPE_MARKER_RECORDED:
+			if k > from && r.raising(e) {
+				return 0, interceptor.Notice{}
+			}
+		}
+		var n interceptor.Notice
+		if p := h[interceptor.NoticeHeader]; p != nil && converter.GetDefaultDataConverter().FromPayload(p, &n) == nil &&
+			n.By == interceptor.HandlerBy && n.HaltSeq == seq {
+			return k, n
+		}
+	}
+	return 0, interceptor.Notice{}
 }
 
 // echo finds the first loop.halted signal in events not matched to a
@@ -657,6 +684,28 @@ func (r *runReader) input(e *historypb.HistoryEvent, name string, args *commonpb
 	}
 	r.judge.Signal(name, p)
 }
+
+// guardAnswers notes the decisions the guard itself took on the halts
+// recorded (the pause timeout, the fail policy, a cancellation while
+// paused), which the analysis followed: no signal or update carries them.
+func (r *Recorded) guardAnswers(verdicts []interceptor.Verdict) {
+	for _, v := range verdicts {
+		d := v.Decision
+		if v.Halt == nil || d == nil || d.By != guardBy {
+			continue
+		}
+		for _, h := range r.Halts {
+			if h.Seq == d.HaltSeq {
+				r.Answers = append(r.Answers, RecordedAnswer{Name: string(d.Action), Guard: true,
+					Request: interceptor.ResumeRequest{Reason: d.Reason, By: d.By}, HaltSeq: d.HaltSeq})
+				break
+			}
+		}
+	}
+}
+
+// guardBy is the Decision.By of the guard's own decisions.
+const guardBy = "loopguard"
 
 // unanswered is the last halt that pauses and has no answer yet, 0 for
 // none.
@@ -950,6 +999,9 @@ func (a *Analyzer) history(h *historypb.History, file string) (ex Execution) {
 	ex.Verdicts = j.Verdicts()
 	for _, l := range j.Logs() {
 		ex.Problems = append(ex.Problems, "guard: "+l)
+	}
+	if a.opts.AsRecorded {
+		ex.Recorded.guardAnswers(ex.Verdicts)
 	}
 	for _, v := range ex.Verdicts {
 		if v.Halt != nil && v.OnHalt != interceptor.OnHaltObserve {

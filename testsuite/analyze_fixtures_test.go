@@ -9,7 +9,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/converter"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/loopguard/loopguard/interceptor"
 	"github.com/loopguard/loopguard/testsuite"
@@ -159,6 +161,22 @@ func TestRecordedAnswers(t *testing.T) {
 	assert.True(t, strings.HasSuffix(ex.Recorded.Told(), "; 13 more"), ex.Recorded.Told())
 }
 
+// TestRecordedGuardDecisions: as recorded, the halts the guard decided
+// itself say how (the history holds no answer for them).
+func TestRecordedGuardDecisions(t *testing.T) {
+	for f, want := range map[string]string{
+		"fail-oscillating.json":      "1 halts: #1 oscillating at Code, escalate by the guard (policy: fail on halt)",
+		"pause-timeout-resumes.json": "1 halts: #1 stalled at Code, resume by the guard (no decision within the pause timeout of 2s)",
+	} {
+		ex, err := testsuite.AnalyzeFile(filepath.Join("testdata/histories", f), testsuite.AnalyzeOptions{AsRecorded: true})
+		require.NoError(t, err)
+		assert.Equal(t, want, ex.Recorded.Told(), f)
+		ex, err = testsuite.AnalyzeFile(filepath.Join("testdata/histories", f), testsuite.AnalyzeOptions{})
+		require.NoError(t, err)
+		assert.Contains(t, ex.Recorded.Told(), "no answer in the history", f)
+	}
+}
+
 // TestAnalyzeFollowsTheHaltHandler: a halt the workflow's halt handler
 // resumed (guard versions 8 and 9: the handler calls Review, then resumes
 // with its guidance) is followed as recorded: the Review call is the
@@ -185,4 +203,39 @@ func TestAnalyzeFollowsTheHaltHandler(t *testing.T) {
 		}
 		assert.Equal(t, 1, halts, f)
 	}
+}
+
+// TestAnalyzeFindsTheHeldCallPastAHandlersCalls: at guard version 8 a
+// handler's resume publishes nothing, so the held call is told from the
+// handler's calls by the guidance it carries. The v8 reviewed history with
+// a second Review call in a later workflow task, before the held Code
+// call, is judged as recorded: the Review calls are the handler's, Code is
+// the held call (read by the workflow task alone, the second Review was
+// taken for it and judged).
+func TestAnalyzeFindsTheHeldCallPastAHandlersCalls(t *testing.T) {
+	h, err := testsuite.ReadHistoryFile("testdata/histories/v8-samples-reviewed.json")
+	require.NoError(t, err)
+	var review *historypb.HistoryEvent
+	at := -1
+	for i, e := range h.GetEvents() {
+		if a := e.GetActivityTaskScheduledEventAttributes(); a != nil && a.GetActivityType().GetName() == handlerActivity {
+			review = e
+		}
+		if review != nil && at < 0 && e.GetWorkflowPropertiesModifiedEventAttributes() != nil {
+			at = i // the task in which the handler resumed
+		}
+	}
+	require.NotNil(t, review)
+	require.Positive(t, at)
+	again := proto.Clone(review).(*historypb.HistoryEvent)
+	again.EventId = 10_000
+	h.Events = append(h.Events[:at:at], append([]*historypb.HistoryEvent{again}, h.Events[at:]...)...)
+
+	a, err := testsuite.NewAnalyzer(testsuite.AnalyzeOptions{AsRecorded: true})
+	require.NoError(t, err)
+	ex := a.History(h, "")
+	require.NoError(t, ex.Err)
+	assert.Len(t, ex.Calls, 14)
+	assert.NotContains(t, ex.Calls, handlerActivity)
+	assert.Equal(t, "1 halts: #1 stalled at Verify, resume by the halt handler", ex.Recorded.Told())
 }
