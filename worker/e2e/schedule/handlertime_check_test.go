@@ -67,6 +67,10 @@ func TestHandlerTimeCheck(t *testing.T) {
 		{name: "an escalation's time taken off", checked: 1, give: [][]event{append(clone(slowEscalation), call("Verify"), task(8), cycle(2, 8, "2s"))}},
 		{name: "a cancellation's time charged", checked: 1, give: [][]event{append(clone(canceled), call("Research"), task(8), cycle(2, 8, "8s"))}, wantPaused: 1},
 		{name: "a cancellation's time taken off", checked: 1, give: [][]event{append(clone(canceled), call("Research"), task(8), cycle(2, 8, "2s"))}},
+		{name: "a cancelled runtime halt resets nothing", checked: 2, give: [][]event{{
+			task(0), call("Code"), task(3), cycle(1, 3, "3s"), at(3.1, halted(1)),
+			at(5, cancelRequested()), task(9), at(9.1, running()), call("Code"), task(9.5), cycle(2, 9.5, "3.4s"),
+		}}},
 		{name: "charged since a reset", checked: 2, give: [][]event{{
 			task(0), call("Code"), task(3), node(1, 3, "3s"), at(3.1, halted(1)),
 			task(4), at(4.1, running()), call("Code"), task(6), node(2, 6, "3.2s"),

@@ -185,6 +185,8 @@ func runtimeViolations(chain []hist, dc converter.DataConverter, counts func(spa
 		first  = map[string]time.Time{} // node → start of the task of its first activity or child call
 		pauses []span
 		halts  []halt
+		// ended says how each halt's pause ended, by seq.
+		ended = map[int]pauseEnd{}
 	)
 	for k, x := range chain {
 		evs := x.h.GetEvents()
@@ -229,6 +231,7 @@ func runtimeViolations(chain []hist, dc converter.DataConverter, counts func(spa
 					if task.After(from) {
 						pauses = append(pauses, span{from: from, to: task, end: end})
 					}
+					ended[open] = end
 					open = 0
 				}
 				continue
@@ -257,7 +260,9 @@ func runtimeViolations(chain []hist, dc converter.DataConverter, counts func(spa
 			from, why = f, "the first call of "+key
 		}
 		for _, prev := range halts[:j] {
-			if prev.ev.Detector == h.ev.Detector && key != "" && runtimeKey(prev.ev) == key && prev.ev.WorkflowTime.After(from) {
+			// A cancellation ends a halt without starting its detector over
+			// (the workflow is ending): only the other endings reset it.
+			if prev.ev.Detector == h.ev.Detector && key != "" && runtimeKey(prev.ev) == key && prev.ev.WorkflowTime.After(from) && ended[prev.ev.Seq] != pauseCanceled {
 				from, why = prev.ev.WorkflowTime, fmt.Sprintf("halt %d, which reset it", prev.ev.Seq)
 			}
 		}

@@ -27,6 +27,8 @@ func TestResetWindowCheck(t *testing.T) {
 		{name: "handler resumed before the echo, halted at the next call", give: []event{call("Code"), halted(1), running(), call("Code"), echo(1, detect.DetectorIdenticalOutput), halted(2), echo(2, detect.DetectorRepeatedError)}, wantN: 1},
 		{name: "resumed, a whole window", give: []event{call("Code"), halted(1), echo(1, detect.DetectorIdenticalOutput), running(), call("Code"), call("Code"), halted(2), echo(2, detect.DetectorIdenticalOutput)}},
 		{name: "resumed, a budget halts at once", give: []event{call("Code"), halted(1), echo(1, detect.DetectorIdenticalOutput), running(), call("Code"), halted(2), echo(2, detect.DetectorNodeCalls)}},
+		{name: "cancelled while paused: no reset", give: []event{call("Code"), halted(1), echo(1, detect.DetectorIdenticalOutput), cancelRequested(), running(), call("Code"), halted(2), echo(2, detect.DetectorIdenticalOutput)}},
+		{name: "a warning first carried after the halt is no reset before it", give: []event{call("Code"), call("Code"), halted(1), echo(1, detect.DetectorIdenticalOutput), cancelRequested(), running(), warned("Code")}},
 		{name: "escalated: no reset", give: []event{call("Code"), halted(1), echo(1, detect.DetectorIdenticalOutput), escalated(), call("Code"), halted(2), echo(2, detect.DetectorIdenticalOutput)}},
 		{name: "warned, halted at the warned call", give: []event{call("Code"), warned("Code"), echo(1, detect.DetectorEdgeWithoutProgress)}, wantN: 1},
 		{name: "warned after a local call, halted at the warned call", give: []event{call("Code"), local(), warned("Code"), echo(1, detect.DetectorEdgeWithoutProgress)}},

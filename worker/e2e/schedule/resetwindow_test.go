@@ -108,6 +108,9 @@ func resetWindowViolations(x hist, dc converter.DataConverter) (int, []string) {
 		loop, what string
 		seq        int // the resumed halt's, 0 for a warning
 		at         int // index of the first event after the reset
+		// seen is the index of the first event that shows it: the memo
+		// that showed the resumed halt, the first call carrying the warning.
+		seen int
 	}
 	var resets []reset
 	// Resumed halts: the memo showing halt seq, then a memo saying running.
@@ -117,7 +120,12 @@ func resetWindowViolations(x hist, dc converter.DataConverter) (int, []string) {
 	// halt was raised (a resumed loop's call) is not a reset before it.
 	raisedAt := map[int]int{}
 	shownAt, open := -1, 0
+	canceled := false // the workflow's cancellation was requested during the pause
 	for i, e := range evs {
+		if e.GetEventType() == enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_CANCEL_REQUESTED {
+			canceled = open > 0
+			continue
+		}
 		m, ok := guardMemo(e, dc)
 		if !ok {
 			continue
@@ -128,11 +136,12 @@ func resetWindowViolations(x hist, dc converter.DataConverter) (int, []string) {
 		switch {
 		case m.State == string(interceptor.StateHalted):
 			if m.Seq != open { // a memo written again for the same halt is not the halt
-				shownAt, open = i, m.Seq
+				shownAt, open, canceled = i, m.Seq, false
 			}
 		case m.State == string(interceptor.StateRunning) && open > 0:
-			if ev, ok := halts[open]; ok && ev.Loop != "" {
-				resets = append(resets, reset{loop: ev.Loop, what: fmt.Sprintf("halt %d resumed", open), seq: open, at: shownAt})
+			// A cancellation ends the pause without starting the loop over.
+			if ev, ok := halts[open]; ok && ev.Loop != "" && !canceled {
+				resets = append(resets, reset{loop: ev.Loop, what: fmt.Sprintf("halt %d resumed", open), seq: open, at: shownAt, seen: shownAt})
 			}
 			open = 0
 		default:
@@ -154,7 +163,7 @@ func resetWindowViolations(x hist, dc converter.DataConverter) (int, []string) {
 				break
 			}
 		}
-		resets = append(resets, reset{loop: w.Loop, what: fmt.Sprintf("warning %d/%d (%s at %s)", w.N, w.Of, w.Detector, w.Node), at: at})
+		resets = append(resets, reset{loop: w.Loop, what: fmt.Sprintf("warning %d/%d (%s at %s)", w.N, w.Of, w.Detector, w.Node), at: at, seen: n.event})
 	}
 	var out []string
 	checked := 0
@@ -171,7 +180,9 @@ func resetWindowViolations(x hist, dc converter.DataConverter) (int, []string) {
 		var latest *reset
 		for k := range resets {
 			r := &resets[k]
-			if r.loop == ev.Loop && r.seq < seq && r.at <= bound && (latest == nil || r.at > latest.at) {
+			// A reset first seen after the halt was raised (a warning a call
+			// released after the halt carried) is not one before it.
+			if r.loop == ev.Loop && r.seq < seq && r.at <= bound && r.seen < bound && (latest == nil || r.at > latest.at) {
 				latest = r
 			}
 		}
