@@ -364,7 +364,7 @@ func (j *Judge) Update(name string, p *commonpb.Payload) bool {
 		return false
 	}
 	if name == g.cfg.ResumeUpdate || name == g.cfg.EscalateUpdate {
-		if req, err := g.parse(name, p); err == nil && g.pause.checkDecision(name) == nil {
+		if req, err := g.parse(name, p, j.now); err == nil && g.pause.checkDecision(name) == nil {
 			action := ActionResume
 			if name == g.cfg.EscalateUpdate {
 				action = ActionEscalate
