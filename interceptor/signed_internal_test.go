@@ -3,6 +3,10 @@ package interceptor
 import (
 	"crypto/ed25519"
 	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -129,5 +133,54 @@ func BenchmarkSignedAnswerAgain(b *testing.B) {
 		if _, err := g.parse(DefaultResumeSignal, p, now); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestSignedAnswerDocs: the figures and names the docs give for signed
+// answers are the code's.
+func TestSignedAnswerDocs(t *testing.T) {
+	read := func(name string) string {
+		b, err := os.ReadFile(filepath.Join("..", "docs", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Join(strings.Fields(string(b)), " ")
+	}
+	protocol, halts, guarantees := read("protocol.md"), read("halts.md"), read("guarantees.md")
+	if MaxAnswerWindow != time.Hour {
+		t.Fatalf("MaxAnswerWindow is %s: the docs say one hour", MaxAnswerWindow)
+	}
+	for _, c := range []struct{ doc, name, want string }{
+		{protocol, "protocol.md", "`interceptor.MaxAnswerWindow`, one hour"},
+		{protocol, "protocol.md", "the line `" + strings.TrimSuffix(signingPrefix, "\n") + "`"},
+		{protocol, "protocol.md", fmt.Sprintf("`refused`, the last %d", maxRefused)},
+		{halts, "halts.md", "at most an hour"},
+		{guarantees, "guarantees.md", fmt.Sprintf("`loop.status` lists the last %d", maxRefused)},
+		{guarantees, "guarantees.md", "a window of at most an hour"},
+	} {
+		if !strings.Contains(c.doc, c.want) {
+			t.Errorf("%s does not say %q", c.name, c.want)
+		}
+	}
+	// The order of the fields in the signed bytes is the order protocol.md
+	// lists them in.
+	var names []string
+	for _, line := range strings.Split(string(Answer{}.SigningBytes()), "\n")[1:] {
+		if name, _, ok := strings.Cut(line, " "); ok {
+			names = append(names, name)
+		}
+	}
+	want := []string{"workflowId", "runId", "haltSeq", "action", "reason", "by", "guidance", "extend", "keyId", "notBefore", "notAfter"}
+	if !slices.Equal(names, want) {
+		t.Errorf("signed fields %v, protocol.md lists %v", names, want)
+	}
+	at := 0
+	for _, n := range want {
+		i := strings.Index(protocol[at:], "`"+n+"`")
+		if i < 0 {
+			t.Errorf("protocol.md does not list `%s` after the fields before it", n)
+			continue
+		}
+		at += i
 	}
 }

@@ -5,7 +5,9 @@ import (
 	"crypto/ed25519"
 	"encoding/json"
 	"log/slog"
+	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -326,4 +328,34 @@ func TestSignedAnswersOnServer(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, r.ReplayWorkflowHistory(log.NewStructuredLogger(slog.New(slog.DiscardHandler)), h), "%s as ReplayId", id)
 	}
+}
+
+// TestSignedAnswerDocsNameRealFlags: every flag the signed-answers part
+// of docs/halts.md names is a flag of answer, keygen or the worker, and
+// the default window it states is answer's.
+func TestSignedAnswerDocsNameRealFlags(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "docs", "halts.md"))
+	require.NoError(t, err)
+	text := string(data)
+	start := strings.Index(text, "### Signed answers")
+	require.GreaterOrEqual(t, start, 0)
+	text = text[start:]
+	if end := strings.Index(text, "\ntctl (end of support"); end >= 0 {
+		text = text[:end] // the next paragraph is about tctl's own flags
+	}
+	var cfg answerConfig
+	answer := newAnswerFlagSet(&cfg)
+	var wcfg config
+	worker := newFlagSet(&wcfg)
+	flags := regexp.MustCompile(`(?:^|[\s(`+"`"+`])--([a-z][a-z-]*)`).FindAllStringSubmatch(text, -1)
+	require.NotEmpty(t, flags)
+	for _, m := range flags {
+		name := m[1]
+		if name == "id" || name == "out" || name == "input" || name == "name" || name == "workflow-id" && answer.Lookup(name) != nil {
+			continue // keygen's, or the temporal CLI's in the plain column
+		}
+		assert.True(t, answer.Lookup(name) != nil || worker.Lookup(name) != nil, "docs/halts.md names --%s, which no command has", name)
+	}
+	assert.Equal(t, 10*time.Minute, cfg.window)
+	assert.Contains(t, strings.Join(strings.Fields(text), " "), "for `--window` (10 minutes, from a minute back; at most an hour)")
 }
