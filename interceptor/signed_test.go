@@ -219,7 +219,9 @@ func TestSignedUpdate(t *testing.T) {
 	env := newEnv(t, interceptor.Options{OperatorKeys: []interceptor.OperatorKey{alice.key()}})
 	var refused, unsigned error
 	var decision interceptor.Decision
+	var details string
 	env.RegisterDelayedCallback(func() {
+		details = currentDetails(t, env)
 		s := status(t, env)
 		env.UpdateWorkflow("resume", "u1", &testUpdate{onReject: func(err error) { refused = err }}, mallory.sign(t, mallory.answer(s, env.Now())))
 		env.UpdateWorkflow("resume", "u2", &testUpdate{onReject: func(err error) { unsigned = err }}, map[string]string{"reason": "x"})
@@ -240,6 +242,9 @@ func TestSignedUpdate(t *testing.T) {
 	assert.Contains(t, unsigned.Error(), "unsigned")
 	assert.False(t, res.Escalated)
 	assert.Equal(t, "alice", decision.KeyID)
+	assert.Contains(t, details, "Answers must be signed")
+	assert.Contains(t, details, `go run ./worker answer --workflow-id default-test-workflow-id --key your-name.key resume --guidance "what to do differently"`)
+	assert.NotContains(t, details, "temporal workflow signal", "a plain answer would be refused")
 }
 
 // TestUnsignedWithoutKeys: without keys, a plain resume works as before
