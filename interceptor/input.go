@@ -121,14 +121,21 @@ func firstPayload(ps *commonpb.Payloads) (*commonpb.Payload, error) {
 	}
 }
 
+// request is a human's input as parsed: the request, and the key that
+// signed it (operators' keys set).
+type request struct {
+	ResumeRequest
+	signer string
+}
+
 // parse decodes the payload of the named human input, received at
 // workflow time now. With operators' keys pinned, it must be a signed
 // answer (signedRequest).
-func (g *guard) parse(name string, p *commonpb.Payload, now time.Time) (ResumeRequest, error) {
-	var req ResumeRequest
+func (g *guard) parse(name string, p *commonpb.Payload, now time.Time) (request, error) {
+	var req request
 	var err error
 	if len(g.cfg.OperatorKeys) == 0 {
-		err = decodeInput(g.cfg.MaxPayloadBytes, p, &req)
+		err = decodeInput(g.cfg.MaxPayloadBytes, p, &req.ResumeRequest)
 	} else {
 		req, err = g.signedInput(name, p, now)
 	}
@@ -156,6 +163,12 @@ func (g *guard) parse(name string, p *commonpb.Payload, now time.Time) (ResumeRe
 
 // decide records a human decision for the halt in force.
 func (g *guard) decide(action Action, req ResumeRequest) Decision {
+	return g.decideSigned(action, request{ResumeRequest: req})
+}
+
+// decideSigned is decide for a request a key may have signed: the
+// decision names the key.
+func (g *guard) decideSigned(action Action, req request) Decision {
 	var ext detect.Extension
 	if req.Extend != nil {
 		ext = *req.Extend
@@ -196,14 +209,14 @@ func (g *guard) takeInput(name string, p *commonpb.Payload, now time.Time) error
 	switch name {
 	case g.cfg.ResumeSignal:
 		if err = g.pause.checkDecision(name); err == nil {
-			g.decide(ActionResume, req)
+			g.decideSigned(ActionResume, req)
 		}
 	case g.cfg.EscalateSignal:
 		if err = g.pause.checkDecision(name); err == nil {
-			g.decide(ActionEscalate, req)
+			g.decideSigned(ActionEscalate, req)
 		}
 	case g.cfg.HaltSignal:
-		err = g.stop(name, req, now)
+		err = g.stop(name, req.ResumeRequest, now)
 	}
 	return err
 }
@@ -309,7 +322,7 @@ func (g *guard) registerUpdates(ctx workflow.Context) error {
 			if err != nil {
 				return Decision{}, rejection(g.countRejected(ctx, name, err))
 			}
-			return g.decide(action, req), nil
+			return g.decideSigned(action, req), nil
 		}
 		// Registered below the guard's own outbound interceptor, which
 		// watches for the workflow's handlers of the same names.

@@ -369,7 +369,7 @@ func (j *Judge) Update(name string, p *commonpb.Payload) bool {
 			if name == g.cfg.EscalateUpdate {
 				action = ActionEscalate
 			}
-			g.decide(action, req)
+			g.decideSigned(action, req)
 			j.Wake() // in the workflow task that took the update
 		}
 		return true

@@ -103,9 +103,6 @@ type ResumeRequest struct {
 	// version 7, every later call of the halted loop's nodes carries it in
 	// its Notice, until the loop halts again.
 	Guidance string `json:"guidance,omitempty"`
-
-	// signer is the OperatorKey.ID of a signed answer's key.
-	signer string
 }
 
 // EscalateRequest is the payload of the escalate signal and update.

@@ -239,14 +239,14 @@ const maxRefused = 8
 
 // signedInput reads the payload p of name as a signed answer
 // (signedRequest) and checks what it carries as any request is checked.
-func (g *guard) signedInput(name string, p *commonpb.Payload, now time.Time) (ResumeRequest, error) {
+func (g *guard) signedInput(name string, p *commonpb.Payload, now time.Time) (request, error) {
 	data, err := inputData(g.cfg.MaxPayloadBytes, p)
 	if err != nil {
-		return ResumeRequest{}, err
+		return request{}, err
 	}
 	req, err := g.signedRequest(name, data, now)
 	if err != nil {
-		return ResumeRequest{}, err
+		return request{}, err
 	}
 	return req, req.validate()
 }
@@ -258,18 +258,18 @@ func (g *guard) signedInput(name string, p *commonpb.Payload, now time.Time) (Re
 // workflow time (now) inside its window. It returns the request the answer
 // carries, or why it is refused. It reads the guard's state and changes
 // none but the memo of the last good signature.
-func (g *guard) signedRequest(name string, data []byte, now time.Time) (ResumeRequest, error) {
+func (g *guard) signedRequest(name string, data []byte, now time.Time) (request, error) {
 	if len(data) == 0 || data[0] != '{' {
-		return ResumeRequest{}, fmt.Errorf("unsigned: operators' keys are set, so an answer must be a SignedAnswer (see docs/halts.md)")
+		return request{}, fmt.Errorf("unsigned: operators' keys are set, so an answer must be a SignedAnswer (see docs/halts.md)")
 	}
 	var s SignedAnswer
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&s); err != nil {
-		return ResumeRequest{}, fmt.Errorf("unsigned or malformed: operators' keys are set, so an answer must be a SignedAnswer: %s", jsonProblem(err))
+		return request{}, fmt.Errorf("unsigned or malformed: operators' keys are set, so an answer must be a SignedAnswer: %s", jsonProblem(err))
 	}
 	if dec.More() {
-		return ResumeRequest{}, fmt.Errorf("malformed JSON: trailing data after the object")
+		return request{}, fmt.Errorf("malformed JSON: trailing data after the object")
 	}
 	a := s.Answer
 	var key ed25519.PublicKey
@@ -280,47 +280,47 @@ func (g *guard) signedRequest(name string, data []byte, now time.Time) (ResumeRe
 		}
 	}
 	if key == nil {
-		return ResumeRequest{}, fmt.Errorf("unknown key id %q: not one of the operators' keys pinned for this execution", truncate(a.KeyID, MaxKeyIDBytes))
+		return request{}, fmt.Errorf("unknown key id %q: not one of the operators' keys pinned for this execution", truncate(a.KeyID, MaxKeyIDBytes))
 	}
 	if len(s.Signature) != ed25519.SignatureSize {
-		return ResumeRequest{}, fmt.Errorf("malformed signature: %d bytes, want %d", len(s.Signature), ed25519.SignatureSize)
+		return request{}, fmt.Errorf("malformed signature: %d bytes, want %d", len(s.Signature), ed25519.SignatureSize)
 	}
 	msg := a.SigningBytes()
 	if v := g.verified; v == nil || v.keyID != a.KeyID || !bytes.Equal(v.sig, s.Signature) || !bytes.Equal(v.msg, msg) {
 		if !ed25519.Verify(key, msg, s.Signature) {
-			return ResumeRequest{}, fmt.Errorf("bad signature: key %q did not sign this answer (altered after signing, or signed with another key)", a.KeyID)
+			return request{}, fmt.Errorf("bad signature: key %q did not sign this answer (altered after signing, or signed with another key)", a.KeyID)
 		}
 		g.verified = &verified{keyID: a.KeyID, msg: msg, sig: s.Signature}
 	}
 	// Signed by an operator: now whether it is for this, here and now.
 	if want := g.answerAction(name); a.Action != want {
-		return ResumeRequest{}, fmt.Errorf("signed for %q, sent as %s", truncate(string(a.Action), 32), name)
+		return request{}, fmt.Errorf("signed for %q, sent as %s", truncate(string(a.Action), 32), name)
 	}
 	info := g.info.WorkflowExecution
 	if a.RunID != info.RunID || a.WorkflowID != info.ID && !g.anyWorkflowID {
-		return ResumeRequest{}, fmt.Errorf("signed for another execution (workflow %q run %q), not workflow %q run %q",
+		return request{}, fmt.Errorf("signed for another execution (workflow %q run %q), not workflow %q run %q",
 			truncate(a.WorkflowID, 200), truncate(a.RunID, 64), info.ID, info.RunID)
 	}
 	switch {
 	case a.NotAfter.Before(a.NotBefore):
-		return ResumeRequest{}, fmt.Errorf("validity window ends (%s) before it begins (%s)", stamp(a.NotAfter), stamp(a.NotBefore))
+		return request{}, fmt.Errorf("validity window ends (%s) before it begins (%s)", stamp(a.NotAfter), stamp(a.NotBefore))
 	case a.NotAfter.Sub(a.NotBefore) > MaxAnswerWindow:
-		return ResumeRequest{}, fmt.Errorf("validity window of %s is longer than %s", a.NotAfter.Sub(a.NotBefore), MaxAnswerWindow)
+		return request{}, fmt.Errorf("validity window of %s is longer than %s", a.NotAfter.Sub(a.NotBefore), MaxAnswerWindow)
 	case now.Before(a.NotBefore):
-		return ResumeRequest{}, fmt.Errorf("not valid yet: valid from %s, workflow time is %s", stamp(a.NotBefore), stamp(now))
+		return request{}, fmt.Errorf("not valid yet: valid from %s, workflow time is %s", stamp(a.NotBefore), stamp(now))
 	case now.After(a.NotAfter):
-		return ResumeRequest{}, fmt.Errorf("expired: valid until %s, workflow time is %s", stamp(a.NotAfter), stamp(now))
+		return request{}, fmt.Errorf("expired: valid until %s, workflow time is %s", stamp(a.NotAfter), stamp(now))
 	}
 	switch {
 	case a.Action == ActionHalt:
 		if a.HaltSeq != g.halts {
-			return ResumeRequest{}, fmt.Errorf("signed after halt %d, but the execution has had %d halts", a.HaltSeq, g.halts)
+			return request{}, fmt.Errorf("signed after halt %d, but the execution has had %d halts", a.HaltSeq, g.halts)
 		}
 	case g.pause.inForce() && a.HaltSeq != g.pause.halt.Seq:
-		return ResumeRequest{}, fmt.Errorf("signed for halt %d, but halt %d is in force", a.HaltSeq, g.pause.halt.Seq)
+		return request{}, fmt.Errorf("signed for halt %d, but halt %d is in force", a.HaltSeq, g.pause.halt.Seq)
 	}
 	// With nothing in force, the decision's own check says so.
-	return ResumeRequest{Reason: a.Reason, By: a.By, Guidance: a.Guidance, Extend: a.Extend, signer: a.KeyID}, nil
+	return request{ResumeRequest{Reason: a.Reason, By: a.By, Guidance: a.Guidance, Extend: a.Extend}, a.KeyID}, nil
 }
 
 // stamp is a workflow time as the refusals show it.
