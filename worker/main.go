@@ -235,6 +235,9 @@ func printBanner(w io.Writer, cfg config, b *backend, metrics *metricsServer) {
 	if cfg.policyPath != "" {
 		fmt.Fprintf(w, "  policy           %s\n", cfg.policyPath)
 	}
+	if len(cfg.operatorKeys) > 0 {
+		fmt.Fprintf(w, "  operator keys    %s (answers to halts must be signed: %s %s --key ...)\n", strings.Join(cfg.operatorKeys, ", "), progName, answerCommand)
+	}
 }
 
 // workflowsURL is the UI page listing the namespace's workflows.
