@@ -282,6 +282,11 @@ func (g *guard) signedRequest(name string, data []byte, now time.Time) (request,
 	if key == nil {
 		return request{}, fmt.Errorf("unknown key id %q: not one of the operators' keys pinned for this execution", truncate(a.KeyID, MaxKeyIDBytes))
 	}
+	if len(key) != ed25519.PublicKeySize {
+		// New refuses such a key; one can only come from a carried config
+		// written by other code. Verify would panic on it.
+		return request{}, fmt.Errorf("key %q pinned for this execution is %d bytes, not an Ed25519 public key", a.KeyID, len(key))
+	}
 	if len(s.Signature) != ed25519.SignatureSize {
 		return request{}, fmt.Errorf("malformed signature: %d bytes, want %d", len(s.Signature), ed25519.SignatureSize)
 	}

@@ -102,6 +102,13 @@ func TestSignedAnswerBadInput(t *testing.T) {
 			t.Errorf("%.60s: got %v, want %q", give, err, want)
 		}
 	}
+	// A key of the wrong size pinned by other means (a carried config New
+	// never saw) is refused, not handed to ed25519.Verify, which panics.
+	g.verified = nil
+	g.cfg.OperatorKeys[0].PublicKey = g.cfg.OperatorKeys[0].PublicKey[:31]
+	if _, err := g.parse(DefaultResumeSignal, jsonPayload(good), now); err == nil || !strings.Contains(err.Error(), "31 bytes, not an Ed25519 public key") {
+		t.Errorf("a 31-byte key: got %v", err)
+	}
 }
 
 // BenchmarkSignedAnswer is the workflow-task time of one signed answer:
