@@ -104,6 +104,9 @@ func runKeygen(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if _, err := os.Stat(*out + ".pub"); err == nil {
+		return fmt.Errorf("keygen: %s.pub exists: a key pair is never overwritten", *out)
+	}
 	if err := writeNew(*out+".key", append(secret, '\n'), 0o600); err != nil {
 		return err
 	}

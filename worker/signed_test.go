@@ -359,3 +359,33 @@ func TestSignedAnswerDocsNameRealFlags(t *testing.T) {
 	assert.Equal(t, 10*time.Minute, cfg.window)
 	assert.Contains(t, strings.Join(strings.Fields(text), " "), "for `--window` (10 minutes, from a minute back; at most an hour)")
 }
+
+// TestKeygen: keygen writes a key pair the answer command and the worker
+// read back, the private half readable by its owner only, and never
+// overwrites one.
+func TestKeygen(t *testing.T) {
+	dir := t.TempDir()
+	prefix := filepath.Join(dir, "alice")
+	var out strings.Builder
+	require.NoError(t, run(context.Background(), []string{keygenCommand, "--id", "alice", "--out", prefix}, &out, &out))
+	assert.Contains(t, out.String(), "--operator-key "+prefix+".pub")
+	id, priv, err := readPrivateKey(prefix + ".key")
+	require.NoError(t, err)
+	assert.Equal(t, "alice", id)
+	pub, err := readPublicKey(prefix + ".pub")
+	require.NoError(t, err)
+	assert.Equal(t, interceptor.OperatorKey{ID: "alice", PublicKey: priv.Public().(ed25519.PublicKey)}, pub)
+	fi, err := os.Stat(prefix + ".key")
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
+
+	err = run(context.Background(), []string{keygenCommand, "--id", "alice", "--out", prefix}, &out, &out)
+	require.Error(t, err)
+	_, kept, err := readPrivateKey(prefix + ".key")
+	require.NoError(t, err)
+	assert.Equal(t, priv, kept, "the key pair is kept")
+
+	err = run(context.Background(), []string{keygenCommand, "--id", " bad id", "--out", filepath.Join(dir, "x")}, &out, &out)
+	var ue *usageError
+	require.ErrorAs(t, err, &ue)
+}
