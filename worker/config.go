@@ -233,6 +233,12 @@ func parseFlags(args []string, getenv func(string) string) (config, error) {
 	default:
 		return cfg, usagef("--log-format: %q is not one of console, json", cfg.logFormat)
 	}
+	if cfg.demo && len(cfg.operatorKeys) > 0 {
+		// The demo plays the operator of its steered scenarios with plain
+		// resumes, which a guard with keys refuses, and prints plain
+		// commands.
+		return cfg, usagef("--demo answers halts unsigned: run it without --operator-key")
+	}
 	if cfg.demoExit && !cfg.demo {
 		return cfg, usagef("--demo-exit needs --demo")
 	}

@@ -389,3 +389,12 @@ func TestKeygen(t *testing.T) {
 	var ue *usageError
 	require.ErrorAs(t, err, &ue)
 }
+
+// TestDemoRefusesOperatorKeys: the demo answers halts itself, unsigned, so
+// it does not run with operators' keys.
+func TestDemoRefusesOperatorKeys(t *testing.T) {
+	_, err := parseFlags([]string{"--demo", "--operator-key", "alice.pub"}, noEnv)
+	var ue *usageError
+	require.ErrorAs(t, err, &ue)
+	assert.Contains(t, err.Error(), "--demo answers halts unsigned")
+}
