@@ -76,16 +76,11 @@ func (g *guard) halt(ctx workflow.Context, node string, trip *detect.Trip) error
 	}
 	if hd.Action != "" && p.decision == nil {
 		// The workflow's own recovery decided before any human did.
-		d := Decision{Action: hd.Action, Reason: hd.Reason, By: HandlerBy, HaltSeq: ev.Seq, Guidance: hd.Guidance}
+		d := hd.decision(ev.Seq)
 		if d.Action == ActionEscalate {
 			return g.escalate(ctx, trip, d)
 		}
-		pausedFor := time.Duration(-1)
-		if oneLoop {
-			// The handler's time, like a human's, is not the loop's.
-			pausedFor = workflow.Now(ctx).Sub(p.since)
-		}
-		g.endHalt(trip, &d, detect.Extension{}, pausedFor)
+		g.handlerResumed(trip, d, workflow.Now(ctx))
 		if published {
 			g.publish(ctx, StateRunning, nil)
 		} else {
@@ -201,17 +196,28 @@ func (g *guard) awaitDecision(ctx workflow.Context, ev HaltEvent, timeout time.D
 		err = workflow.Await(ctx, decided)
 	}
 	if p.decision == nil {
-		canceled := Decision{Action: ActionCancel, Reason: "workflow canceled while paused", By: "loopguard", HaltSeq: ev.Seq}
-		if g.version >= versionSafety {
+		canceled := g.canceledDecision(ev.Seq)
+		if canceled.Action == ActionCancel {
 			if err == nil {
 				err = ctx.Err()
 			}
 			return canceled, detect.Extension{}, err
 		}
-		canceled.Action = ActionEscalate
 		p.decide(canceled, detect.Extension{})
 	}
 	return *p.decision, p.extend, nil
+}
+
+// canceledDecision is what the workflow's cancellation decides of the
+// pause of halt seq that nobody answered: from version 4 the paused call
+// returns the cancellation and nothing is escalated (ActionCancel);
+// before, the halt was escalated.
+func (g *guard) canceledDecision(seq int) Decision {
+	d := Decision{Action: ActionCancel, Reason: "workflow canceled while paused", By: "loopguard", HaltSeq: seq}
+	if g.version < versionSafety {
+		d.Action = ActionEscalate
+	}
+	return d
 }
 
 // pauseTimedOut decides a pause nobody answered within PauseTimeout.

@@ -158,7 +158,39 @@ func (g *guard) parse(name string, p *commonpb.Payload, now time.Time) (request,
 	case !utf8.ValidString(req.Guidance):
 		return req, &InputError{Name: name, Reason: `"guidance" is not valid UTF-8`}
 	}
+	if req.Extend != nil && g.version >= versionLiveness {
+		if err := checkExtension(req.Extend); err != nil {
+			return req, &InputError{Name: name, Reason: err.Error()}
+		}
+	}
 	return req, nil
+}
+
+// Ceilings on one resume's extension (guard version 12). Limits are
+// summed without saturation, so an extension of 1e308 twice stored +Inf,
+// which continue-as-new cannot encode, and a count near the largest int
+// wrapped round to a negative limit, which switched the budget off. No
+// human raises a budget by more than this in one resume.
+const (
+	maxExtendCount    = 1_000_000
+	maxExtendDuration = 365 * 24 * time.Hour
+	maxExtendCost     = 1e12
+)
+
+// checkExtension refuses an extension over its budget's ceiling.
+func checkExtension(e *detect.Extension) error {
+	for _, b := range detect.Budgets() {
+		v := b.ExtensionValue(e)
+		switch {
+		case b.Kind == detect.BudgetCount && v > maxExtendCount:
+			return fmt.Errorf("extend.%s is %g, at most %d in one resume", b.JSON, v, maxExtendCount)
+		case b.Kind == detect.BudgetDuration && v > float64(maxExtendDuration):
+			return fmt.Errorf("extend.%s is %s, at most %s in one resume", b.JSON, time.Duration(v), maxExtendDuration)
+		case b.Kind == detect.BudgetCost && v > maxExtendCost:
+			return fmt.Errorf("extend.%s is %g, at most %g in one resume", b.JSON, v, maxExtendCost)
+		}
+	}
+	return nil
 }
 
 // decide records a human decision for the halt in force.

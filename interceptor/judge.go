@@ -22,8 +22,10 @@ import (
 // would issue (signals, memo, pauses) are left out.
 //
 // A Judge is fed in history order: Now before each workflow task, Call
-// for each guarded call scheduled, Result when its result is in, Input,
-// Timer, EndRun and NextRun. It is not safe for concurrent use.
+// for each guarded call scheduled, Result when its result is in, Signal,
+// Update, Timer, EndRun and NextRun; when it follows a recorded history
+// (Pin), also Attempt, Handled, Cancel and PauseTimedOut, the ends of its
+// halts. It is not safe for concurrent use.
 type Judge struct {
 	g       guard
 	guarded bool
@@ -43,6 +45,10 @@ type Judge struct {
 	results  map[int]*recordedResult
 	nextID   int
 	logs     judgeLog
+	// canceled is set once the history shows the workflow's cancellation
+	// requested: a recorded halt then ends as the paused call does when
+	// its wait returns the cancellation.
+	canceled bool
 }
 
 // Verdict is a warning or a halt the guard raises at a call.
@@ -55,6 +61,10 @@ type Verdict struct {
 	Warning  *Warning         `json:"warning,omitempty"`
 	Evidence *detect.Evidence `json:"evidence,omitempty"`
 	Halt     *HaltEvent       `json:"halt,omitempty"`
+	// Period is the length in steps of one round of the loop the trip
+	// measured (detect.Trip.Period; 0 for a human's stop): the C of the
+	// liveness bound, for calls made one at a time.
+	Period int `json:"period,omitempty"`
 	// OnHalt is what the halt does under the options judged (pause, fail
 	// or observe); the Judge itself goes on as observe does unless it
 	// follows recorded decisions.
@@ -176,6 +186,14 @@ func (j *Judge) Now(now time.Time) { j.now = now }
 // now are the halt handler's, which the guard does not guard.
 func (j *Judge) Blocked() bool { return j.blocked != nil }
 
+// Held is the Seq of the recorded halt that holds the workflow (0: none).
+func (j *Judge) Held() int {
+	if j.blocked == nil {
+		return 0
+	}
+	return j.blocked.ev.Seq
+}
+
 // Call judges a guarded call about to be scheduled: kind and type, with
 // args as the node namer sees them. It returns an id for Result, or -1
 // when the call is not guarded (or the guard refused it).
@@ -255,11 +273,11 @@ func (j *Judge) trip(node string, trip *detect.Trip) bool {
 	if g.warnable(trip) {
 		ev := trip.Evidence
 		w := g.issueWarning(trip)
-		j.verdicts = append(j.verdicts, Verdict{Call: call, Warning: &w, Evidence: &ev})
+		j.verdicts = append(j.verdicts, Verdict{Call: call, Warning: &w, Evidence: &ev, Period: trip.Period})
 		return true
 	}
 	ev, policy := g.beginHalt(node, trip, j.now)
-	v := Verdict{Call: call, Halt: &ev, OnHalt: policy}
+	v := Verdict{Call: call, Halt: &ev, OnHalt: policy, Period: trip.Period}
 	if !j.recorded || policy == OnHaltObserve {
 		g.endHalt(trip, nil, detect.Extension{}, -1)
 		j.verdicts = append(j.verdicts, v)
@@ -278,12 +296,7 @@ func (j *Judge) trip(node string, trip *detect.Trip) bool {
 // answer ends the halt of trip with decision d, as the guard's halt does
 // once decided, and notes the decision on the halt's verdict.
 func (j *Judge) answer(trip *detect.Trip, d Decision, ext detect.Extension) {
-	for i := len(j.verdicts) - 1; i >= 0; i-- {
-		if h := j.verdicts[i].Halt; h != nil && h.Seq == d.HaltSeq {
-			j.verdicts[i].Decision = &d
-			break
-		}
-	}
+	j.note(d)
 	pausedFor := time.Duration(-1)
 	if j.g.pause.phase == phasePaused || j.g.version >= versionLiveness {
 		// From version 12 the guard takes off whatever time the halt held
@@ -293,12 +306,37 @@ func (j *Judge) answer(trip *detect.Trip, d Decision, ext detect.Extension) {
 	j.g.endHalt(trip, &d, ext, pausedFor)
 }
 
+// note notes decision d on the verdict of the halt it ends.
+func (j *Judge) note(d Decision) {
+	for i := len(j.verdicts) - 1; i >= 0; i-- {
+		if h := j.verdicts[i].Halt; h != nil && h.Seq == d.HaltSeq {
+			j.verdicts[i].Decision = &d
+			return
+		}
+	}
+}
+
 // Wake lets a held call go on once the history decided its halt, as the
-// guard's paused call does in the workflow task that saw the decision.
+// guard's paused call does in the workflow task that saw the decision. A
+// cancellation with no decision ends the halt as the guard's wait does
+// when it returns the cancellation.
 func (j *Judge) Wake() {
 	b := j.blocked
 	p := &j.g.pause
-	if b == nil || p.decision == nil {
+	if b == nil {
+		return
+	}
+	if p.decision == nil && j.canceled {
+		d := j.g.canceledDecision(b.ev.Seq)
+		if d.Action == ActionCancel {
+			// The held call returns the cancellation: it is never scheduled.
+			j.blocked = nil
+			j.answer(b.trip, d, detect.Extension{})
+			return
+		}
+		p.decide(d, detect.Extension{}) // before version 4: an escalation
+	}
+	if p.decision == nil {
 		return
 	}
 	j.blocked = nil
@@ -309,13 +347,76 @@ func (j *Judge) Wake() {
 	}
 }
 
+// Handled ends the recorded halt that holds a call with the decision of
+// the workflow's halt handler: action ActionResume, with the guidance the
+// history shows it gave ("" for none), or ActionEscalate. The history
+// holds no event of its own for a handler's decision: the reader calls
+// Handled where the halt is seen to end (the guard publishing running or
+// escalated, or the held call scheduled) with nothing else to end it. A
+// human's decision, the pause timeout or the cancellation the history
+// holds before that point ends the halt instead, as the live guard drops
+// a handler's decision that comes after those. It reports whether the
+// handler's decision ended the halt.
+func (j *Judge) Handled(action Action, guidance string) bool {
+	j.Wake()
+	b := j.blocked
+	if b == nil || action != ActionResume && action != ActionEscalate {
+		return false
+	}
+	j.blocked = nil
+	// The handler's reason is in the worker's log and the workflow's
+	// current details, not in its history: the decision has none.
+	d := HandlerDecision{Action: action, Guidance: guidance}.decision(b.ev.Seq)
+	if action != ActionResume {
+		j.answer(b.trip, d, detect.Extension{})
+		return true
+	}
+	j.note(d)
+	j.g.handlerResumed(b.trip, d, j.now)
+	j.Attempt(b.node)
+	return true
+}
+
+// Cancel notes that the history shows the workflow's cancellation
+// requested: a recorded halt that holds a call, or holds one later, ends
+// as the guard's paused call does once its wait returns the
+// cancellation, in the next workflow task (Wake).
+func (j *Judge) Cancel() { j.canceled = j.recorded }
+
+// PauseTimer reports whether a durable timer of d, started now, is the
+// guard's pause timer: started while a recorded halt holds a call, to end
+// when the pause timeout does. The guard sets it for PauseTimeout when the
+// pause (or, from version 8, the halt handler's race) begins, and, once a
+// version 8 handler handed the halt over, for what is left of
+// PauseTimeout since the handler began, right after loop.halted was
+// raised (within HaltSignalTimeout of the halt). A timer of the handler
+// or of another branch ends at another time, and does not decide the
+// halt when it fires.
+func (j *Judge) PauseTimer(d time.Duration) bool {
+	cfg := &j.g.cfg
+	if j.blocked == nil || cfg.PauseTimeout <= 0 {
+		return false
+	}
+	if d == cfg.PauseTimeout {
+		return true
+	}
+	began := j.now.Add(d - cfg.PauseTimeout)
+	since := j.g.pause.since
+	raising := pick(cfg.HaltSignalTimeout, defaultHaltTimeout)
+	return j.g.version >= versionWarningMemo && d < cfg.PauseTimeout && !began.Before(since) && !began.After(since.Add(raising))
+}
+
 // PauseTimedOut decides a held call's halt as the pause timeout does, when
-// the history shows the timeout fired before any decision.
+// the history shows the guard's pause timer (PauseTimer) fired before any
+// decision.
 func (j *Judge) PauseTimedOut() {
 	if j.blocked != nil && j.g.pause.decision == nil && j.g.cfg.PauseTimeout > 0 {
 		j.g.pauseTimedOut()
 	}
 }
+
+// MemoKey is the memo entry the guard publishes its state in.
+func (j *Judge) MemoKey() string { return pick(j.g.cfg.MemoKey, defaultMemoKey) }
 
 // PauseTimeout is the pinned pause timeout (0: none).
 func (j *Judge) PauseTimeout() time.Duration { return j.g.cfg.PauseTimeout }
@@ -379,11 +480,25 @@ func (j *Judge) Update(name string, p *commonpb.Payload) bool {
 }
 
 // Idle reads the results that are in when the workflow waits without a
-// call or a timer (workflow.Await), as the guard's Await does.
+// call or a timer (workflow.Await), as the guard's Await does, once every
+// call in flight has its result. A history does not say how the workflow
+// waits: in workflow.Await the guard reads what is in, but in a future's
+// Get (a turn's parallel tool calls, awaited one by one) it reads nothing
+// until the next call, and then in the order the calls were made. Reading
+// a turn's results as they arrive would put its steps in the sequence in
+// arrival order, and the analysis of a loop whose tools' results arrive
+// in a different order each turn would disagree with the live guard. With
+// a call still in flight, the workflow more likely waits on it.
 func (j *Judge) Idle() {
-	if j.guarded && len(j.g.pending) > 0 {
-		j.g.observeReadyAt(nil, j.now)
+	if !j.guarded || len(j.g.pending) == 0 {
+		return
 	}
+	for _, p := range j.g.pending {
+		if !p.fut.IsReady() {
+			return
+		}
+	}
+	j.g.observeReadyAt(nil, j.now)
 }
 
 // Timer judges a durable timer the workflow started: results in are read,

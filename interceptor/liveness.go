@@ -2,6 +2,7 @@ package interceptor
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/loopguard/loopguard/interceptor/detect"
 )
@@ -30,8 +31,26 @@ func HaltBound(opts Options, callsPerRound int) (int, error) {
 	return haltBound(cfg, callsPerRound), nil
 }
 
-// haltBound is HaltBound for a built config.
+// haltBound is HaltBound for a built config. It saturates at math.MaxInt:
+// New accepts any Warnings and budgets from 0 up, and the bound of huge
+// ones must not wrap round to a small number.
 func haltBound(cfg config, callsPerRound int) int {
 	rounds := detect.RetripRounds(cfg.Policy)
-	return (cfg.Warnings*(rounds+1) + 1) * callsPerRound
+	return satMul(satAdd(satMul(cfg.Warnings, satAdd(rounds, 1)), 1), callsPerRound)
+}
+
+// satAdd and satMul are + and × of non-negative ints, saturating at
+// math.MaxInt.
+func satAdd(a, b int) int {
+	if a > math.MaxInt-b {
+		return math.MaxInt
+	}
+	return a + b
+}
+
+func satMul(a, b int) int {
+	if a != 0 && b > math.MaxInt/a {
+		return math.MaxInt
+	}
+	return a * b
 }

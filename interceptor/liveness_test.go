@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -348,12 +349,13 @@ func TestNoticeForMatchesTheHeader(t *testing.T) {
 // TestDocsStateTheLivenessBound: the figures protocol.md gives for the
 // bound are HaltBound's.
 func TestDocsStateTheLivenessBound(t *testing.T) {
-	doc, err := os.ReadFile("../docs/protocol.md")
+	raw, err := os.ReadFile("../docs/protocol.md")
 	require.NoError(t, err)
+	doc := strings.Join(strings.Fields(string(raw)), " ") // as wrapped
 	readme, err := interceptor.HaltBound(interceptor.Options{Grain: interceptor.GrainToolCall, Warnings: 1}, 9)
 	require.NoError(t, err)
-	assert.Contains(t, string(doc), fmt.Sprintf("round of one model call and 8 parallel searches (C = 9) is halted within\n%d calls of its onset", readme))
-	assert.Contains(t, string(doc), fmt.Sprintf("`Warnings: 1`: R = %d)", detect.RetripRounds(detect.ToolCallPolicy())))
-	assert.Contains(t, string(doc), fmt.Sprintf("With zero Options and `Warnings: 1`, R = %d.", detect.RetripRounds(detect.DefaultPolicy())))
-	assert.Contains(t, string(doc), "B = (Warnings × (R + 1) + 1) × C")
+	assert.Contains(t, doc, fmt.Sprintf("round of one model call and 8 parallel searches (C = 9) is halted within %d calls of its onset", readme))
+	assert.Contains(t, doc, fmt.Sprintf("`Warnings: 1`: R = %d)", detect.RetripRounds(detect.ToolCallPolicy())))
+	assert.Contains(t, doc, fmt.Sprintf("With zero Options and `Warnings: 1`, R = %d.", detect.RetripRounds(detect.DefaultPolicy())))
+	assert.Contains(t, doc, "B = (Warnings × (R + 1) + 1) × C")
 }

@@ -3,9 +3,11 @@ package interceptor
 import (
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"go.temporal.io/sdk/workflow"
 
@@ -68,12 +70,26 @@ const (
 	defaultMemoKey         = "loopguard"
 	defaultMaxPayloadBytes = 16 << 10
 	defaultHaltTimeout     = 10 * time.Second
+	// minHaltSignalTimeout is the shortest HaltSignalTimeout New accepts.
+	minHaltSignalTimeout = time.Second
 )
 
 // Options configures the guard. The zero value is a working guard with the
 // defaults documented on each field (and in the package doc's table). Every
 // field is pinned per execution when the execution starts: redeploying a
 // worker with other Options never changes the policy of in-flight workflows.
+//
+// New refuses a value outside a field's range with an *OptionError naming
+// the field (ParsePolicy a *PolicyError naming its JSON path), and the
+// config an execution pins is only what New accepted, so that no value can
+// fail a workflow's task or switch a detector off without a word. Unless a
+// field says otherwise, a number's range is 0 (its default) and up, and a
+// name or path is valid UTF-8 without surrounding spaces (the config is
+// pinned as JSON, which carries nothing else). No accepted Options turn
+// every detector off: a loop goes unhalted only when its nodes are Exempt
+// or its execution is not guarded (Workflows, GuardWorkflow, Retire), and
+// under OnHaltObserve its halts are recorded without blocking
+// (docs/configuration.md, "Accepted values").
 type Options struct {
 	// Grain says what one guarded call is, which sets the default budgets.
 	// GrainTurn (the zero value): a whole agent turn (coder↔verifier,
@@ -94,7 +110,8 @@ type Options struct {
 	// included. Default 1000.
 	MaxTotalCalls int
 	// MaxCost caps the summed cost of an execution (cost is read by a
-	// node's CostField). Default 0: no limit.
+	// node's CostField). Default 0: no limit. A finite number, not
+	// negative: NaN and ±Inf are refused.
 	MaxCost float64
 	// MaxCycleIterations caps the iterations of one detected cycle ("Loop
 	// 8/8"). Default 8.
@@ -103,7 +120,7 @@ type Options struct {
 	// 0: no limit.
 	MaxCycleRuntime time.Duration
 	// MaxCycleCost caps the summed cost of a cycle's nodes. Default 0: no
-	// limit.
+	// limit. A finite number, not negative, as MaxCost.
 	MaxCycleCost float64
 	// MaxEdgeWithoutProgress caps how often one transition A→B is taken
 	// without progress observed at B; progress resets it. Default 5.
@@ -115,39 +132,55 @@ type Options struct {
 	// showing only results seen before means "oscillating"
 	// (transition_oscillation). Detection generations 2 and legacy
 	// (executions pinned before guard version 6) read it as identical
-	// outputs of one node in a row. Default 3.
+	// outputs of one node in a row. Default 3. 0, or 2 to Window and to 96
+	// (detect.SequenceSteps, the steps the loop rule keeps): 1 is refused
+	// (one result is no repetition), and more than the loop rule keeps
+	// would be read as 2. A period too long for RepeatThreshold repeats to
+	// fit in those steps is held to two.
 	RepeatThreshold int
 	// ErrorRepeatThreshold is how many identical error signatures of a node
 	// in a row mean "repeated_error" (generation 3 halts at the next one,
-	// whatever was tried before each call). Default 3.
+	// whatever was tried before each call). Default 3. 0, or 2 to Window
+	// and to 95 (one failure fewer than the loop rule's steps).
 	ErrorRepeatThreshold int
 	// StallIterations is how many steps with an unchanged declared progress
-	// value mean "stalled". Default 3.
+	// value mean "stalled". Default 3. 0 or 2 to Window, as
+	// RepeatThreshold.
 	StallIterations int
 	// NoImproveIterations is how many steps without a better declared
-	// metric mean "stalled". Default 3.
+	// metric mean "stalled". Default 3. 0 to Window.
 	NoImproveIterations int
 	// OscillationPeriods is how many full periods of a repeating pattern
 	// in which a node calls twice or more (a model alternating between two
 	// tools: A/B/A/B is two periods) mean "oscillating". Detection
 	// generation 3 looks for periods of up to detect.MaxLoopPeriod calls.
-	// Default 2.
+	// Default 2. 0, or 2 to 48 (the loop rule's steps hold that many
+	// periods of two), with OscillationPeriods × MaxOscillationPeriod at
+	// most Window.
 	OscillationPeriods int
 	// MaxOscillationPeriod is the longest period of one node's own outputs
 	// that detection generations 2 and legacy look for (executions pinned
 	// before guard version 6); generation 3 does not read it. Default 3.
+	// 0 or at least 2, as OscillationPeriods.
 	MaxOscillationPeriod int
 	// Window is how many entries of history the guard keeps per node, and
-	// the length of each evidence list. It must be at least every threshold
-	// above and OscillationPeriods × MaxOscillationPeriod. Default 8.
+	// the length of each evidence list. Default 8. At most 256
+	// (detect.MaxWindow, the longest history the guard keeps: it would cut
+	// a longer one, and a threshold beyond the cut could never be met),
+	// and at least every threshold above and OscillationPeriods ×
+	// MaxOscillationPeriod.
 	Window int
 	// IgnoreFields are JSON field paths removed from every result before it
 	// is hashed (timestamps, run ids). Default none.
 	IgnoreFields []string
 	// Nodes holds per-node overrides, keyed by node name. Default none.
+	// A key is a non-blank node name without surrounding spaces (one with
+	// spaces would never match); a key that names no node of a workflow
+	// is never read.
 	Nodes map[string]NodeOptions
 	// Graph declares the workflow's transition graph up front, so cycles
 	// are known before they are observed. Default none: learnt at run time.
+	// Each edge names both ends, without surrounding spaces.
 	Graph []Edge
 
 	// Warnings is how many warnings a stuck loop gets before it halts
@@ -157,7 +190,10 @@ type Options struct {
 	// put in its prompt, and the detector starts over. If the same loop
 	// trips again, it gets the next warning, until they are spent; then it
 	// halts, and the halt's evidence lists the warnings it did not heed.
-	// Default 0: a trip halts at once, as before.
+	// Default 0: a trip halts at once, as before. Any number from 0: each
+	// warning lengthens the bound within which a stuck loop is halted
+	// (HaltBound) by a detector's retrip, and the budgets halt the loop
+	// whatever warnings are left.
 	Warnings int
 	// CountRepeats sets Notice.Repeats (guard version 7): each guarded
 	// call is told how many calls of this run before it had the same node
@@ -177,7 +213,10 @@ type Options struct {
 
 	// ResumeSignal, EscalateSignal, HaltSignal, HaltedSignal, StatusQuery,
 	// ResumeUpdate and EscalateUpdate rename the protocol. Defaults: the
-	// Default* constants.
+	// Default* constants. Each is a non-blank name without surrounding
+	// spaces that does not start with "__" (Temporal's own: the SDK
+	// refuses such query and update handlers); the four signals differ
+	// from each other, and the two updates.
 	ResumeSignal   string
 	EscalateSignal string
 	HaltSignal     string
@@ -187,7 +226,7 @@ type Options struct {
 	EscalateUpdate string
 
 	// SupervisorWorkflowID, when set, also receives every loop.halted
-	// signal. Default none.
+	// signal. Default none. No surrounding spaces.
 	SupervisorWorkflowID string
 	// SearchAttribute names a registered Keyword search attribute the guard
 	// sets to "halted:<reason>", "escalated:<reason>" or "running" on halts
@@ -203,12 +242,13 @@ type Options struct {
 	PausedSinceAttribute string
 	// MemoKey is the memo entry holding the guard's state summary, upserted
 	// on halts and decisions, and from guard version 8 when warnings are
-	// issued or heeded. Default "loopguard".
+	// issued or heeded. Default "loopguard". No surrounding spaces.
 	MemoKey string
 	// MaxPayloadBytes caps a human's signal or update payload. Default 16 KiB.
 	MaxPayloadBytes int
 	// HaltSignalTimeout bounds the local activity that raises loop.halted.
-	// Default 10s.
+	// Default 10s. At least 1s: a local activity given less may never
+	// get to raise it.
 	HaltSignalTimeout time.Duration
 	// OperatorKeys are the Ed25519 public keys of the people who may
 	// answer a halt. Set, a resume, escalate or halt (signal or update) is
@@ -255,7 +295,9 @@ type NodeOptions struct {
 	// MaxRuntime overrides MaxNodeRuntime.
 	MaxRuntime time.Duration
 	// Exempt nodes (pollers, heartbeats, reporting) are never counted as
-	// steps or transitions and never halt a workflow.
+	// steps or transitions, and no detector or budget of theirs halts a
+	// workflow; their calls count towards MaxTotalCalls, which bounds even
+	// a loop of exempt nodes.
 	Exempt bool
 	// IgnoreFields are JSON field paths removed before hashing, added to
 	// Options.IgnoreFields.
@@ -390,6 +432,21 @@ func buildConfig(o Options) (config, hooks, error) {
 		}
 		*f.dst = pick(f.v, f.def)
 	}
+	// The detectors read repetition only from two results on: a threshold
+	// of 1 would switch its detector off without a word (detect's
+	// newLimits reads it as off), so it is refused.
+	for _, f := range []struct {
+		field string
+		v     int
+	}{
+		{"RepeatThreshold", o.RepeatThreshold},
+		{"ErrorRepeatThreshold", o.ErrorRepeatThreshold},
+		{"StallIterations", o.StallIterations},
+	} {
+		if f.v == 1 {
+			return config{}, hooks{}, &OptionError{Field: f.field, Reason: "must be at least 2 (one result is no repetition; 0 is the default)"}
+		}
+	}
 	durations := []struct {
 		field string
 		v     time.Duration
@@ -404,14 +461,22 @@ func buildConfig(o Options) (config, hooks, error) {
 			return config{}, hooks{}, &OptionError{Field: f.field, Reason: fmt.Sprintf("must not be negative, got %s", f.v)}
 		}
 	}
+	if o.HaltSignalTimeout > 0 && o.HaltSignalTimeout < minHaltSignalTimeout {
+		// A local activity given less never raises loop.halted: the
+		// supervisor and the workflow's history would miss every halt.
+		return config{}, hooks{}, &OptionError{Field: "HaltSignalTimeout", Reason: fmt.Sprintf("must be at least %s (or 0 for the default %s), got %s", minHaltSignalTimeout, defaultHaltTimeout, o.HaltSignalTimeout)}
+	}
 	c.Policy.MaxNodeRuntime = o.MaxNodeRuntime
 	c.Policy.MaxCycleRuntime = o.MaxCycleRuntime
 	for _, f := range []struct {
 		field string
 		v     float64
 	}{{"MaxCost", o.MaxCost}, {"MaxCycleCost", o.MaxCycleCost}} {
-		if f.v < 0 {
-			return config{}, hooks{}, &OptionError{Field: f.field, Reason: fmt.Sprintf("must not be negative, got %g", f.v)}
+		// NaN and ±Inf are refused: the config is pinned as JSON, which
+		// has no form for them, so every guarded workflow would fail its
+		// first task.
+		if f.v < 0 || math.IsNaN(f.v) || math.IsInf(f.v, 0) {
+			return config{}, hooks{}, &OptionError{Field: f.field, Reason: fmt.Sprintf("must be a finite number, not negative, got %g", f.v)}
 		}
 	}
 	c.Policy.MaxCost = o.MaxCost
@@ -425,16 +490,46 @@ func buildConfig(o Options) (config, hooks, error) {
 	if c.Policy.MaxOscillationPeriod < 2 {
 		return config{}, hooks{}, &OptionError{Field: "MaxOscillationPeriod", Reason: "must be at least 2 (period 1 is RepeatThreshold's job)"}
 	}
-	for _, t := range []struct {
+	type limit struct {
 		field string
 		v     int
-	}{
+	}
+	thresholds := []limit{
 		{"RepeatThreshold", c.Policy.RepeatThreshold},
 		{"ErrorRepeatThreshold", c.Policy.ErrorRepeatThreshold},
 		{"StallIterations", c.Policy.StallIterations},
 		{"NoImproveIterations", c.Policy.NoImproveIterations},
-		{"OscillationPeriods × MaxOscillationPeriod", c.Policy.OscillationPeriods * c.Policy.MaxOscillationPeriod},
+		{"OscillationPeriods", c.Policy.OscillationPeriods},
+		{"MaxOscillationPeriod", c.Policy.MaxOscillationPeriod},
+	}
+	// The detectors keep at most detect.MaxWindow entries and would cut a
+	// longer window, switching off a threshold beyond the cut: refused
+	// here instead, each field by its own name. The product below cannot
+	// overflow once both factors are this small.
+	for _, t := range append(thresholds, limit{"Window", c.Policy.Window}) {
+		if t.v > detect.MaxWindow {
+			return config{}, hooks{}, &OptionError{Field: t.field, Reason: fmt.Sprintf("must be at most %d (the longest history the guard keeps), got %d", detect.MaxWindow, t.v)}
+		}
+	}
+	// The loop rule of the detection generations New pins reads the last
+	// detect.SequenceSteps steps: a threshold whose repeats do not fit
+	// there even for the shortest period it applies to (one step, two
+	// for a node stepping twice) would be read as 2, halting far sooner
+	// than asked, and a run of failures beyond it is never seen.
+	for _, t := range []struct {
+		limit
+		most int
+	}{
+		{limit{"RepeatThreshold", c.Policy.RepeatThreshold}, detect.SequenceSteps},
+		{limit{"OscillationPeriods", c.Policy.OscillationPeriods}, detect.SequenceSteps / 2},
+		{limit{"ErrorRepeatThreshold", c.Policy.ErrorRepeatThreshold}, detect.SequenceSteps - 1},
 	} {
+		if t.v > t.most {
+			return config{}, hooks{}, &OptionError{Field: t.field, Reason: fmt.Sprintf("must be at most %d (the loop rule reads the last %d steps), got %d", t.most, detect.SequenceSteps, t.v)}
+		}
+	}
+	thresholds = append(thresholds, limit{"OscillationPeriods × MaxOscillationPeriod", c.Policy.OscillationPeriods * c.Policy.MaxOscillationPeriod})
+	for _, t := range thresholds {
 		if t.v > c.Policy.Window {
 			return config{}, hooks{}, &OptionError{Field: "Window", Reason: fmt.Sprintf("%d is smaller than %s (%d): the guard could never see that many", c.Policy.Window, t.field, t.v)}
 		}
@@ -454,12 +549,20 @@ func buildConfig(o Options) (config, hooks, error) {
 	if err := validateNames(c); err != nil {
 		return config{}, hooks{}, err
 	}
-	if strings.TrimSpace(c.SearchAttribute) != c.SearchAttribute {
-		return config{}, hooks{}, &OptionError{Field: "SearchAttribute", Reason: "must not have surrounding spaces"}
+	for _, n := range []struct{ field, v string }{
+		{"SearchAttribute", c.SearchAttribute},
+		{"PausedSinceAttribute", c.PausedSince},
+		{"SupervisorWorkflowID", c.Supervisor},
+		{"MemoKey", c.MemoKey},
+	} {
+		if strings.TrimSpace(n.v) != n.v {
+			return config{}, hooks{}, &OptionError{Field: n.field, Reason: fmt.Sprintf("must not have surrounding spaces, got %q", n.v)}
+		}
+		if err := validText(n.field, n.v); err != nil {
+			return config{}, hooks{}, err
+		}
 	}
 	switch {
-	case strings.TrimSpace(c.PausedSince) != c.PausedSince:
-		return config{}, hooks{}, &OptionError{Field: "PausedSinceAttribute", Reason: "must not have surrounding spaces"}
 	case c.PausedSince != "" && c.PausedSince == c.SearchAttribute:
 		return config{}, hooks{}, &OptionError{Field: "PausedSinceAttribute", Reason: "must differ from SearchAttribute (one is a Keyword, the other a Datetime)"}
 	}
@@ -473,6 +576,15 @@ func buildConfig(o Options) (config, hooks, error) {
 		field := fmt.Sprintf("Nodes[%s]", name)
 		if strings.TrimSpace(name) == "" {
 			return config{}, hooks{}, &OptionError{Field: "Nodes", Reason: "node name must not be empty"}
+		}
+		if strings.TrimSpace(name) != name {
+			// Node names are activity and workflow type names: one with
+			// surrounding spaces would never match, and its options would
+			// be off without a word.
+			return config{}, hooks{}, &OptionError{Field: "Nodes", Reason: fmt.Sprintf("node name must not have surrounding spaces, got %q", name)}
+		}
+		if err := validText("Nodes", name); err != nil {
+			return config{}, hooks{}, err
 		}
 		if n.MaxCalls < 0 {
 			return config{}, hooks{}, &OptionError{Field: field + ".MaxCalls", Reason: fmt.Sprintf("must not be negative, got %d", n.MaxCalls)}
@@ -508,8 +620,17 @@ func buildConfig(o Options) (config, hooks, error) {
 	}
 	c.Policy.IgnoreFields = o.IgnoreFields
 	for i, e := range o.Graph {
+		field := fmt.Sprintf("Graph[%d]", i)
 		if strings.TrimSpace(e.From) == "" || strings.TrimSpace(e.To) == "" {
-			return config{}, hooks{}, &OptionError{Field: fmt.Sprintf("Graph[%d]", i), Reason: "edge needs both From and To"}
+			return config{}, hooks{}, &OptionError{Field: field, Reason: "edge needs both From and To"}
+		}
+		for _, end := range []string{e.From, e.To} {
+			if strings.TrimSpace(end) != end {
+				return config{}, hooks{}, &OptionError{Field: field, Reason: fmt.Sprintf("node name must not have surrounding spaces, got %q", end)}
+			}
+			if err := validText(field, end); err != nil {
+				return config{}, hooks{}, err
+			}
 		}
 	}
 	c.Policy.Graph = o.Graph
@@ -550,6 +671,15 @@ func validateNames(c config) error {
 		if strings.TrimSpace(n.v) == "" || strings.TrimSpace(n.v) != n.v {
 			return &OptionError{Field: n.field, Reason: fmt.Sprintf("must be a non-blank name without surrounding spaces, got %q", n.v)}
 		}
+		if err := validText(n.field, n.v); err != nil {
+			return err
+		}
+		if strings.HasPrefix(n.v, "__") {
+			// The SDK refuses query and update handlers so named, and the
+			// status query is registered in every workflow: each one would
+			// fail. Signals follow suit: the prefix is Temporal's.
+			return &OptionError{Field: n.field, Reason: fmt.Sprintf("must not start with \"__\" (reserved for Temporal's own), got %q", n.v)}
+		}
 		if i < 4 { // signal names share one namespace
 			if other, ok := signals[n.v]; ok {
 				return &OptionError{Field: n.field, Reason: fmt.Sprintf("%q is already the name of %s", n.v, other)}
@@ -566,9 +696,24 @@ func validateNames(c config) error {
 // validatePaths rejects empty JSON field paths and empty path segments.
 func validatePaths(field string, paths []string) error {
 	for i, p := range paths {
+		f := fmt.Sprintf("%s[%d]", field, i)
 		if p == "" || strings.Contains(p, "..") || strings.HasPrefix(p, ".") || strings.HasSuffix(p, ".") {
-			return &OptionError{Field: fmt.Sprintf("%s[%d]", field, i), Reason: fmt.Sprintf("invalid JSON field path %q (want dot-separated keys like \"report.failing\")", p)}
+			return &OptionError{Field: f, Reason: fmt.Sprintf("invalid JSON field path %q (want dot-separated keys like \"report.failing\")", p)}
 		}
+		if err := validText(f, p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// validText rejects a string the pinned config cannot carry: the config
+// is pinned as JSON, which replaces bytes that are not UTF-8, so the
+// execution would run with another name or path than the worker's (and
+// protobuf refuses such names outright).
+func validText(field, s string) error {
+	if !utf8.ValidString(s) {
+		return &OptionError{Field: field, Reason: fmt.Sprintf("must be valid UTF-8, got %q", s)}
 	}
 	return nil
 }

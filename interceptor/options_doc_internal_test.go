@@ -13,6 +13,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/loopguard/loopguard/interceptor/detect"
 )
 
 // TestOptionsDocStatesTheDefaults: the go doc of each Options field with a
@@ -37,30 +39,19 @@ func TestOptionsDocStatesTheDefaults(t *testing.T) {
 			want[f.Name] = strconv.FormatFloat(v.Float(), 'g', -1, 64)
 		}
 	}
-	f, err := parser.ParseFile(token.NewFileSet(), "options.go", nil, parser.ParseComments)
-	require.NoError(t, err)
 	stated := regexp.MustCompile(`Default\s+((?:\d+ KiB)|\S+?)[.:](?:\s|$)`)
 	seen := 0
-	ast.Inspect(f, func(n ast.Node) bool {
-		ts, ok := n.(*ast.TypeSpec)
-		if !ok || ts.Name.Name != "Options" {
-			return true
+	for name, doc := range optionsDocs(t) {
+		w, ok := want[name]
+		if !ok {
+			continue
 		}
-		for _, fld := range ts.Type.(*ast.StructType).Fields.List {
-			for _, name := range fld.Names {
-				w, ok := want[name.Name]
-				if !ok {
-					continue
-				}
-				seen++
-				m := stated.FindStringSubmatch(fld.Doc.Text())
-				if assert.NotNil(t, m, "Options.%s states no default", name.Name) {
-					assert.Equal(t, w, strings.TrimSpace(m[1]), "Options.%s's doc", name.Name)
-				}
-			}
+		seen++
+		m := stated.FindStringSubmatch(doc)
+		if assert.NotNil(t, m, "Options.%s states no default", name) {
+			assert.Equal(t, w, strings.TrimSpace(m[1]), "Options.%s's doc", name)
 		}
-		return false
-	})
+	}
 	assert.Equal(t, len(want), seen, "Options fields with a default")
 	assert.GreaterOrEqual(t, seen, 20)
 }
@@ -69,4 +60,48 @@ func TestOptionsDocStatesTheDefaults(t *testing.T) {
 // v with its first letter upper case (OnHaltPause, TimeoutEscalate).
 func constName(prefix, v string) string {
 	return prefix + strings.ToUpper(v[:1]) + v[1:]
+}
+
+// TestOptionsDocStatesTheRanges: the ranges the go doc of Options states
+// with a figure are the ones buildConfig enforces.
+func TestOptionsDocStatesTheRanges(t *testing.T) {
+	docs := optionsDocs(t)
+	for field, want := range map[string]string{
+		"Window":               fmt.Sprintf("At most %d", detect.MaxWindow),
+		"HaltSignalTimeout":    fmt.Sprintf("At least %s", minHaltSignalTimeout),
+		"RepeatThreshold":      fmt.Sprintf("to %d (detect.SequenceSteps", detect.SequenceSteps),
+		"ErrorRepeatThreshold": fmt.Sprintf("to %d (one failure fewer", detect.SequenceSteps-1),
+		"OscillationPeriods":   fmt.Sprintf("2 to %d (the loop rule's steps", detect.SequenceSteps/2),
+	} {
+		assert.Contains(t, strings.Join(strings.Fields(docs[field]), " "), want, "Options.%s's doc", field)
+	}
+	_, _, err := buildConfig(Options{Window: detect.MaxWindow})
+	require.NoError(t, err)
+	_, _, err = buildConfig(Options{Window: detect.MaxWindow + 1})
+	require.Error(t, err)
+	_, _, err = buildConfig(Options{HaltSignalTimeout: minHaltSignalTimeout})
+	require.NoError(t, err)
+	_, _, err = buildConfig(Options{HaltSignalTimeout: minHaltSignalTimeout - 1})
+	require.Error(t, err)
+}
+
+// optionsDocs returns the go doc of each field of Options, by name.
+func optionsDocs(t *testing.T) map[string]string {
+	t.Helper()
+	f, err := parser.ParseFile(token.NewFileSet(), "options.go", nil, parser.ParseComments)
+	require.NoError(t, err)
+	docs := map[string]string{}
+	ast.Inspect(f, func(n ast.Node) bool {
+		ts, ok := n.(*ast.TypeSpec)
+		if !ok || ts.Name.Name != "Options" {
+			return true
+		}
+		for _, fld := range ts.Type.(*ast.StructType).Fields.List {
+			for _, name := range fld.Names {
+				docs[name.Name] = fld.Doc.Text()
+			}
+		}
+		return false
+	})
+	return docs
 }

@@ -35,6 +35,15 @@ func TestResumeExtendDurations(t *testing.T) {
 		{"a bad string is refused", map[string]any{"extend": map[string]any{"maxNodeRuntime": "20 minutes"}}, true,
 			`extend.maxNodeRuntime: "20 minutes" is not a duration`},
 		{"a Go ResumeRequest sends strings", interceptor.ResumeRequest{Extend: &detect.Extension{MaxNodeRuntime: 20 * time.Minute}}, false, ""},
+		// Guard version 12: limits are summed without saturation, so an
+		// extension past its ceiling is refused, not stored (+Inf broke
+		// continue-as-new; a wrapped count switched its budget off).
+		{"more than a year is refused", map[string]any{"extend": map[string]any{"maxNodeRuntime": "9000h"}}, true,
+			`extend.maxNodeRuntime is 9000h0m0s, at most 8760h0m0s in one resume`},
+		{"a huge count is refused", map[string]any{"extend": map[string]any{"maxCallsPerNode": 9e18}}, true,
+			`extend.maxCallsPerNode is 9e+18, at most 1000000 in one resume`},
+		{"a huge cost is refused", map[string]any{"extend": map[string]any{"maxCost": 1e308}}, true,
+			`extend.maxCost is 1e+308, at most 1e+12 in one resume`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -23,6 +23,11 @@ func selectWorkflows(names []string, guard func(*workflow.Info) bool) (func(*wor
 		if strings.TrimSpace(n) == "" || strings.TrimSpace(n) != n {
 			return nil, &OptionError{Field: fmt.Sprintf("Workflows[%d]", i), Reason: fmt.Sprintf("must be a workflow type name without surrounding spaces, got %q", n)}
 		}
+		// Type names travel in protobuf, which carries only UTF-8: such a
+		// name could never match.
+		if err := validText(fmt.Sprintf("Workflows[%d]", i), n); err != nil {
+			return nil, err
+		}
 	}
 	types := slices.Clone(names)
 	slices.Sort(types)

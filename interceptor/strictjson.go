@@ -279,7 +279,10 @@ func editDistance(a, b string) int {
 
 // syntaxProblem describes invalid JSON with its line and column.
 func syntaxProblem(data []byte) error {
-	var v any
+	// A RawMessage checks the syntax and converts nothing: a number out of
+	// float64's range (1e999) is left for the field's own decoding, which
+	// names its path.
+	var v json.RawMessage
 	err := json.Unmarshal(data, &v)
 	var se *json.SyntaxError
 	if !errors.As(err, &se) {

@@ -100,6 +100,17 @@ type RecordedAnswer struct {
 	// HaltSeq is the halt a resume or escalate answered: the last one
 	// raised before it that pauses and was not answered yet (0: none).
 	HaltSeq int `json:"haltSeq,omitempty"`
+	// Handler is set for a decision of the workflow's halt handler. The
+	// history holds no event of its own for it: it is read where the halt
+	// ended with no other decision (Name is the action; Request.Guidance
+	// the guidance the calls after it carried; its reason is not in the
+	// history). Read with AsRecorded only.
+	Handler bool `json:"handler,omitempty"`
+	// Guard is set for a decision the guard took itself, which the
+	// analysis followed (AsRecorded only): the pause timeout's, the fail
+	// policy's, a cancellation's (Request.Reason says which). No event
+	// carries it: Event is 0.
+	Guard bool `json:"guard,omitempty"`
 }
 
 // Told says in a few words where the guard really halted and how each
@@ -112,13 +123,19 @@ func (r Recorded) Told() string {
 	const shown = 3
 	parts := make([]string, min(len(r.Halts), shown))
 	for i, h := range r.Halts[:len(parts)] {
-		how := "no answer in the history (paused, pause timeout or fail)"
+		how := "no answer in the history (paused, pause timeout, halt handler or fail)"
 		if h.Observed {
 			how = "observed"
 		}
 		for _, a := range r.Answers {
 			if a.HaltSeq == h.Seq {
 				how = a.Name
+				switch {
+				case a.Handler:
+					how += " by the halt handler"
+				case a.Guard:
+					how += fmt.Sprintf(" by the guard (%s)", a.Request.Reason)
+				}
 			}
 		}
 		parts[i] = fmt.Sprintf("#%d %s at %s, %s", h.Seq, h.HaltReason, h.Node, how)
@@ -175,6 +192,11 @@ type runReader struct {
 	calls map[int64]int
 	// attempted are the loop.halted events already used for an Attempt.
 	attempted map[int64]bool
+	// held is the scheduling event of the call the last recorded halt
+	// held (0: none found).
+	held int64
+	// pauseTimers are the started events of the guard's pause timers.
+	pauseTimers map[int64]bool
 }
 
 func (r *runReader) problem(e *historypb.HistoryEvent, format string, args ...any) {
@@ -259,10 +281,19 @@ func (r *runReader) event(i int, e *historypb.HistoryEvent) {
 		r.input(e, in.GetName(), in.GetArgs(), true)
 	case enumspb.EVENT_TYPE_TIMER_STARTED:
 		j.Timer()
+		if j.PauseTimer(e.GetTimerStartedEventAttributes().GetStartToFireTimeout().AsDuration()) {
+			r.pauseTimers[e.GetEventId()] = true
+		}
 	case enumspb.EVENT_TYPE_TIMER_FIRED:
-		j.PauseTimedOut()
+		if r.pauseTimers[e.GetTimerFiredEventAttributes().GetStartedEventId()] {
+			j.PauseTimedOut()
+		}
 	case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW:
 		j.EndRun()
+	case enumspb.EVENT_TYPE_WORKFLOW_PROPERTIES_MODIFIED:
+		r.published(e)
+	case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_CANCEL_REQUESTED:
+		j.Cancel()
 	default:
 		if _, known := enumspb.EventType_name[int32(e.GetEventType())]; !known || e.GetEventType() == enumspb.EVENT_TYPE_UNSPECIFIED {
 			r.problem(e, "unknown event type: skipped")
@@ -291,6 +322,11 @@ func (r *runReader) idleTask(i int) bool {
 
 // call judges a guarded call's scheduling event.
 func (r *runReader) call(e *historypb.HistoryEvent, kind interceptor.CallKind, typ string, input *commonpb.Payloads) {
+	if e.GetEventId() == r.held && r.judge.Blocked() {
+		// The held call goes on with no decision before it: the halt
+		// handler resumed, publishing nothing (guard versions 7 and 8).
+		r.handled(e, interceptor.ActionResume)
+	}
 	var args []any
 	if r.opts.Guard.NodeName != nil {
 		args = r.args(e, input)
@@ -373,10 +409,12 @@ func (r *runReader) marker(i int, e *historypb.HistoryEvent) {
 	}
 	if data.ActivityType == raiseHaltedActivity {
 		r.attempt(i)
-		return
+	} else {
+		r.localActivity(a, data.ActivityType)
 	}
-	r.localActivity(a, data.ActivityType)
 	if !data.ReplayTime.IsZero() {
+		// The workflow's clock once the local activity is done: a halt
+		// handler that decides in this task decides at this time.
 		r.judge.Now(data.ReplayTime)
 	}
 }
@@ -414,13 +452,160 @@ func (r *runReader) attempt(i int) {
 		return
 	}
 	node := ev.Node
-	for _, e := range events[i+1:] {
-		if n, ok := r.callNode(e); ok {
-			node = n
-			break
-		}
+	r.held = 0
+	if k := r.heldCall(i, ev.Seq); k > 0 {
+		node, _ = r.callNode(events[k])
+		r.held = events[k].GetEventId()
 	}
 	r.judge.Attempt(node)
+}
+
+// heldCall finds the call the halt raised at event i held: the first call
+// scheduled once the halt ended (0: none). The calls the workflow's halt
+// handler made while the halt was in force come before it, unguarded. The
+// guard publishes the end of a halt (its memo goes to running or
+// escalated) before the held call goes on, so every call before that is
+// the handler's; but guard versions 7 and 8 publish nothing when the
+// handler resumes (nor, before version 9, when it starts). There the
+// handler's calls are taken to be those made in the workflow task that
+// raised the halt, where the handler starts, and those before the guard
+// publishes the halt (the handler handed it to a human), unless the
+// handler's resume gave guidance: then the first call that carries it for
+// halt seq is the held call. A version 7 or 8 handler that gives no
+// guidance, makes calls in a later task and then resumes is read as
+// resumed at the first of them.
+func (r *runReader) heldCall(i, seq int) int {
+	events := r.h.GetEvents()
+	quiet := r.judge.Version() < 9 // a handler's resume publishes nothing
+	if k, _ := r.handlerNotice(i+1, seq); quiet && k > 0 {
+		return k
+	}
+	ended, laterTask, candidate := false, false, 0
+	for k := i + 1; k < len(events); k++ {
+		e := events[k]
+		switch e.GetEventType() {
+		case enumspb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED:
+			laterTask = true
+		case enumspb.EVENT_TYPE_WORKFLOW_PROPERTIES_MODIFIED:
+			switch r.guardState(e) {
+			case interceptor.StateHalted:
+				candidate = 0 // the handler's calls: it handed the halt over
+			case interceptor.StateRunning, interceptor.StateEscalated:
+				if candidate > 0 {
+					return candidate
+				}
+				ended = true
+			}
+		case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED, enumspb.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED:
+			if ended {
+				return k
+			}
+			if quiet && laterTask && candidate == 0 {
+				candidate = k
+			}
+		case enumspb.EVENT_TYPE_MARKER_RECORDED:
+			if candidate > 0 && r.raising(e) {
+				return candidate // the next halt
+			}
+		}
+	}
+	return candidate
+}
+
+// raising reports whether marker e is the guard's loop.halted local
+// activity.
+func (r *runReader) raising(e *historypb.HistoryEvent) bool {
+	a := e.GetMarkerRecordedEventAttributes()
+	var data struct{ ActivityType string }
+	return a.GetMarkerName() == markerLocalActivity && r.dc.FromPayloads(a.GetDetails()["data"], &data) == nil &&
+		data.ActivityType == raiseHaltedActivity
+}
+
+// guardState is the state the guard published in a memo upsert, "" when
+// the upsert is not the guard's.
+func (r *runReader) guardState(e *historypb.HistoryEvent) interceptor.State {
+	p := e.GetWorkflowPropertiesModifiedEventAttributes().GetUpsertedMemo().GetFields()[r.judge.MemoKey()]
+	var memo struct {
+		State interceptor.State `json:"state"`
+	}
+	if p == nil || r.dc.FromPayload(p, &memo) != nil {
+		return ""
+	}
+	return memo.State
+}
+
+// published reads a memo upsert: the guard publishing running or
+// escalated while a recorded halt holds a call, with no decision the
+// Judge was told of, is the halt handler's decision.
+func (r *runReader) published(e *historypb.HistoryEvent) {
+	if !r.judge.Blocked() {
+		return
+	}
+	switch r.guardState(e) {
+	case interceptor.StateRunning:
+		r.handled(e, interceptor.ActionResume)
+	case interceptor.StateEscalated:
+		r.handled(e, interceptor.ActionEscalate)
+	}
+}
+
+// handled hands the halt handler's decision, read at event e, to the
+// Judge, and notes it in Recorded when it ended the halt. A resume's
+// guidance is read from the notice of the first call that carries it.
+func (r *runReader) handled(e *historypb.HistoryEvent, action interceptor.Action) {
+	rec := &r.ex.Recorded
+	// The halt's loop.halted may not be in the history yet: a handler that
+	// decides at once does so in the workflow task that raised it.
+	seq := r.judge.Held()
+	var guidance string
+	if action == interceptor.ActionResume {
+		guidance = r.handlerGuidance(e, seq)
+	}
+	if r.judge.Handled(action, guidance) {
+		rec.Answers = append(rec.Answers, RecordedAnswer{Event: e.GetEventId(), Name: string(action), Handler: true,
+			Request: interceptor.ResumeRequest{By: interceptor.HandlerBy, Guidance: guidance}, HaltSeq: seq})
+	}
+}
+
+// handlerGuidance is the guidance of the halt handler's resume of halt
+// seq, read at event e: the notice header of the calls of the loop after
+// it carries it (the text, cut as the guard cuts it).
+func (r *runReader) handlerGuidance(e *historypb.HistoryEvent, seq int) string {
+	events := r.h.GetEvents()
+	for i := range events {
+		if events[i] == e {
+			_, n := r.handlerNotice(i, seq)
+			return n.Guidance
+		}
+	}
+	return ""
+}
+
+// handlerNotice finds the first call from event index from, before the
+// next halt's loop.halted, whose notice carries the guidance of the halt
+// handler's resume of halt seq: its index (0: none) and the notice. Calls
+// outside the loop carry none.
+func (r *runReader) handlerNotice(from, seq int) (int, interceptor.Notice) {
+	events := r.h.GetEvents()
+	for k := from; k < len(events); k++ {
+		var h map[string]*commonpb.Payload
+		switch e := events[k]; e.GetEventType() {
+		case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+			h = e.GetActivityTaskScheduledEventAttributes().GetHeader().GetFields()
+		case enumspb.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED:
+			h = e.GetStartChildWorkflowExecutionInitiatedEventAttributes().GetHeader().GetFields()
+		case enumspb.EVENT_TYPE_MARKER_RECORDED:
+			if k > from && r.raising(e) {
+				return 0, interceptor.Notice{}
+			}
+		}
+		var n interceptor.Notice
+		if p := h[interceptor.NoticeHeader]; p != nil && converter.GetDefaultDataConverter().FromPayload(p, &n) == nil &&
+			n.By == interceptor.HandlerBy && n.HaltSeq == seq {
+			return k, n
+		}
+	}
+	return 0, interceptor.Notice{}
 }
 
 // echo finds the first loop.halted signal in events not matched to a
@@ -499,6 +684,28 @@ func (r *runReader) input(e *historypb.HistoryEvent, name string, args *commonpb
 	}
 	r.judge.Signal(name, p)
 }
+
+// guardAnswers notes the decisions the guard itself took on the halts
+// recorded (the pause timeout, the fail policy, a cancellation while
+// paused), which the analysis followed: no signal or update carries them.
+func (r *Recorded) guardAnswers(verdicts []interceptor.Verdict) {
+	for _, v := range verdicts {
+		d := v.Decision
+		if v.Halt == nil || d == nil || d.By != guardBy {
+			continue
+		}
+		for _, h := range r.Halts {
+			if h.Seq == d.HaltSeq {
+				r.Answers = append(r.Answers, RecordedAnswer{Name: string(d.Action), Guard: true,
+					Request: interceptor.ResumeRequest{Reason: d.Reason, By: d.By}, HaltSeq: d.HaltSeq})
+				break
+			}
+		}
+	}
+}
+
+// guardBy is the Decision.By of the guard's own decisions.
+const guardBy = "loopguard"
 
 // unanswered is the last halt that pauses and has no answer yet, 0 for
 // none.
@@ -784,7 +991,7 @@ func (a *Analyzer) history(h *historypb.History, file string) (ex Execution) {
 	}
 	ex.Guarded = j.Guarded()
 	r := &runReader{opts: &a.opts, dc: dc, fc: a.opts.FailureConverter, judge: j, ex: &ex, h: h,
-		calls: map[int64]int{}, attempted: map[int64]bool{}}
+		calls: map[int64]int{}, attempted: map[int64]bool{}, pauseTimers: map[int64]bool{}}
 	if err := r.read(); err != nil {
 		ex.Err = err
 		return ex
@@ -792,6 +999,9 @@ func (a *Analyzer) history(h *historypb.History, file string) (ex Execution) {
 	ex.Verdicts = j.Verdicts()
 	for _, l := range j.Logs() {
 		ex.Problems = append(ex.Problems, "guard: "+l)
+	}
+	if a.opts.AsRecorded {
+		ex.Recorded.guardAnswers(ex.Verdicts)
 	}
 	for _, v := range ex.Verdicts {
 		if v.Halt != nil && v.OnHalt != interceptor.OnHaltObserve {

@@ -9,7 +9,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/converter"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/loopguard/loopguard/interceptor"
 	"github.com/loopguard/loopguard/testsuite"
@@ -63,24 +65,29 @@ func liveWarnings(t *testing.T, file string) []string {
 	return out
 }
 
+// handlerActivity is the activity the fixtures' halt handler calls (the
+// samples' reviewer, workflows.CoderVerifierLoop's askReviewer): its
+// calls are not guarded.
+const handlerActivity = "Review"
+
 // liveHaltCalls are the calls (of the run, from 1) the guard's halts met
-// live: its loop.halted local activity runs before the call it halts.
-func liveHaltCalls(t *testing.T, file string) []int {
+// live: its loop.halted local activity runs before the call it halts. It
+// also returns the number of guarded calls the run made.
+func liveHaltCalls(t *testing.T, file string) (at []int, calls int) {
 	h, err := testsuite.ReadHistoryFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []int
-	calls := 0
 	for _, e := range h.GetEvents() {
-		if e.GetActivityTaskScheduledEventAttributes() != nil || e.GetStartChildWorkflowExecutionInitiatedEventAttributes() != nil {
+		if a := e.GetActivityTaskScheduledEventAttributes(); a != nil && a.GetActivityType().GetName() != handlerActivity ||
+			e.GetStartChildWorkflowExecutionInitiatedEventAttributes() != nil {
 			calls++
 		}
 		if a := e.GetMarkerRecordedEventAttributes(); a != nil && a.GetMarkerName() == "LocalActivity" {
-			out = append(out, calls+1)
+			at = append(at, calls+1)
 		}
 	}
-	return out
+	return at, calls
 }
 
 // TestAnalyzeAgreesWithFixtures: each fixture history recorded with the
@@ -118,12 +125,26 @@ func TestAnalyzeAgreesWithFixtures(t *testing.T) {
 					got = append(got, fmt.Sprintf("call %d: %s", v.Call-ex.FirstCall+1, haltKey(*v.Halt)))
 				}
 			}
-			at := liveHaltCalls(t, f)
+			at, calls := liveHaltCalls(t, f)
 			for i, h := range ex.Recorded.Halts {
 				want = append(want, fmt.Sprintf("call %d: %s", at[i], haltKey(h)))
 			}
+			// Every guarded call is judged: no halt is left waiting for a
+			// decision the history holds.
+			assert.Equal(t, calls, len(ex.Calls), "guarded calls judged")
 			for _, w := range ex.Warnings() {
 				got = append(got, warningKey(w))
+			}
+			// Each halt ends with the decision the history holds for it.
+			for _, v := range ex.Verdicts {
+				for _, a := range ex.Recorded.Answers {
+					if v.Halt != nil && a.HaltSeq == v.Halt.Seq && a.Error == "" {
+						if assert.NotNil(t, v.Decision, "halt %d: decision", v.Halt.Seq) {
+							assert.Equal(t, a.Name, string(v.Decision.Action), "halt %d: decision", v.Halt.Seq)
+							assert.Equal(t, a.Handler, v.Decision.By == interceptor.HandlerBy, "halt %d: decided by the handler", v.Halt.Seq)
+						}
+					}
+				}
 			}
 			want = append(want, liveWarnings(t, f)...)
 			if strings.Join(got, "\n") != strings.Join(want, "\n") {
@@ -143,4 +164,83 @@ func TestRecordedAnswers(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, strings.HasPrefix(ex.Recorded.Told(), "16 halts: #1 stalled at Code, observed;"), ex.Recorded.Told())
 	assert.True(t, strings.HasSuffix(ex.Recorded.Told(), "; 13 more"), ex.Recorded.Told())
+}
+
+// TestRecordedGuardDecisions: as recorded, the halts the guard decided
+// itself say how (the history holds no answer for them).
+func TestRecordedGuardDecisions(t *testing.T) {
+	for f, want := range map[string]string{
+		"fail-oscillating.json":      "1 halts: #1 oscillating at Code, escalate by the guard (policy: fail on halt)",
+		"pause-timeout-resumes.json": "1 halts: #1 stalled at Code, resume by the guard (no decision within the pause timeout of 2s)",
+	} {
+		ex, err := testsuite.AnalyzeFile(filepath.Join("testdata/histories", f), testsuite.AnalyzeOptions{AsRecorded: true})
+		require.NoError(t, err)
+		assert.Equal(t, want, ex.Recorded.Told(), f)
+		ex, err = testsuite.AnalyzeFile(filepath.Join("testdata/histories", f), testsuite.AnalyzeOptions{})
+		require.NoError(t, err)
+		assert.Contains(t, ex.Recorded.Told(), "no answer in the history", f)
+	}
+}
+
+// TestAnalyzeFollowsTheHaltHandler: a halt the workflow's halt handler
+// resumed (guard versions 8 and 9: the handler calls Review, then resumes
+// with its guidance) is followed as recorded: the Review call is the
+// handler's, not guarded, and every guarded call after the halt is judged
+// (before, the analysis waited at the halt for a human who never came:
+// 10 of 14 calls).
+func TestAnalyzeFollowsTheHaltHandler(t *testing.T) {
+	for _, f := range []string{"v8-samples-reviewed.json", "v9-samples-reviewed.json"} {
+		ex, err := testsuite.AnalyzeFile(filepath.Join("testdata/histories", f), testsuite.AnalyzeOptions{AsRecorded: true})
+		require.NoError(t, err)
+		assert.Len(t, ex.Calls, 14, f)
+		assert.NotContains(t, ex.Calls, handlerActivity, f)
+		assert.Equal(t, "1 halts: #1 stalled at Verify, resume by the halt handler", ex.Recorded.Told(), f)
+		halts := 0
+		for _, v := range ex.Verdicts {
+			if v.Halt == nil {
+				continue
+			}
+			halts++
+			require.NotNil(t, v.Decision, f)
+			assert.Equal(t, interceptor.ActionResume, v.Decision.Action, f)
+			assert.Equal(t, interceptor.HandlerBy, v.Decision.By, f)
+			assert.Contains(t, v.Decision.Guidance, "Fix the cache TTL arithmetic", f)
+		}
+		assert.Equal(t, 1, halts, f)
+	}
+}
+
+// TestAnalyzeFindsTheHeldCallPastAHandlersCalls: at guard version 8 a
+// handler's resume publishes nothing, so the held call is told from the
+// handler's calls by the guidance it carries. The v8 reviewed history with
+// a second Review call in a later workflow task, before the held Code
+// call, is judged as recorded: the Review calls are the handler's, Code is
+// the held call (read by the workflow task alone, the second Review was
+// taken for it and judged).
+func TestAnalyzeFindsTheHeldCallPastAHandlersCalls(t *testing.T) {
+	h, err := testsuite.ReadHistoryFile("testdata/histories/v8-samples-reviewed.json")
+	require.NoError(t, err)
+	var review *historypb.HistoryEvent
+	at := -1
+	for i, e := range h.GetEvents() {
+		if a := e.GetActivityTaskScheduledEventAttributes(); a != nil && a.GetActivityType().GetName() == handlerActivity {
+			review = e
+		}
+		if review != nil && at < 0 && e.GetWorkflowPropertiesModifiedEventAttributes() != nil {
+			at = i // the task in which the handler resumed
+		}
+	}
+	require.NotNil(t, review)
+	require.Positive(t, at)
+	again := proto.Clone(review).(*historypb.HistoryEvent)
+	again.EventId = 10_000
+	h.Events = append(h.Events[:at:at], append([]*historypb.HistoryEvent{again}, h.Events[at:]...)...)
+
+	a, err := testsuite.NewAnalyzer(testsuite.AnalyzeOptions{AsRecorded: true})
+	require.NoError(t, err)
+	ex := a.History(h, "")
+	require.NoError(t, ex.Err)
+	assert.Len(t, ex.Calls, 14)
+	assert.NotContains(t, ex.Calls, handlerActivity)
+	assert.Equal(t, "1 halts: #1 stalled at Verify, resume by the halt handler", ex.Recorded.Told())
 }

@@ -6,6 +6,9 @@
 //   - PlannerResearcherLoop: planner → researcher → planner (seed 003).
 //   - ChildIterationLoop: one IterationWorkflow child per iteration.
 //   - PollingJob: an exempt poller, then a summary.
+//   - ChatAgent: an LLM↔tool loop whose conversation lives in the workflow.
+//   - ParallelToolAgent: a model turn asks for several tool calls, run in
+//     parallel.
 //   - Supervisor: collects the loop.halted signals of guarded workflows.
 //
 // Scenarios lists the runs the samples support, each with the outcome the

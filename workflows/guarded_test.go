@@ -54,21 +54,7 @@ type guardedRun struct {
 // halt is in force at decideAfter, or resumes it with guidance if given.
 func runGuarded(t *testing.T, opts interceptor.Options, workflowType string, in LoopInput, guidance ...string) guardedRun {
 	t.Helper()
-	var s testsuite.WorkflowTestSuite
-	s.SetLogger(log.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))))
-	env := s.NewTestWorkflowEnvironment()
-	guard, err := interceptor.New(opts)
-	require.NoError(t, err)
-	env.SetWorkerOptions(worker.Options{Interceptors: []sdkinterceptor.WorkerInterceptor{guard}})
-	Register(env)
-
-	status := func() *interceptor.Status {
-		v, err := env.QueryWorkflow(interceptor.DefaultStatusQuery)
-		require.NoError(t, err)
-		var st interceptor.Status
-		require.NoError(t, v.Get(&st))
-		return &st
-	}
+	env, status := guardedEnv(t, opts)
 	var r guardedRun
 	env.RegisterDelayedCallback(func() {
 		r.halted = status()
@@ -78,13 +64,45 @@ func runGuarded(t *testing.T, opts interceptor.Options, workflowType string, in 
 		}
 		env.SignalWorkflow(interceptor.DefaultEscalateSignal, interceptor.EscalateRequest{Reason: "not converging", By: "test"})
 	}, decideAfter)
-	env.ExecuteWorkflow(workflowType, in)
-
-	require.True(t, env.IsWorkflowCompleted())
-	require.NoError(t, env.GetWorkflowError())
-	require.NoError(t, env.GetWorkflowResult(&r.res))
+	executeWorkflow(t, env, workflowType, in, &r.res)
 	r.final = status()
 	return r
+}
+
+// guardedEnv is a test environment with the samples registered and the
+// guard under opts, and the guard's status query. Interceptors in before
+// come first in the worker's list, so that their outbound interceptors
+// are the guard's Next (a workflow's outbound chain is built from the
+// inside out, in the list's order): they see the calls the guard lets
+// through, with the notice it wrote in their headers.
+func guardedEnv(t *testing.T, opts interceptor.Options, before ...sdkinterceptor.WorkerInterceptor) (*testsuite.TestWorkflowEnvironment, func() *interceptor.Status) {
+	t.Helper()
+	var s testsuite.WorkflowTestSuite
+	s.SetLogger(log.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))))
+	env := s.NewTestWorkflowEnvironment()
+	env.SetTestTimeout(time.Minute)
+	guard, err := interceptor.New(opts)
+	require.NoError(t, err)
+	env.SetWorkerOptions(worker.Options{Interceptors: append(before, guard)})
+	Register(env)
+	status := func() *interceptor.Status {
+		v, err := env.QueryWorkflow(interceptor.DefaultStatusQuery)
+		require.NoError(t, err)
+		var st interceptor.Status
+		require.NoError(t, v.Get(&st))
+		return &st
+	}
+	return env, status
+}
+
+// executeWorkflow runs workflowType to completion, without error, and
+// reads its result into valuePtr.
+func executeWorkflow(t *testing.T, env *testsuite.TestWorkflowEnvironment, workflowType string, in, valuePtr any) {
+	t.Helper()
+	env.ExecuteWorkflow(workflowType, in)
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+	require.NoError(t, env.GetWorkflowResult(valuePtr))
 }
 
 // TestScenariosWithGuard runs every scenario with the guard set up with

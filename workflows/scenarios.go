@@ -245,7 +245,7 @@ func GuardOptions() interceptor.Options {
 // Workflows returns the sample workflows Register registers, for
 // interceptor.CheckWorkflows.
 func Workflows() []any {
-	return []any{CoderVerifierLoop, PlannerResearcherLoop, ChildIterationLoop, IterationWorkflow, PollingJob, Supervisor, ChatAgent}
+	return []any{CoderVerifierLoop, PlannerResearcherLoop, ChildIterationLoop, IterationWorkflow, PollingJob, Supervisor, ChatAgent, ParallelToolAgent}
 }
 
 // Register registers the sample workflows and agents with a worker (or a
@@ -256,4 +256,5 @@ func Register(r worker.Registry) {
 	}
 	r.RegisterActivity(&activities.Agents{})
 	r.RegisterActivity(&activities.ChatTools{})
+	r.RegisterActivity(&activities.ParallelTools{})
 }

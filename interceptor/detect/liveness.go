@@ -1,5 +1,7 @@
 package detect
 
+import "math"
+
 // RetripRounds is the most rounds of a loop that goes on unchanged after
 // it started over (a warning, a resume, a handler's decision: Resume)
 // that the detectors need before one of them trips again: the window they
@@ -10,7 +12,8 @@ package detect
 // what they add to the edge budget.
 func RetripRounds(p Policy) int {
 	l := newLimits(p)
-	return max(l.window, l.budget.MaxEdgeWithoutProgress+1)
+	// The limit may be any int: one more than the largest is the largest.
+	return max(l.window, min(l.budget.MaxEdgeWithoutProgress, math.MaxInt-1)+1)
 }
 
 // NewsSinceBarrier reports whether a step of one of nodes that finished

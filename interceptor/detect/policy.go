@@ -58,6 +58,11 @@ func (b Budget) toolCallValue() (float64, bool) {
 	return v, err == nil
 }
 
+// MaxWindow is the longest Policy.Window the State keeps: a longer one is
+// cut to it. interceptor.New refuses a Window (and a threshold) above it,
+// so that no option is cut silently.
+const MaxWindow = maxWindow
+
 // Bounds the State never exceeds whatever the Policy says.
 const (
 	maxWindow   = 256  // history entries per node and evidence list

@@ -41,6 +41,13 @@ const MaxLoopPeriod = 48
 // seqCap is the length of the step sequence kept.
 const seqCap = 2 * MaxLoopPeriod
 
+// SequenceSteps is how many of the latest steps the loop rule keeps (twice
+// MaxLoopPeriod). A period whose RepeatThreshold (or OscillationPeriods)
+// repeats do not fit in it is held to two repeats, and a run of failures
+// longer than it is not seen: interceptor.New refuses thresholds that even
+// the shortest period could not be read with.
+const SequenceSteps = seqCap
+
 // seqStep is one finished step of the execution's sequence, or a barrier.
 type seqStep struct {
 	exact  uint64 // the node and its result, as read

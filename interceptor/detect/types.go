@@ -116,7 +116,8 @@ type NodePolicy struct {
 	MaxCalls   int           `json:"maxCalls,omitempty"`
 	MaxRuntime time.Duration `json:"maxRuntime,omitempty"`
 	// Exempt nodes (pollers, heartbeats, reporting) are never counted as
-	// steps, transitions or cycle members, and never halt.
+	// steps, transitions or cycle members, and never halt but by
+	// MaxTotalCalls, which counts every call.
 	Exempt bool `json:"exempt,omitempty"`
 	// HigherIsBetter flips the direction of the declared metric (default:
 	// lower is better, like a failing-test count).

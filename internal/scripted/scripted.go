@@ -55,6 +55,7 @@ func Register(r worker.Registry) {
 		r.RegisterActivityWithOptions(Agent, activity.RegisterOptions{Name: n})
 	}
 	r.RegisterActivityWithOptions(Notify, activity.RegisterOptions{Name: "Notify"})
+	r.RegisterActivityWithOptions(Agent, activity.RegisterOptions{Name: ReviewNode})
 }
 
 // RegisterWorkflows registers the scripted workflows on r, a worker or a
@@ -67,15 +68,13 @@ func RegisterWorkflows(r worker.WorkflowRegistry) {
 	r.RegisterWorkflow(OwnSignals)
 	r.RegisterWorkflow(LateContinue)
 	r.RegisterWorkflow(AbandonAndContinue)
+	r.RegisterWorkflow(HandledLoop)
 }
 
 // ScriptLoop runs the turns in order, as an agent loop would: each result
 // is read before the next call, and calls marked With start together.
 func ScriptLoop(ctx workflow.Context, turns []Turn) (LoopResult, error) {
-	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: 10 * time.Second,
-		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
-	})
+	ctx = workflow.WithActivityOptions(ctx, activityOptions())
 	var res LoopResult
 	for i := 0; i < len(turns); {
 		var futs []workflow.Future
@@ -109,6 +108,15 @@ func ScriptLoop(ctx workflow.Context, turns []Turn) (LoopResult, error) {
 		}
 	}
 	return res, nil
+}
+
+// activityOptions are the scripted loops' activity options: one attempt,
+// so that a scripted error is the call's result.
+func activityOptions() workflow.ActivityOptions {
+	return workflow.ActivityOptions{
+		StartToCloseTimeout: 10 * time.Second,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
+	}
 }
 
 // escalated records a LoopEscalated err in r and reports whether it was one.

@@ -41,6 +41,8 @@ type Step struct {
 // Trace is a trace of the real corpus, as calls.
 type Trace struct {
 	Name string
+	// Half is the corpus half the trace belongs to: "tune" or "check".
+	Half string
 	// Loop is the corpus's label; Onset is the call (from 1) where the
 	// loop begins, 0 for a progressing run.
 	Loop  bool
@@ -62,6 +64,7 @@ func (t Trace) Calls() int {
 // realTrace is the corpus's file format (the fields used here).
 type realTrace struct {
 	Name  string `json:"name"`
+	Half  string `json:"half"`
 	Loop  bool   `json:"loop"`
 	Onset int    `json:"onset"`
 	Steps []struct {
@@ -113,7 +116,7 @@ func read(path string) (Trace, error) {
 	if err := json.NewDecoder(zr).Decode(&rt); err != nil {
 		return Trace{}, fmt.Errorf("traces: %s: %w", path, err)
 	}
-	tr := Trace{Name: rt.Name, Loop: rt.Loop}
+	tr := Trace{Name: rt.Name, Half: rt.Half, Loop: rt.Loop}
 	for i, s := range rt.Steps {
 		if rt.Loop && i == rt.Onset {
 			tr.Onset = tr.Calls() + 1

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/loopguard/loopguard/interceptor"
+	"github.com/loopguard/loopguard/internal/scripted"
 	"github.com/loopguard/loopguard/internal/traces"
 	"github.com/loopguard/loopguard/testsuite"
 	"github.com/loopguard/loopguard/worker/devserver/devtest"
@@ -128,8 +130,9 @@ func haltLine(call int, h interceptor.HaltEvent) string {
 
 // liveVerdicts reads what the guard did from a guarded history: a
 // warning first shows in the notice of the call it was issued at, and a
-// halt's loop.halted local activity runs before the call it met.
-func liveVerdicts(t *testing.T, h *historypb.History) []string {
+// halt's loop.halted local activity runs before the call it met. Calls of
+// the activity types unguarded (a halt handler's) are not counted.
+func liveVerdicts(t *testing.T, h *historypb.History, unguarded ...string) []string {
 	t.Helper()
 	dc := converter.GetDefaultDataConverter()
 	var out []string
@@ -151,7 +154,7 @@ func liveVerdicts(t *testing.T, h *historypb.History) []string {
 			clear(seen) // the halt answered the warnings in force
 		}
 		a := e.GetActivityTaskScheduledEventAttributes()
-		if a == nil {
+		if a == nil || slices.Contains(unguarded, a.GetActivityType().GetName()) {
 			continue
 		}
 		calls++
@@ -168,4 +171,110 @@ func liveVerdicts(t *testing.T, h *historypb.History) []string {
 	}
 	require.Equal(t, len(echoes), halts)
 	return out
+}
+
+// TestAnalysisFollowsTheHaltHandler: a guarded loop whose halt handler
+// (a Review call, then a decision) decides each of its halts, exported
+// and analysed as recorded, gives the live guard's halts at the same
+// calls, each with the decision that ended it, and judges every guarded
+// call (issue 30: the analysis stopped at the first halt a handler
+// decided, judging 5 of 16 calls). The handler resumes three times;
+// resumes, escalates (the loop goes on) and resumes, after a call or at
+// once (in the workflow task that raised the halt); or sleeps before it
+// resumes (its timer is not the pause timeout's); or hands the first
+// halt over, to a human who resumes, to the pause timeout, or to a
+// cancellation.
+func TestAnalysisFollowsTheHaltHandler(t *testing.T) {
+	t.Parallel()
+	c := devtest.NewClient(t, sharedServer(t))
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	resume, escalate, handOver := interceptor.ActionResume, interceptor.ActionEscalate, interceptor.Action("")
+	byHandler, byHuman, byGuard := " by "+interceptor.HandlerBy, " by e2e", " by loopguard"
+	human := func(id string) {
+		waitStatus(t, ctx, c, id, func(s interceptor.Status) bool { return s.State == interceptor.StateHalted && !s.Handling })
+		require.NoError(t, c.SignalWorkflow(ctx, id, "", interceptor.DefaultResumeSignal, interceptor.ResumeRequest{By: "e2e", Reason: "go on"}))
+	}
+	cancelPaused := func(id string) {
+		waitStatus(t, ctx, c, id, func(s interceptor.Status) bool { return s.State == interceptor.StateHalted && !s.Handling })
+		require.NoError(t, c.CancelWorkflow(ctx, id, ""))
+	}
+	for _, tc := range []struct {
+		name      string
+		opts      interceptor.Options
+		decisions []interceptor.Action
+		how       scripted.Handling
+		answer    func(id string)
+		want      []string // each halt's decision
+	}{
+		{name: "resumes", decisions: []interceptor.Action{resume, resume, resume},
+			want: []string{"resume" + byHandler, "resume" + byHandler, "resume" + byHandler}},
+		{name: "at once", decisions: []interceptor.Action{resume, escalate, resume}, how: scripted.Handling{AtOnce: true},
+			want: []string{"resume" + byHandler, "escalate" + byHandler, "resume" + byHandler}},
+		{name: "escalates", decisions: []interceptor.Action{resume, escalate, resume},
+			want: []string{"resume" + byHandler, "escalate" + byHandler, "resume" + byHandler}},
+		{name: "handler sleeps", opts: interceptor.Options{PauseTimeout: time.Minute},
+			decisions: []interceptor.Action{resume, resume, resume}, how: scripted.Handling{Sleep: 500 * time.Millisecond},
+			want: []string{"resume" + byHandler, "resume" + byHandler, "resume" + byHandler}},
+		{name: "human", decisions: []interceptor.Action{handOver, resume, resume}, answer: human,
+			want: []string{"resume" + byHuman, "resume" + byHandler, "resume" + byHandler}},
+		{name: "timeout", opts: interceptor.Options{PauseTimeout: time.Second, OnPauseTimeout: interceptor.TimeoutResume},
+			decisions: []interceptor.Action{handOver, resume, resume},
+			want:      []string{"resume" + byGuard, "resume" + byHandler, "resume" + byHandler}},
+		{name: "canceled", decisions: []interceptor.Action{handOver}, answer: cancelPaused,
+			want: []string{"cancel" + byGuard}},
+	} {
+		queue := queueFor(t) + "-" + strings.ReplaceAll(tc.name, " ", "-")
+		testsuite.StartWorker(t, c, queue, testsuite.WorkerOptions{Guard: &tc.opts, Register: scripted.Register})
+		id := queue + "-wf"
+		run := startScripted(t, ctx, c, queue, id, scripted.HandledLoop, repeat(handledTurns, "Code", "same"), tc.decisions, tc.how)
+		if tc.answer != nil {
+			tc.answer(id)
+		}
+		var res scripted.HandledResult
+		if err := run.Get(ctx, &res); tc.name != "canceled" {
+			require.NoError(t, err, tc.name)
+		}
+		h := healthyScripted(t, ctx, c, id)
+		a, err := testsuite.NewAnalyzer(testsuite.AnalyzeOptions{AsRecorded: true})
+		require.NoError(t, err)
+		ex := a.History(h, id)
+		require.NoError(t, ex.Err, tc.name)
+		require.Empty(t, ex.Problems, tc.name)
+
+		live, calls := liveVerdicts(t, h, scripted.ReviewNode), scheduledCalls(h, scripted.ReviewNode)
+		require.Equal(t, strings.Join(live, "\n"), strings.Join(verdictLines(ex), "\n"), "%s: analysis and live guard disagree", tc.name)
+		require.Equal(t, calls, len(ex.Calls), "%s: every guarded call judged", tc.name)
+		require.NotContains(t, ex.Calls, scripted.ReviewNode, tc.name)
+		var decided []string
+		for _, v := range ex.Verdicts {
+			if v.Halt != nil {
+				require.NotNil(t, v.Decision, "%s: halt %d decided", tc.name, v.Halt.Seq)
+				decided = append(decided, fmt.Sprintf("%s by %s", v.Decision.Action, v.Decision.By))
+			}
+		}
+		require.Equal(t, tc.want, decided, tc.name)
+		for _, a := range ex.Recorded.Answers {
+			if a.Handler {
+				require.NotZero(t, a.HaltSeq, "%s: the handler's decision names its halt", tc.name)
+			}
+		}
+	}
+}
+
+// handledTurns is the length of TestAnalysisFollowsTheHaltHandler's loop:
+// under the zero Options one Code call repeating itself is halted three
+// times in it (at calls 4, 7 and 9).
+const handledTurns = 10
+
+// scheduledCalls counts the activities a history schedules, but for those
+// of the types unguarded.
+func scheduledCalls(h *historypb.History, unguarded ...string) int {
+	n := 0
+	for _, e := range h.GetEvents() {
+		if a := e.GetActivityTaskScheduledEventAttributes(); a != nil && !slices.Contains(unguarded, a.GetActivityType().GetName()) {
+			n++
+		}
+	}
+	return n
 }
