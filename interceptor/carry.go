@@ -90,6 +90,9 @@ const (
 	// cancellation did). The commands do not change; decisions may.
 	versionLiveness = workflow.Version(12)
 	guardedVersion  = versionLiveness // what new executions run
+	// replayWorkflowID is the workflow id the SDK's replayer gives every
+	// history it is not told the id of.
+	replayWorkflowID = "ReplayId"
 	// carryHeader carries the guard's state across continue-as-new.
 	carryHeader = "loopguard-carry"
 )
@@ -162,6 +165,7 @@ func (g *guard) setup(ctx workflow.Context) error {
 		return fmt.Errorf("loopguard: read pinned config: %w", err)
 	}
 	g.cfg = pinned
+	g.anyWorkflowID = workflow.IsReplaying(ctx) && g.info.WorkflowExecution.ID == replayWorkflowID
 	g.versioned()
 	g.active = true
 	g.pause = newPause(g.version)

@@ -80,6 +80,12 @@
 //	halt             {"reason":"..","by":".."}                       stop at the next guarded call (user_stop), even in observe mode
 //	loop.status      (query)                                        Status: state, halt, cycles, nodes, last decision and rejection
 //
+// With Options.OperatorKeys set, a resume, escalate or halt is taken only
+// as a SignedAnswer signed by one of the operators' Ed25519 keys for that
+// execution, halt and action, within its window of workflow time
+// (SignAnswer; the worker's answer command): the agent cannot answer its
+// own halt. Refused answers are listed in Status.Refused.
+//
 // The resume and escalate updates answer synchronously; their validators
 // reject input when nothing is halted or the payload is malformed. Rejected
 // signals are recorded in Status.LastRejected and logged. OnHalt: fail

@@ -24,23 +24,9 @@ const maxTextLen = 1024
 // JSON null leaves v as it is. A bare JSON string is taken as the reason,
 // which is what someone typing `--input '"looks fine"'` means.
 func decodeInput(maxBytes int, p *commonpb.Payload, v *ResumeRequest) error {
-	if p == nil {
-		return nil
-	}
-	data := p.GetData()
-	if len(data) > maxBytes {
-		return fmt.Errorf("payload of %d bytes exceeds the limit of %d bytes", len(data), maxBytes)
-	}
-	switch enc := string(p.GetMetadata()[converter.MetadataEncoding]); enc {
-	case converter.MetadataEncodingNil:
-		return nil
-	case converter.MetadataEncodingJSON:
-	default:
-		return fmt.Errorf("unsupported payload encoding %q: send JSON", enc)
-	}
-	data = bytes.TrimSpace(data)
-	if len(data) == 0 || string(data) == "null" {
-		return nil
+	data, err := inputData(maxBytes, p)
+	if err != nil || data == nil {
+		return err
 	}
 	if data[0] == '"' {
 		if err := json.Unmarshal(data, &v.Reason); err != nil {
@@ -57,6 +43,30 @@ func decodeInput(maxBytes int, p *commonpb.Payload, v *ResumeRequest) error {
 		return fmt.Errorf("malformed JSON: trailing data after the object")
 	}
 	return v.validate()
+}
+
+// inputData returns the JSON of a human's payload, trimmed, or nil for
+// none (no payload, an empty one, JSON null): at most maxBytes, JSON only.
+func inputData(maxBytes int, p *commonpb.Payload) ([]byte, error) {
+	if p == nil {
+		return nil, nil
+	}
+	data := p.GetData()
+	if len(data) > maxBytes {
+		return nil, fmt.Errorf("payload of %d bytes exceeds the limit of %d bytes", len(data), maxBytes)
+	}
+	switch enc := string(p.GetMetadata()[converter.MetadataEncoding]); enc {
+	case converter.MetadataEncodingNil:
+		return nil, nil
+	case converter.MetadataEncodingJSON:
+	default:
+		return nil, fmt.Errorf("unsupported payload encoding %q: send JSON", enc)
+	}
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 || string(data) == "null" {
+		return nil, nil
+	}
+	return data, nil
 }
 
 // jsonProblem says what is wrong with a payload in the payload's own terms,
@@ -111,10 +121,25 @@ func firstPayload(ps *commonpb.Payloads) (*commonpb.Payload, error) {
 	}
 }
 
-// parse decodes the payload of the named human input.
-func (g *guard) parse(name string, p *commonpb.Payload) (ResumeRequest, error) {
-	var req ResumeRequest
-	if err := decodeInput(g.cfg.MaxPayloadBytes, p, &req); err != nil {
+// request is a human's input as parsed: the request, and the key that
+// signed it (operators' keys set).
+type request struct {
+	ResumeRequest
+	signer string
+}
+
+// parse decodes the payload of the named human input, received at
+// workflow time now. With operators' keys pinned, it must be a signed
+// answer (signedRequest).
+func (g *guard) parse(name string, p *commonpb.Payload, now time.Time) (request, error) {
+	var req request
+	var err error
+	if len(g.cfg.OperatorKeys) == 0 {
+		err = decodeInput(g.cfg.MaxPayloadBytes, p, &req.ResumeRequest)
+	} else {
+		req, err = g.signedInput(name, p, now)
+	}
+	if err != nil {
 		return req, &InputError{Name: name, Reason: err.Error()}
 	}
 	if req.Extend != nil && name != g.cfg.ResumeSignal && name != g.cfg.ResumeUpdate {
@@ -170,11 +195,17 @@ func checkExtension(e *detect.Extension) error {
 
 // decide records a human decision for the halt in force.
 func (g *guard) decide(action Action, req ResumeRequest) Decision {
+	return g.decideSigned(action, request{ResumeRequest: req})
+}
+
+// decideSigned is decide for a request a key may have signed: the
+// decision names the key.
+func (g *guard) decideSigned(action Action, req request) Decision {
 	var ext detect.Extension
 	if req.Extend != nil {
 		ext = *req.Extend
 	}
-	return g.pause.decide(Decision{Action: action, Reason: req.Reason, By: req.By, Guidance: req.Guidance}, ext)
+	return g.pause.decide(Decision{Action: action, Reason: req.Reason, By: req.By, Guidance: req.Guidance, KeyID: req.signer}, ext)
 }
 
 // onSignal handles the guard's signals. It runs outside any coroutine and
@@ -203,21 +234,21 @@ func (g *guard) onSignal(ctx workflow.Context, name string, args *commonpb.Paylo
 // at workflow time now: a decision for the halt in force, or a stop. The
 // analysis of past histories (Judge) feeds it the signals it reads.
 func (g *guard) takeInput(name string, p *commonpb.Payload, now time.Time) error {
-	req, err := g.parse(name, p)
+	req, err := g.parse(name, p, now)
 	if err != nil {
 		return err
 	}
 	switch name {
 	case g.cfg.ResumeSignal:
 		if err = g.pause.checkDecision(name); err == nil {
-			g.decide(ActionResume, req)
+			g.decideSigned(ActionResume, req)
 		}
 	case g.cfg.EscalateSignal:
 		if err = g.pause.checkDecision(name); err == nil {
-			g.decide(ActionEscalate, req)
+			g.decideSigned(ActionEscalate, req)
 		}
 	case g.cfg.HaltSignal:
-		err = g.stop(name, req, now)
+		err = g.stop(name, req.ResumeRequest, now)
 	}
 	return err
 }
@@ -263,6 +294,14 @@ func (g *guard) reject(ctx workflow.Context, name string, err error, p *commonpb
 		r.Payload = shownPayload(p)
 	}
 	g.lastRejected = &r
+	if len(g.cfg.OperatorKeys) > 0 {
+		// Signed answers: every refusal is kept (the last maxRefused), so
+		// that attempts to answer without a key show, not only the last.
+		g.refused = append(g.refused, &r)
+		if len(g.refused) > maxRefused {
+			g.refused = g.refused[len(g.refused)-maxRefused:]
+		}
+	}
 	g.countRejected(ctx, name, err)
 	g.next.GetLogger(ctx).Warn("loopguard: input rejected", "name", name, "reason", reason)
 }
@@ -301,21 +340,21 @@ func (g *guard) registerUpdates(ctx workflow.Context) error {
 	} {
 		name, action := u.name, u.action
 		validate := func(ctx workflow.Context, raw converter.RawValue) error {
-			_, err := g.parse(name, raw.Payload())
+			_, err := g.parse(name, raw.Payload(), workflow.Now(ctx))
 			if err == nil {
 				err = g.pause.checkDecision(name)
 			}
 			return rejection(g.countRejected(ctx, name, err))
 		}
 		handle := func(ctx workflow.Context, raw converter.RawValue) (Decision, error) {
-			req, err := g.parse(name, raw.Payload())
+			req, err := g.parse(name, raw.Payload(), workflow.Now(ctx))
 			if err == nil {
 				err = g.pause.checkDecision(name)
 			}
 			if err != nil {
 				return Decision{}, rejection(g.countRejected(ctx, name, err))
 			}
-			return g.decide(action, req), nil
+			return g.decideSigned(action, req), nil
 		}
 		// Registered below the guard's own outbound interceptor, which
 		// watches for the workflow's handlers of the same names.

@@ -465,12 +465,12 @@ func (j *Judge) Update(name string, p *commonpb.Payload) bool {
 		return false
 	}
 	if name == g.cfg.ResumeUpdate || name == g.cfg.EscalateUpdate {
-		if req, err := g.parse(name, p); err == nil && g.pause.checkDecision(name) == nil {
+		if req, err := g.parse(name, p, j.now); err == nil && g.pause.checkDecision(name) == nil {
 			action := ActionResume
 			if name == g.cfg.EscalateUpdate {
 				action = ActionEscalate
 			}
-			g.decide(action, req)
+			g.decideSigned(action, req)
 			j.Wake() // in the workflow task that took the update
 		}
 		return true

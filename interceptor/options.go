@@ -250,6 +250,15 @@ type Options struct {
 	// Default 10s. At least 1s: a local activity given less may never
 	// get to raise it.
 	HaltSignalTimeout time.Duration
+	// OperatorKeys are the Ed25519 public keys of the people who may
+	// answer a halt. Set, a resume, escalate or halt (signal or update) is
+	// taken only as a SignedAnswer signed by one of them for this
+	// execution, this halt and this action, inside its validity window of
+	// workflow time; anything else is refused (Status.Refused) and the
+	// halt stays in force. The worker needs no secret. Default none:
+	// answers are plain JSON, taken from any sender. Pinned: rotating keys
+	// changes only executions started afterwards (see docs/protocol.md).
+	OperatorKeys []OperatorKey
 
 	// NodeName refines a call's node name (say, per tool or per agent role
 	// read from the arguments). It must be deterministic. Returning ""
@@ -328,6 +337,9 @@ type config struct {
 	MemoKey           string             `json:"memoKey"`
 	MaxPayloadBytes   int                `json:"maxPayloadBytes"`
 	HaltSignalTimeout time.Duration      `json:"haltSignalTimeout"`
+	// OperatorKeys are pinned with the rest: an execution verifies its
+	// answers with the keys it started with, live and in replay.
+	OperatorKeys []OperatorKey `json:"operatorKeys,omitempty"`
 }
 
 // hooks are the Options functions: code, so never pinned.
@@ -381,6 +393,11 @@ func buildConfig(o Options) (config, hooks, error) {
 		MaxPayloadBytes:   pick(o.MaxPayloadBytes, defaultMaxPayloadBytes),
 		HaltSignalTimeout: pick(o.HaltSignalTimeout, defaultHaltTimeout),
 	}
+	keys, err := validateOperatorKeys(o.OperatorKeys)
+	if err != nil {
+		return config{}, hooks{}, err
+	}
+	c.OperatorKeys = keys
 	h := hooks{nodeName: o.NodeName, resultHook: o.ResultHook, guardWorkflow: o.GuardWorkflow, retire: o.Retire}
 	sel, err := selectWorkflows(o.Workflows, o.GuardWorkflow)
 	if err != nil {

@@ -393,6 +393,15 @@ func setFuzzed(t *testing.T, v reflect.Value, b *fuzzBytes) {
 	case v.Kind() == reflect.Slice && v.Type().Elem() == reflect.TypeFor[Edge]():
 		e := Edge{From: fuzzNodeKeys[i%len(fuzzNodeKeys)], To: fuzzNodeKeys[int(b.next())%len(fuzzNodeKeys)]}
 		v.Set(reflect.Append(v, reflect.ValueOf(e)))
+	case v.Kind() == reflect.Slice && v.Type().Elem() == reflect.TypeFor[OperatorKey]():
+		// A key of the right size or not, under a fuzzed id: New must
+		// refuse the bad ones by name.
+		key := make([]byte, []int{32, 32, 31, 0, 64}[i%5])
+		for j := range key {
+			key[j] = b.next()
+		}
+		k := OperatorKey{ID: tablePick(fuzzStrings, int(b.next()), b.str), PublicKey: key}
+		v.Set(reflect.Append(v, reflect.ValueOf(k)))
 	default:
 		t.Fatalf("FuzzOptions cannot set a %s: teach setFuzzed", v.Type())
 	}

@@ -1,6 +1,7 @@
 package interceptor_test
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"reflect"
@@ -140,6 +141,7 @@ func TestPolicyRoundTrip(t *testing.T) {
 		ResumeUpdate: "ru", EscalateUpdate: "eu", SupervisorWorkflowID: "sup", SearchAttribute: "SA", PausedSinceAttribute: "SAT",
 		MemoKey: "m", MaxPayloadBytes: 1024, HaltSignalTimeout: 5 * time.Second,
 		Workflows: []string{"AgentLoop"}, Retire: true,
+		OperatorKeys: []interceptor.OperatorKey{{ID: "alice", PublicKey: bytes.Repeat([]byte{7}, 32)}},
 	}
 	requireAllSet(t, "Options", reflect.ValueOf(give))
 	requireAllSet(t, "NodeOptions", reflect.ValueOf(give.Nodes["Verify"]))

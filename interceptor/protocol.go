@@ -139,6 +139,9 @@ type Decision struct {
 	HaltSeq int `json:"haltSeq"`
 	// Guidance is the resume's guidance for the agent, if any.
 	Guidance string `json:"guidance,omitempty"`
+	// KeyID names the OperatorKey that signed the answer, when operators'
+	// keys are set (Options.OperatorKeys).
+	KeyID string `json:"keyId,omitempty"`
 }
 
 // Rejection records human input the guard refused, and why.
@@ -167,7 +170,12 @@ type Status struct {
 	Transitions  []string           `json:"transitions,omitempty"`
 	LastDecision *Decision          `json:"lastDecision,omitempty"`
 	LastRejected *Rejection         `json:"lastRejected,omitempty"`
-	Policy       OnHalt             `json:"onHalt"`
+	// Refused lists the last 8 refused resume, escalate and halt signals,
+	// oldest first, when operators' keys are set (Options.OperatorKeys):
+	// an answer without a good signature shows here with the reason. A
+	// refused update is not recorded anywhere: its caller gets the reason.
+	Refused []Rejection `json:"refused,omitempty"`
+	Policy  OnHalt      `json:"onHalt"`
 	// Handling is true while the workflow's halt handler decides the halt
 	// in force (guard version 8); a human may still answer it.
 	Handling bool `json:"handling,omitempty"`

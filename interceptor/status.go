@@ -10,6 +10,9 @@ import (
 func (g *guard) status() (Status, error) {
 	p := &g.pause
 	s := Status{State: StateRunning, Policy: g.cfg.OnHalt, Halts: g.halts, LastDecision: p.last, LastRejected: g.lastRejected}
+	for _, r := range g.refused {
+		s.Refused = append(s.Refused, *r)
+	}
 	if !g.active {
 		s.State = StateDisabled
 		return s, nil

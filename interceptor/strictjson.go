@@ -120,6 +120,15 @@ func decodeStrict(path string, data []byte, dst reflect.Value) error {
 		dst.Set(m)
 		return nil
 	case reflect.Slice:
+		if t.Elem().Kind() == reflect.Uint8 {
+			// Bytes (a public key) are a base64 string, as encoding/json has them.
+			b := reflect.New(t)
+			if err := json.Unmarshal(data, b.Interface()); err != nil {
+				return &fieldError{path: path, msg: "want a base64 string, got " + truncateJSON(data)}
+			}
+			dst.Set(b.Elem())
+			return nil
+		}
 		var arr []json.RawMessage
 		if err := json.Unmarshal(data, &arr); err != nil {
 			return &fieldError{path: path, msg: "want a JSON array, got " + jsonKind(data)}
@@ -185,6 +194,9 @@ func encodeStrict(v reflect.Value) any {
 		}
 		return out
 	case reflect.Slice:
+		if t.Elem().Kind() == reflect.Uint8 {
+			return v.Interface() // base64, as decodeStrict reads it
+		}
 		out := make([]any, v.Len())
 		for i := range out {
 			out[i] = encodeStrict(v.Index(i))

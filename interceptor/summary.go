@@ -89,8 +89,23 @@ func currentDetails(c config, s State, ev *HaltEvent) string {
 		return b.String()
 	}
 	cmd := commandsFor(c, "", ev.WorkflowID)
+	if len(c.OperatorKeys) > 0 {
+		// A plain answer would be refused: show the signed way.
+		cmd = signedCommands(ev.WorkflowID)
+		b.WriteString("\nAnswers must be signed by an operator's key (docs/halts.md, \"Signed answers\").\n")
+	}
 	fmt.Fprintf(&b, "\nResume:\n```\n%s\n```\nEscalate:\n```\n%s\n```\n", cmd.Resume, cmd.Escalate)
 	return b.String()
+}
+
+// signedCommands are the worker's answer commands that sign and send a
+// resume or escalate of workflowID's halt in force.
+func signedCommands(workflowID string) Commands {
+	answer := "go run ./worker answer --workflow-id " + shellQuote(workflowID) + " --key " + operator + ".key "
+	return Commands{
+		Resume:   answer + `resume --guidance "what to do differently"`,
+		Escalate: answer + `escalate --reason "stopping this loop"`,
+	}
 }
 
 // handlerDetails heads the current details while the halt handler decides

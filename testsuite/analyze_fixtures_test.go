@@ -37,6 +37,11 @@ func liveWarnings(t *testing.T, file string) []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, e := range h.GetEvents() {
+		if a := e.GetMarkerRecordedEventAttributes(); a != nil && a.GetMarkerName() == "LocalActivity" {
+			// A halt: the same warning seen after it was issued again
+			// (signed-answers: warned, halted, resumed, warned again).
+			seen = map[string]bool{}
+		}
 		p := e.GetActivityTaskScheduledEventAttributes().GetHeader().GetFields()[interceptor.NoticeHeader]
 		if p == nil {
 			continue

@@ -64,6 +64,9 @@ type config struct {
 	pauseTimeout    time.Duration
 	searchAttribute string // "" means the default for the mode; "none" disables
 	supervisorID    string // "" disables the supervisor
+	// operatorKeys are public key files (keygen's PREFIX.pub): answers to
+	// halts must be signed by one of them.
+	operatorKeys stringList
 
 	// metricsAddr is where /metrics is served; "" (the default) for nowhere.
 	metricsAddr string
@@ -117,6 +120,7 @@ func newFlagSet(cfg *config) *flag.FlagSet {
 	fs.StringVar(&cfg.onHalt, "on-halt", "", "what a halt does: pause, fail or observe (overrides the policy file; default pause)")
 	fs.DurationVar(&cfg.pauseTimeout, "pause-timeout", 0, "end a pause nobody answered after this long with the policy's onPauseTimeout (overrides the policy file; default: wait forever)")
 	fs.StringVar(&cfg.searchAttribute, "search-attribute", "", `Keyword search attribute the guard sets to "halted:<reason>" etc.; "none" to disable (default LoopGuardState with the embedded server, or on an external one if registered there)`)
+	fs.Var(&cfg.operatorKeys, "operator-key", "public key file of an operator (keygen's PREFIX.pub); repeat it for several: answers to halts must then be signed (answer --key) (default: none, plain answers)")
 	fs.StringVar(&cfg.supervisorID, "supervisor-id", defaultSupervisorID, `workflow id of the Supervisor that collects every halt ("" to run without)`)
 
 	fs.StringVar(&cfg.metricsAddr, "metrics-addr", "", "serve Prometheus metrics (the SDK's and the guard's, prefixed loopguard_) at http://HOST:PORT/metrics, e.g. 127.0.0.1:9464 (default: off)")
@@ -229,6 +233,12 @@ func parseFlags(args []string, getenv func(string) string) (config, error) {
 	default:
 		return cfg, usagef("--log-format: %q is not one of console, json", cfg.logFormat)
 	}
+	if cfg.demo && len(cfg.operatorKeys) > 0 {
+		// The demo plays the operator of its steered scenarios with plain
+		// resumes, which a guard with keys refuses, and prints plain
+		// commands.
+		return cfg, usagef("--demo answers halts unsigned: run it without --operator-key")
+	}
 	if cfg.demoExit && !cfg.demo {
 		return cfg, usagef("--demo-exit needs --demo")
 	}
@@ -257,6 +267,8 @@ Usage:
   %s [flags]
   %s --demo            # run every sample scenario and show what the guard did
   %s analyze DIR       # what the guard would have done to past runs (analyze --help)
+  %s keygen --id ID    # a key pair for signing answers to halts
+  %s answer --workflow-id ID --key FILE resume|escalate|halt   # sign and send an answer
 
 Which server (the first that is set decides; an external server when any is):
   1. --address
@@ -276,7 +288,7 @@ over a TEMPORAL_* variable, which wins over the profile in the config file.
   TEMPORAL_PROFILE, TEMPORAL_CONFIG_FILE
 
 Flags:
-`, progName, devserver.DefaultDataDir, progName, progName, progName, defaultConfigFileHelp())
+`, progName, devserver.DefaultDataDir, progName, progName, progName, progName, progName, defaultConfigFileHelp())
 	fs.PrintDefaults()
 }
 

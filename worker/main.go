@@ -55,8 +55,15 @@ func oneLine(s string) string {
 // server, runs the guarded worker until ctx is done, and with --demo runs
 // the sample scenarios. Human output goes to stdout, logs to stderr.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) > 0 && args[0] == analyzeCommand {
-		return runAnalyze(ctx, args[1:], stdout, stderr)
+	if len(args) > 0 {
+		switch args[0] {
+		case analyzeCommand:
+			return runAnalyze(ctx, args[1:], stdout, stderr)
+		case keygenCommand:
+			return runKeygen(args[1:], stdout)
+		case answerCommand:
+			return runAnswer(ctx, args[1:], stdout)
+		}
 	}
 	cfg, err := parseFlags(args, os.Getenv)
 	if errors.Is(err, flag.ErrHelp) {
@@ -227,6 +234,9 @@ func printBanner(w io.Writer, cfg config, b *backend, metrics *metricsServer) {
 	}
 	if cfg.policyPath != "" {
 		fmt.Fprintf(w, "  policy           %s\n", cfg.policyPath)
+	}
+	if len(cfg.operatorKeys) > 0 {
+		fmt.Fprintf(w, "  operator keys    %s (answers to halts must be signed: %s %s --key ...)\n", strings.Join(cfg.operatorKeys, ", "), progName, answerCommand)
 	}
 }
 

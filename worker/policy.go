@@ -71,6 +71,13 @@ func guardOptions(cfg config) (interceptor.Options, error) {
 	if cfg.pauseTimeout > 0 {
 		o.PauseTimeout = cfg.pauseTimeout
 	}
+	for _, path := range cfg.operatorKeys {
+		k, err := readPublicKey(path)
+		if err != nil {
+			return o, usagef("--operator-key: %v", err)
+		}
+		o.OperatorKeys = append(o.OperatorKeys, k)
+	}
 	if _, err := interceptor.New(o); err != nil {
 		var oe *interceptor.OptionError
 		if errors.As(err, &oe) {

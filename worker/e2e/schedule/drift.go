@@ -114,6 +114,11 @@ func driftValues(base interceptor.Options, name string) ([]reflect.Value, error)
 		}
 	case f.Kind() == reflect.Bool:
 		cands = append(cands, reflect.ValueOf(!f.Bool()))
+	case f.Type() == reflect.TypeFor[[]interceptor.OperatorKey]():
+		// A rotated operator key (issue 32): New takes only 32-byte
+		// keys, and a pinned execution replays with the keys it started
+		// with, whatever the worker holds now.
+		cands = append(cands, reflect.ValueOf([]interceptor.OperatorKey{{ID: "drift-" + name, PublicKey: make([]byte, 32)}}))
 	case f.Kind() == reflect.Slice || f.Kind() == reflect.Map:
 		v, err := grow(f, name)
 		if err != nil {

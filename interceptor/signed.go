@@ -1,0 +1,332 @@
+package interceptor
+
+import (
+	"bytes"
+	"crypto/ed25519"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+
+	commonpb "go.temporal.io/api/common/v1"
+
+	"github.com/loopguard/loopguard/interceptor/detect"
+)
+
+// OperatorKey is the Ed25519 public key of a person who may answer a halt
+// (Options.OperatorKeys). Ed25519 is in Go's standard library, has one
+// key size and no parameters to get wrong, and verifies a signature in
+// tens of microseconds: a worker checks answers with public keys alone and
+// holds no secret an agent on its host could read.
+type OperatorKey struct {
+	// ID names the key in a SignedAnswer ("alice-2026"): unique among the
+	// keys, without surrounding spaces, at most MaxKeyIDBytes.
+	ID string `json:"id"`
+	// PublicKey is the 32-byte public key (base64 in JSON).
+	PublicKey ed25519.PublicKey `json:"publicKey"`
+}
+
+// MaxKeyIDBytes bounds an OperatorKey's ID.
+const MaxKeyIDBytes = 64
+
+// MaxAnswerWindow is the longest validity window (Answer.NotAfter minus
+// Answer.NotBefore) a signed answer may have: an answer is made to be
+// sent now, and one that lay about for longer is refused.
+const MaxAnswerWindow = time.Hour
+
+// ActionHalt is the action of a signed halt request (Answer.Action): stop
+// a running workflow at its next guarded call. It is never a Decision's.
+const ActionHalt Action = "halt"
+
+// Answer is what an operator signs: one decision (Action) on one halt
+// (HaltSeq) of one execution (WorkflowID, RunID), with what it carries,
+// who signs it, and the workflow time it is valid in. Every field is
+// covered by the signature (see SigningBytes).
+type Answer struct {
+	WorkflowID string `json:"workflowId"`
+	RunID      string `json:"runId"`
+	// HaltSeq is the HaltEvent.Seq of the halt a resume or escalate
+	// answers; for a halt request, the number of halts the execution has
+	// had so far (Status.Halts), so that it cannot be sent again after
+	// the halt it asked for.
+	HaltSeq int `json:"haltSeq"`
+	// Action is resume, escalate or halt, and must match the signal or
+	// update it is sent with.
+	Action Action `json:"action"`
+	// Reason, By, Guidance and Extend are a ResumeRequest's (Guidance and
+	// Extend for resume only).
+	Reason   string            `json:"reason,omitempty"`
+	By       string            `json:"by,omitempty"`
+	Guidance string            `json:"guidance,omitempty"`
+	Extend   *detect.Extension `json:"extend,omitempty"`
+	// KeyID names the OperatorKey that signs.
+	KeyID string `json:"keyId"`
+	// NotBefore and NotAfter bound the workflow time (workflow.Now) at
+	// which the answer is taken, at most MaxAnswerWindow apart.
+	NotBefore time.Time `json:"notBefore"`
+	NotAfter  time.Time `json:"notAfter"`
+}
+
+// SignedAnswer is the payload of a resume, escalate or halt (signal or
+// update) when Options.OperatorKeys are set: an Answer and the Ed25519
+// signature of its SigningBytes by the key it names.
+//
+//	{"answer":{"workflowId":"w","runId":"r","haltSeq":1,"action":"resume",
+//	  "guidance":"...","keyId":"alice","notBefore":"...","notAfter":"..."},
+//	 "signature":"<base64>"}
+type SignedAnswer struct {
+	Answer    Answer `json:"answer"`
+	Signature []byte `json:"signature"`
+}
+
+// signingPrefix starts the signed bytes: it names what they are, so that
+// a signature made for anything else never verifies as an answer.
+const signingPrefix = "loopguard signed answer v1\n"
+
+// SigningBytes is the byte string an operator signs: signingPrefix, then
+// each field in the order of the Answer struct as "name len:value\n",
+// where len is the value's length in bytes in decimal (so no value can
+// run into the next). Values: strings as they are; haltSeq in decimal;
+// extend as "key=value" pairs joined by "," in the order of
+// detect.Budgets(), zero values left out, each value a float64 in Go's
+// shortest 'g' form (durations in nanoseconds); times in RFC 3339 with
+// nanoseconds, in UTC. The JSON form of the payload is not what is
+// signed, so a sender may re-format it (the Temporal UI does) freely.
+func (a Answer) SigningBytes() []byte {
+	var b bytes.Buffer
+	b.Grow(len(signingPrefix) + 256 + len(a.Reason) + len(a.By) + len(a.Guidance))
+	b.WriteString(signingPrefix)
+	field := func(name, v string) {
+		b.WriteString(name)
+		b.WriteByte(' ')
+		b.WriteString(strconv.Itoa(len(v)))
+		b.WriteByte(':')
+		b.WriteString(v)
+		b.WriteByte('\n')
+	}
+	field("workflowId", a.WorkflowID)
+	field("runId", a.RunID)
+	field("haltSeq", strconv.Itoa(a.HaltSeq))
+	field("action", string(a.Action))
+	field("reason", a.Reason)
+	field("by", a.By)
+	field("guidance", a.Guidance)
+	field("extend", extensionText(a.Extend))
+	field("keyId", a.KeyID)
+	field("notBefore", a.NotBefore.UTC().Format(time.RFC3339Nano))
+	field("notAfter", a.NotAfter.UTC().Format(time.RFC3339Nano))
+	return b.Bytes()
+}
+
+// extensionText is an Extension's canonical text for SigningBytes.
+func extensionText(e *detect.Extension) string {
+	if e == nil {
+		return ""
+	}
+	var parts []string
+	for _, row := range detect.Budgets() {
+		if v := row.ExtensionValue(e); v != 0 {
+			parts = append(parts, row.JSON+"="+strconv.FormatFloat(v, 'g', -1, 64))
+		}
+	}
+	return strings.Join(parts, ",")
+}
+
+// SignAnswer signs a with key, an Ed25519 private key whose public half
+// is the OperatorKey named a.KeyID.
+func SignAnswer(a Answer, key ed25519.PrivateKey) (SignedAnswer, error) {
+	if len(key) != ed25519.PrivateKeySize {
+		return SignedAnswer{}, fmt.Errorf("loopguard: private key of %d bytes, want %d", len(key), ed25519.PrivateKeySize)
+	}
+	return SignedAnswer{Answer: a, Signature: ed25519.Sign(key, a.SigningBytes())}, nil
+}
+
+// answerJSON is the Answer's JSON form with extend left raw, for the strict
+// decoder that reads its durations as the policy file does: its Extend
+// hides the Answer's, which has the same JSON name one level down.
+type answerJSON struct {
+	plainAnswer
+	Extend json.RawMessage `json:"extend,omitempty"`
+}
+
+// plainAnswer has the Answer's fields without its methods.
+type plainAnswer Answer
+
+// UnmarshalJSON decodes an Answer strictly: unknown fields are refused,
+// and extend's durations are duration strings ("10m"), as in a resume.
+func (a *Answer) UnmarshalJSON(data []byte) error {
+	var raw answerJSON
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&raw); err != nil {
+		return err
+	}
+	out := Answer(raw.plainAnswer)
+	if len(raw.Extend) > 0 && string(raw.Extend) != "null" {
+		out.Extend = new(detect.Extension)
+		if err := decodeStrict("extend", raw.Extend, reflect.ValueOf(out.Extend).Elem()); err != nil {
+			return err
+		}
+	}
+	*a = out
+	return nil
+}
+
+// MarshalJSON writes the form UnmarshalJSON reads.
+func (a Answer) MarshalJSON() ([]byte, error) {
+	raw := answerJSON{plainAnswer: plainAnswer(a)}
+	if a.Extend != nil {
+		ext, err := json.Marshal(encodeStrict(reflect.ValueOf(*a.Extend)))
+		if err != nil {
+			return nil, err
+		}
+		raw.Extend = ext
+	}
+	return json.Marshal(raw)
+}
+
+// validateOperatorKeys checks Options.OperatorKeys and returns a copy the
+// config owns.
+func validateOperatorKeys(keys []OperatorKey) ([]OperatorKey, error) {
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	out := make([]OperatorKey, len(keys))
+	seen := make(map[string]bool, len(keys))
+	for i, k := range keys {
+		field := fmt.Sprintf("OperatorKeys[%d]", i)
+		switch {
+		case strings.TrimSpace(k.ID) == "" || strings.TrimSpace(k.ID) != k.ID:
+			return nil, &OptionError{Field: field + ".ID", Reason: fmt.Sprintf("must be a non-blank name without surrounding spaces, got %q", k.ID)}
+		case len(k.ID) > MaxKeyIDBytes:
+			return nil, &OptionError{Field: field + ".ID", Reason: fmt.Sprintf("is %d bytes long, more than %d", len(k.ID), MaxKeyIDBytes)}
+		case seen[k.ID]:
+			return nil, &OptionError{Field: field + ".ID", Reason: fmt.Sprintf("%q names two keys", k.ID)}
+		case len(k.PublicKey) != ed25519.PublicKeySize:
+			return nil, &OptionError{Field: field + ".PublicKey", Reason: fmt.Sprintf("is %d bytes, want %d (an Ed25519 public key)", len(k.PublicKey), ed25519.PublicKeySize)}
+		}
+		seen[k.ID] = true
+		out[i] = OperatorKey{ID: k.ID, PublicKey: bytes.Clone(k.PublicKey)}
+	}
+	return out, nil
+}
+
+// verified is the last signature the guard checked and found good. An
+// update's validator and its handler read the same payload in one workflow
+// task: the second check costs a comparison, not a second verification.
+// A verdict depends only on the bytes and the pinned keys, so the memo
+// changes no decision, live or in replay.
+type verified struct {
+	keyID    string
+	msg, sig []byte
+}
+
+// answerAction is the Action an answer sent as name must carry.
+func (g *guard) answerAction(name string) Action {
+	switch name {
+	case g.cfg.ResumeSignal, g.cfg.ResumeUpdate:
+		return ActionResume
+	case g.cfg.EscalateSignal, g.cfg.EscalateUpdate:
+		return ActionEscalate
+	}
+	return ActionHalt
+}
+
+// maxRefused bounds the refused answers Status.Refused lists.
+const maxRefused = 8
+
+// signedInput reads the payload p of name as a signed answer
+// (signedRequest) and checks what it carries as any request is checked.
+func (g *guard) signedInput(name string, p *commonpb.Payload, now time.Time) (request, error) {
+	data, err := inputData(g.cfg.MaxPayloadBytes, p)
+	if err != nil {
+		return request{}, err
+	}
+	req, err := g.signedRequest(name, data, now)
+	if err != nil {
+		return request{}, err
+	}
+	return req, req.validate()
+}
+
+// signedRequest reads the answer data (the plain JSON of a resume,
+// escalate or halt sent as name) when Options.OperatorKeys are set: it is
+// taken only as a SignedAnswer, signed by one of the keys pinned for the
+// execution, for this execution, this action and the halt in force, at a
+// workflow time (now) inside its window. It returns the request the answer
+// carries, or why it is refused. It reads the guard's state and changes
+// none but the memo of the last good signature.
+func (g *guard) signedRequest(name string, data []byte, now time.Time) (request, error) {
+	if len(data) == 0 || data[0] != '{' {
+		return request{}, fmt.Errorf("unsigned: operators' keys are set, so an answer must be a SignedAnswer (see docs/halts.md)")
+	}
+	var s SignedAnswer
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&s); err != nil {
+		return request{}, fmt.Errorf("unsigned or malformed: operators' keys are set, so an answer must be a SignedAnswer: %s", jsonProblem(err))
+	}
+	if dec.More() {
+		return request{}, fmt.Errorf("malformed JSON: trailing data after the object")
+	}
+	a := s.Answer
+	var key ed25519.PublicKey
+	for _, k := range g.cfg.OperatorKeys {
+		if k.ID == a.KeyID {
+			key = k.PublicKey
+			break
+		}
+	}
+	if key == nil {
+		return request{}, fmt.Errorf("unknown key id %q: not one of the operators' keys pinned for this execution", truncate(a.KeyID, MaxKeyIDBytes))
+	}
+	if len(key) != ed25519.PublicKeySize {
+		// New refuses such a key; one can only come from a carried config
+		// written by other code. Verify would panic on it.
+		return request{}, fmt.Errorf("key %q pinned for this execution is %d bytes, not an Ed25519 public key", a.KeyID, len(key))
+	}
+	if len(s.Signature) != ed25519.SignatureSize {
+		return request{}, fmt.Errorf("malformed signature: %d bytes, want %d", len(s.Signature), ed25519.SignatureSize)
+	}
+	msg := a.SigningBytes()
+	if v := g.verified; v == nil || v.keyID != a.KeyID || !bytes.Equal(v.sig, s.Signature) || !bytes.Equal(v.msg, msg) {
+		if !ed25519.Verify(key, msg, s.Signature) {
+			return request{}, fmt.Errorf("bad signature: key %q did not sign this answer (altered after signing, or signed with another key)", a.KeyID)
+		}
+		g.verified = &verified{keyID: a.KeyID, msg: msg, sig: s.Signature}
+	}
+	// Signed by an operator: now whether it is for this, here and now.
+	if want := g.answerAction(name); a.Action != want {
+		return request{}, fmt.Errorf("signed for %q, sent as %s", truncate(string(a.Action), 32), name)
+	}
+	info := g.info.WorkflowExecution
+	if a.RunID != info.RunID || a.WorkflowID != info.ID && !g.anyWorkflowID {
+		return request{}, fmt.Errorf("signed for another execution (workflow %q run %q), not workflow %q run %q",
+			truncate(a.WorkflowID, 200), truncate(a.RunID, 64), info.ID, info.RunID)
+	}
+	switch {
+	case a.NotAfter.Before(a.NotBefore):
+		return request{}, fmt.Errorf("validity window ends (%s) before it begins (%s)", stamp(a.NotAfter), stamp(a.NotBefore))
+	case a.NotAfter.Sub(a.NotBefore) > MaxAnswerWindow:
+		return request{}, fmt.Errorf("validity window of %s is longer than %s", a.NotAfter.Sub(a.NotBefore), MaxAnswerWindow)
+	case now.Before(a.NotBefore):
+		return request{}, fmt.Errorf("not valid yet: valid from %s, workflow time is %s", stamp(a.NotBefore), stamp(now))
+	case now.After(a.NotAfter):
+		return request{}, fmt.Errorf("expired: valid until %s, workflow time is %s", stamp(a.NotAfter), stamp(now))
+	}
+	switch {
+	case a.Action == ActionHalt:
+		if a.HaltSeq != g.halts {
+			return request{}, fmt.Errorf("signed after halt %d, but the execution has had %d halts", a.HaltSeq, g.halts)
+		}
+	case g.pause.inForce() && a.HaltSeq != g.pause.halt.Seq:
+		return request{}, fmt.Errorf("signed for halt %d, but halt %d is in force", a.HaltSeq, g.pause.halt.Seq)
+	}
+	// With nothing in force, the decision's own check says so.
+	return request{ResumeRequest{Reason: a.Reason, By: a.By, Guidance: a.Guidance, Extend: a.Extend}, a.KeyID}, nil
+}
+
+// stamp is a workflow time as the refusals show it.
+func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }

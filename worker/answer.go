@@ -1,0 +1,303 @@
+package main
+
+import (
+	"context"
+	"crypto/ed25519"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/client"
+	"go.uber.org/zap"
+
+	"github.com/loopguard/loopguard/interceptor"
+)
+
+// The subcommands that make a key pair and sign an answer to a halt.
+const (
+	keygenCommand = "keygen"
+	answerCommand = "answer"
+)
+
+// privateKeyFile is an operator's key file: the key's id and its 32-byte
+// Ed25519 seed (base64 in JSON). It never goes near a worker.
+type privateKeyFile struct {
+	ID   string `json:"id"`
+	Seed []byte `json:"privateKey"`
+}
+
+// readPrivateKey reads a key file keygen wrote.
+func readPrivateKey(path string) (string, ed25519.PrivateKey, error) {
+	var f privateKeyFile
+	if err := readKeyFile(path, &f); err != nil {
+		return "", nil, err
+	}
+	if len(f.Seed) != ed25519.SeedSize || f.ID == "" {
+		return "", nil, fmt.Errorf("key file %s: want an id and a %d-byte privateKey, as keygen writes", path, ed25519.SeedSize)
+	}
+	return f.ID, ed25519.NewKeyFromSeed(f.Seed), nil
+}
+
+// readPublicKey reads a public key file keygen wrote (an OperatorKey in
+// JSON), for --operator-key.
+func readPublicKey(path string) (interceptor.OperatorKey, error) {
+	var k interceptor.OperatorKey
+	return k, readKeyFile(path, &k)
+}
+
+// readKeyFile decodes the JSON key file at path into v.
+func readKeyFile(path string, v any) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return fmt.Errorf("key file %s: %v", path, err)
+	}
+	return nil
+}
+
+// runKeygen writes a new key pair: PREFIX.key (the operator's, mode 0600)
+// and PREFIX.pub (the workers').
+func runKeygen(args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet(progName+" "+keygenCommand, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	id := fs.String("id", "", "the key's id, named in every answer it signs (e.g. alice-2026)")
+	out := fs.String("out", "", "file name prefix: writes PREFIX.key and PREFIX.pub (default: the id)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintf(stdout, "Usage: %s %s --id ID [--out PREFIX]\n\nMakes an Ed25519 key pair for signing answers to halts.\n\n", progName, keygenCommand)
+			fs.SetOutput(stdout)
+			fs.PrintDefaults()
+			return nil
+		}
+		return &usageError{err: err}
+	}
+	if fs.NArg() > 0 {
+		return usagef("keygen: unexpected argument %q", fs.Arg(0))
+	}
+	if *out == "" {
+		*out = *id
+	}
+	pub, priv, err := ed25519.GenerateKey(nil)
+	if err != nil {
+		return err
+	}
+	key := interceptor.OperatorKey{ID: *id, PublicKey: pub}
+	if _, err := interceptor.New(interceptor.Options{OperatorKeys: []interceptor.OperatorKey{key}}); err != nil {
+		var oe *interceptor.OptionError
+		if errors.As(err, &oe) {
+			return usagef("keygen: --id %s", oe.Reason)
+		}
+		return err
+	}
+	secret, err := json.Marshal(privateKeyFile{ID: *id, Seed: priv.Seed()})
+	if err != nil {
+		return err
+	}
+	public, err := json.Marshal(key)
+	if err != nil {
+		return err
+	}
+	if _, err := os.Stat(*out + ".pub"); err == nil {
+		return fmt.Errorf("keygen: %s.pub exists: a key pair is never overwritten", *out)
+	}
+	if err := writeNew(*out+".key", append(secret, '\n'), 0o600); err != nil {
+		return err
+	}
+	if err := writeNew(*out+".pub", append(public, '\n'), 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "wrote %s.key (keep it: it signs answers) and %s.pub (give it to the workers: --operator-key %s.pub,\nor in the policy file: \"operatorKeys\": [%s])\n", *out, *out, *out, public)
+	return nil
+}
+
+// writeNew writes a file that must not exist yet: a key is never
+// overwritten.
+func writeNew(path string, data []byte, mode os.FileMode) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// answerConfig is the answer subcommand's flags.
+type answerConfig struct {
+	workflowID, runID string
+	action            interceptor.Action
+	keyPath           string
+	reason, by        string
+	guidance, extend  string
+	window            time.Duration
+	signal, dryRun    bool
+	address           string
+	namespace         string
+	connectTimeout    time.Duration
+}
+
+func newAnswerFlagSet(cfg *answerConfig) *flag.FlagSet {
+	fs := flag.NewFlagSet(progName+" "+answerCommand, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&cfg.workflowID, "workflow-id", "", "the halted workflow (required)")
+	fs.StringVar(&cfg.runID, "run-id", "", "its run (default: the latest)")
+	fs.StringVar(&cfg.keyPath, "key", "", "the operator's key file, as keygen wrote it (required)")
+	fs.StringVar(&cfg.reason, "reason", "", "why")
+	fs.StringVar(&cfg.by, "by", "", "who answers (default: the key's id)")
+	fs.StringVar(&cfg.guidance, "guidance", "", "resume: guidance for the agent")
+	fs.StringVar(&cfg.extend, "extend", "", `resume: limits to raise, as JSON (e.g. '{"maxCycleIterations":4}')`)
+	fs.DurationVar(&cfg.window, "window", 10*time.Minute, fmt.Sprintf("how long the answer stays valid, in workflow time (from a minute before now, at most %s)", interceptor.MaxAnswerWindow))
+	fs.BoolVar(&cfg.signal, "signal", false, "send a signal instead of an update (the update, the default, says at once whether it was taken)")
+	fs.BoolVar(&cfg.dryRun, "dry-run", false, "print the signed payload without sending it (for the Web UI or tctl)")
+	fs.StringVar(&cfg.address, "address", "", "host:port of the Temporal frontend (default $TEMPORAL_ADDRESS, else the temporal CLI profile's, else 127.0.0.1:7233)")
+	fs.StringVar(&cfg.namespace, "namespace", "", `namespace (default $TEMPORAL_NAMESPACE, else "default")`)
+	fs.DurationVar(&cfg.connectTimeout, "connect-timeout", 10*time.Second, "how long to wait for the server")
+	return fs
+}
+
+// parseAnswerFlags reads "answer [flags] ACTION [flags]": the flags may
+// come before and after the action, as in the docs' examples.
+func parseAnswerFlags(args []string) (answerConfig, error) {
+	var cfg answerConfig
+	fs := newAnswerFlagSet(&cfg)
+	var rest []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return cfg, err
+			}
+			return cfg, &usageError{err: err}
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		rest = append(rest, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	if len(rest) != 1 {
+		return cfg, usagef("answer: want one action (resume, escalate or halt), got %q", rest)
+	}
+	cfg.action = interceptor.Action(rest[0])
+	switch {
+	case cfg.action != interceptor.ActionResume && cfg.action != interceptor.ActionEscalate && cfg.action != interceptor.ActionHalt:
+		return cfg, usagef("answer: %q is not resume, escalate or halt", rest[0])
+	case cfg.workflowID == "":
+		return cfg, usagef("answer: --workflow-id is required")
+	case cfg.keyPath == "":
+		return cfg, usagef("answer: --key is required (make one with %s %s)", progName, keygenCommand)
+	case cfg.window <= 0 || cfg.window > interceptor.MaxAnswerWindow:
+		return cfg, usagef("answer: --window must be above 0 and at most %s, got %s", interceptor.MaxAnswerWindow, cfg.window)
+	case (cfg.guidance != "" || cfg.extend != "") && cfg.action != interceptor.ActionResume:
+		return cfg, usagef("answer: --guidance and --extend go with resume only")
+	case cfg.action == interceptor.ActionHalt && !cfg.signal && !cfg.dryRun:
+		cfg.signal = true // halt is a signal only
+	}
+	return cfg, nil
+}
+
+// runAnswer signs an answer to the halt in force of a workflow (or, for
+// halt, a stop after the halts it has had), prints the signed payload and
+// sends it.
+func runAnswer(ctx context.Context, args []string, stdout io.Writer) error {
+	cfg, err := parseAnswerFlags(args)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintf(stdout, "Usage: %s %s --workflow-id ID --key FILE [flags] resume|escalate|halt [flags]\n\nSigns an answer to a halt with an operator's key and sends it (an update, or a signal\nfor halt and with --signal), printing the signed payload.\n\n", progName, answerCommand)
+		fs := newAnswerFlagSet(&answerConfig{})
+		fs.SetOutput(stdout)
+		fs.PrintDefaults()
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	keyID, key, err := readPrivateKey(cfg.keyPath)
+	if err != nil {
+		return &usageError{err: err}
+	}
+	a := interceptor.Answer{WorkflowID: cfg.workflowID, RunID: cfg.runID, Action: cfg.action,
+		Reason: cfg.reason, By: cfg.by, Guidance: cfg.guidance, KeyID: keyID}
+	if a.By == "" {
+		a.By = keyID
+	}
+	if cfg.extend != "" {
+		var req interceptor.ResumeRequest
+		if err := json.Unmarshal([]byte(`{"extend":`+cfg.extend+`}`), &req); err != nil {
+			return usagef("answer: --extend: %v", err)
+		}
+		a.Extend = req.Extend
+	}
+
+	b, err := dialExternal(ctx, config{address: cfg.address, namespace: cfg.namespace, connectTimeout: cfg.connectTimeout, searchAttribute: searchAttributeNone}, nil, zap.NewNop())
+	if err != nil {
+		return err
+	}
+	defer func() { _ = b.close() }()
+	c := b.client
+	if a.RunID == "" {
+		d, err := c.DescribeWorkflowExecution(ctx, cfg.workflowID, "")
+		if err != nil {
+			return fmt.Errorf("describe workflow %s: %w", cfg.workflowID, err)
+		}
+		a.RunID = d.GetWorkflowExecutionInfo().GetExecution().GetRunId()
+	}
+	v, err := c.QueryWorkflow(ctx, a.WorkflowID, a.RunID, interceptor.DefaultStatusQuery)
+	if err != nil {
+		return fmt.Errorf("query %s of workflow %s: %w", interceptor.DefaultStatusQuery, a.WorkflowID, err)
+	}
+	var st interceptor.Status
+	if err := v.Get(&st); err != nil {
+		return fmt.Errorf("read %s: %w", interceptor.DefaultStatusQuery, err)
+	}
+	switch {
+	case a.Action == interceptor.ActionHalt:
+		a.HaltSeq = st.Halts
+	case st.State != interceptor.StateHalted || st.Halt == nil:
+		return fmt.Errorf("workflow %s is not halted (state %s): nothing to %s", a.WorkflowID, st.State, a.Action)
+	default:
+		a.HaltSeq = st.Halt.Seq
+	}
+	// The window starts a minute back: the workflow's clock is the
+	// server's, which may run behind this machine's.
+	a.NotBefore = time.Now().Add(-time.Minute).UTC().Truncate(time.Second)
+	a.NotAfter = a.NotBefore.Add(cfg.window)
+	signed, err := interceptor.SignAnswer(a, key)
+	if err != nil {
+		return err
+	}
+	payload, err := json.Marshal(signed)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%s\n", payload)
+	if cfg.dryRun {
+		return nil
+	}
+	name := string(a.Action)
+	if cfg.signal {
+		if err := c.SignalWorkflow(ctx, a.WorkflowID, a.RunID, name, signed); err != nil {
+			return fmt.Errorf("signal %s: %w", name, err)
+		}
+		fmt.Fprintf(stdout, "sent the %s signal to workflow %s run %s: %s shows whether it was taken\n", name, a.WorkflowID, a.RunID, interceptor.DefaultStatusQuery)
+		return nil
+	}
+	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: a.WorkflowID, RunID: a.RunID, UpdateName: name,
+		Args: []any{signed}, WaitForStage: client.WorkflowUpdateStageCompleted})
+	var d interceptor.Decision
+	if err == nil {
+		err = h.Get(ctx, &d)
+	}
+	if err != nil {
+		return fmt.Errorf("%s refused: %s", name, strings.TrimPrefix(err.Error(), "loopguard: "))
+	}
+	fmt.Fprintf(stdout, "%s taken: halt %d of workflow %s answered by %s (key %s)\n", d.Action, d.HaltSeq, a.WorkflowID, d.By, d.KeyID)
+	return nil
+}
