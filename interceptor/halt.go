@@ -100,7 +100,7 @@ func (g *guard) halt(ctx workflow.Context, node string, trip *detect.Trip) error
 	if err != nil {
 		// Canceled while paused: the call returns the cancellation, as any
 		// blocked workflow call would, and nothing is escalated.
-		g.endHalt(trip, &d, detect.Extension{}, g.pausedFor(ctx))
+		g.endHalt(trip, &d, detect.Extension{}, workflow.Now(ctx).Sub(p.since))
 		log.Info("loopguard: workflow canceled while paused", "haltSeq", d.HaltSeq)
 		dctx, _ := workflow.NewDisconnectedContext(ctx)
 		g.publish(dctx, StateRunning, nil)
@@ -154,6 +154,8 @@ func (g *guard) endHalt(trip *detect.Trip, d *Decision, ext detect.Extension, pa
 	if pausedFor >= 0 && d != nil && (d.Action == ActionResume && g.version >= versionSafety || g.version >= versionLiveness) {
 		// Time spent paused is the human's, not the loop's: from version
 		// 12 whatever ended the halt (before, only a resume took it off).
+		// This is the one place that decides it: callers pass the time
+		// the halt held the workflow.
 		g.state.Paused(pausedFor, g.version >= versionSteady)
 	}
 	switch {
@@ -229,22 +231,11 @@ func (g *guard) pauseTimedOut() {
 	}, detect.Extension{})
 }
 
-// pausedFor is how long the halt in force has held the workflow, for an
-// end that takes it off the loop's runtime: from guard version 12 every
-// end does (an escalation the workflow handles and goes on from, a
-// cancellation it survives), before only a resume; -1 is "nothing".
-func (g *guard) pausedFor(ctx workflow.Context) time.Duration {
-	if g.version < versionLiveness {
-		return -1
-	}
-	return workflow.Now(ctx).Sub(g.pause.since)
-}
-
 // escalate ends a halt with the LoopEscalated error.
 func (g *guard) escalate(ctx workflow.Context, trip *detect.Trip, d Decision) error {
 	p := &g.pause
 	ev := *p.halt
-	g.endHalt(trip, &d, detect.Extension{}, g.pausedFor(ctx))
+	g.endHalt(trip, &d, detect.Extension{}, workflow.Now(ctx).Sub(p.since))
 	g.next.GetLogger(ctx).Warn("loopguard: loop escalated", "by", d.By, "reason", d.Reason, "haltSeq", d.HaltSeq)
 	g.countDecision(ctx, MetricEscalations, &ev)
 	g.publish(ctx, StateEscalated, &ev)

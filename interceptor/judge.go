@@ -297,13 +297,9 @@ func (j *Judge) trip(node string, trip *detect.Trip) bool {
 // once decided, and notes the decision on the halt's verdict.
 func (j *Judge) answer(trip *detect.Trip, d Decision, ext detect.Extension) {
 	j.note(d)
-	pausedFor := time.Duration(-1)
-	if j.g.pause.phase == phasePaused || j.g.version >= versionLiveness {
-		// From version 12 the guard takes off whatever time the halt held
-		// the workflow, paused or not (a failing policy's escalation).
-		pausedFor = j.now.Sub(j.g.pause.since)
-	}
-	j.g.endHalt(trip, &d, ext, pausedFor)
+	// endHalt decides, by version and decision, whether the time the
+	// halt held the workflow comes off the loop, as for the guard.
+	j.g.endHalt(trip, &d, ext, j.now.Sub(j.g.pause.since))
 }
 
 // note notes decision d on the verdict of the halt it ends.

@@ -251,14 +251,15 @@ func (p *pause) heed(node string, step int, news func(nodes []string) bool) *War
 	if p.bySteps {
 		p.counted = step
 	}
-	heeded := *p.warning()
+	w := p.warning() // still the last of Warned once the window ends
 	if p.WarningLeft--; p.WarningLeft > 0 {
 		return nil
 	}
-	if p.bySteps && !news(heeded.Nodes) {
+	if p.bySteps && !news(w.Nodes) {
 		p.WarningLeft = 1 // nothing new yet: still in force
 		return nil
 	}
+	heeded := *w // a copy: answer removes it from Warned
 	p.answer(heeded.key())
 	return &heeded
 }
