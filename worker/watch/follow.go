@@ -10,6 +10,7 @@ import (
 	"time"
 
 	commonpb "go.temporal.io/api/common/v1"
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/converter"
@@ -47,6 +48,7 @@ func (f *follower) run(ctx context.Context) bool {
 		return false
 	}
 	var token []byte
+	var last int64 // the cursor: the last event read
 	for ctx.Err() == nil {
 		resp, err := o.Service.GetWorkflowExecutionHistory(ctx, &workflowservice.GetWorkflowExecutionHistoryRequest{
 			Namespace:     o.Namespace,
@@ -73,17 +75,55 @@ func (f *follower) run(ctx context.Context) bool {
 		}
 		events := resp.GetHistory().GetEvents()
 		token = resp.GetNextPageToken()
+		// After a pause the history is read again from its start: skip
+		// what was read.
+		for len(events) > 0 && events[0].GetEventId() <= last {
+			events = events[1:]
+		}
 		if len(events) == 0 && len(token) > 0 {
 			continue // the long poll timed out
 		}
 		r.add(events...)
 		s := r.snapshot()
+		last = s.LastEventID
 		f.act(ctx, log, s)
-		if s.Closed || len(token) == 0 {
+		if s.Closed {
 			return true
+		}
+		if len(token) == 0 {
+			// The server ends the long polls of a paused run (it is not
+			// running): wait until it runs again, then read on.
+			if ended := f.awaitUnpaused(ctx, log); ended || ctx.Err() != nil {
+				return ended
+			}
 		}
 	}
 	return false
+}
+
+// awaitUnpaused describes the run every PollInterval until it is no
+// longer paused; it reports whether the run is gone.
+func (f *follower) awaitUnpaused(ctx context.Context, log *zap.Logger) bool {
+	o := &f.w.opts
+	for {
+		d, err := o.Service.DescribeWorkflowExecution(ctx, &workflowservice.DescribeWorkflowExecutionRequest{
+			Namespace: o.Namespace, Execution: &commonpb.WorkflowExecution{WorkflowId: f.workflowID, RunId: f.runID},
+		})
+		var nf *serviceerror.NotFound
+		switch {
+		case errors.As(err, &nf):
+			return true
+		case err != nil && ctx.Err() == nil:
+			log.Warn("watch: describing the paused execution failed; trying again", zap.Error(err))
+		case err == nil && d.GetWorkflowExecutionInfo().GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_PAUSED:
+			return false
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(o.PollInterval):
+		}
+	}
 }
 
 // act logs and counts new verdicts and answers the pending halt.
