@@ -2,8 +2,8 @@ package watch
 
 import (
 	"context"
-	"log/slog"
 	"fmt"
+	"log/slog"
 	"sync"
 	"testing"
 	"time"
@@ -12,8 +12,8 @@ import (
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
-	sdklog "go.temporal.io/sdk/log"
 	sdkinterceptor "go.temporal.io/sdk/interceptor"
+	sdklog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
