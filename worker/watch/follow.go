@@ -324,7 +324,7 @@ func (f *follower) status() (ExecutionStatus, bool) {
 		hs := HaltStatus{
 			Call: h.Verdict.Call, Seq: ev.Seq, Detector: string(ev.Detector), Node: ev.Node,
 			Answered: h.Answered, PausedBy: h.PausedBy, Action: f.acted[ev.Seq],
-			TrippedAt: h.Time, PausedAt: h.PausedAt, CallsBefore: h.CallsBefore, Event: ev,
+			TrippedAt: h.Time, PausedAt: h.PausedAt, CallsBefore: h.CallsBefore, Event: *ev,
 		}
 		if h.Answered && h.PausedBy != PauseRequestID(f.workflowID, f.runID, ev.Seq) && hs.Action == "" {
 			hs.Action = "paused by another"
