@@ -13,7 +13,7 @@ import (
 
 	"github.com/loopguard/loopguard/activities"
 	"github.com/loopguard/loopguard/interceptor"
-	"github.com/loopguard/loopguard/testsuite"
+	"github.com/loopguard/loopguard/interceptor/history"
 	"github.com/loopguard/loopguard/workflows"
 )
 
@@ -101,9 +101,9 @@ func TestWatchPausesLoop(t *testing.T) {
 
 // recordedAnalysis is the analysis of a history recorded with the guard,
 // as it was recorded.
-func recordedAnalysis(t *testing.T, events []*historypb.HistoryEvent) testsuite.Execution {
+func recordedAnalysis(t *testing.T, events []*historypb.HistoryEvent) history.Execution {
 	t.Helper()
-	a, err := testsuite.NewAnalyzer(testsuite.AnalyzeOptions{Guard: workflows.ParallelGuardOptions(), AsRecorded: true})
+	a, err := history.NewAnalyzer(history.Options{Guard: workflows.ParallelGuardOptions(), AsRecorded: true})
 	if err != nil {
 		t.Fatal(err)
 	}
