@@ -57,8 +57,19 @@ func TestWatchLag(t *testing.T) {
 	took, cpu := time.Since(start), cpuTime(t)-cpu0
 	var lags []time.Duration
 	var calls []int
+	st := w.Status()
+	byRun := map[string][]HaltStatus{}
+	for _, e := range st.Executions {
+		byRun[e.RunID] = e.Halts
+	}
+	agree := 0
 	for i, run := range runs {
 		s := analyse(t, ts.history(t, ctx, fmt.Sprintf("lag-%d", i), run))
+		if sameHalts(byRun[run], s.Halts) {
+			agree++
+		} else {
+			t.Errorf("lag-%d: the watcher's halts %+v, the analysis afterwards %+v", i, byRun[run], s.Halts)
+		}
 		if len(s.Halts) == 0 || !s.Halts[0].Answered {
 			t.Errorf("lag-%d: halts %+v", i, s.Halts)
 			continue
@@ -70,7 +81,7 @@ func TestWatchLag(t *testing.T) {
 	slices.Sort(lags)
 	slices.Sort(calls)
 	q := func(p float64) int { return min(len(lags)-1, int(p*float64(len(lags)))) }
-	st := w.Status()
+	t.Logf("the watcher's halts agree with the analysis afterwards in %d of %d executions", agree, n)
 	t.Logf("process CPU (server, worker and watcher) %s over %s of wall time", cpu.Round(time.Millisecond), took.Round(time.Millisecond))
 	t.Logf("%d executions paused in %s (%d pauses by this watcher); lag from the tripping call to the pause: median %s, p99 %s, max %s; calls scheduled in the lag: median %d, p99 %d, max %d",
 		n, took.Round(time.Millisecond), st.Pauses, lags[q(0.5)].Round(time.Millisecond), lags[q(0.99)].Round(time.Millisecond), lags[len(lags)-1].Round(time.Millisecond),
