@@ -50,8 +50,13 @@ func TestWatchLag(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+	said := time.Now()
 	eventually(t, ctx, "every agent paused", func() bool {
 		l, err := ts.c.CountWorkflow(ctx, &workflowservice.CountWorkflowExecutionsRequest{Namespace: "default", Query: `ExecutionStatus="Paused"`})
+		if time.Since(said) > 30*time.Second {
+			said = time.Now()
+			t.Logf("%s: %d of %d paused", time.Since(start).Round(time.Second), l.GetCount(), n)
+		}
 		return err == nil && int(l.GetCount()) == n
 	})
 	took, cpu := time.Since(start), cpuTime(t)-cpu0

@@ -39,6 +39,11 @@ func TestWatchPausesLoop(t *testing.T) {
 	if !strings.HasPrefix(reason, "loopguard: ") {
 		t.Errorf("pause reason %q", reason)
 	}
+	// The docs' listing of paused executions finds it.
+	eventually(t, ctx, `ExecutionStatus="Paused" to list it`, func() bool {
+		l, err := ts.c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Namespace: "default", Query: `ExecutionStatus="Paused"`})
+		return err == nil && len(l.GetExecutions()) == 1 && l.GetExecutions()[0].GetExecution().GetWorkflowId() == "stuck"
+	})
 	if err := prog.Get(ctx, nil); err != nil {
 		t.Fatalf("progressing agent: %v", err)
 	}
