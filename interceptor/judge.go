@@ -195,6 +195,13 @@ func (j *Judge) Held() int {
 	return j.blocked.ev.Seq
 }
 
+// Node names a call of kind and type, with args as the node namer sees
+// them, as the guard names it: by the NodeName hook, or by its type when
+// the hook is unset, returns "" or panics (a panic is logged, Logs).
+func (j *Judge) Node(kind CallKind, typ string, args []any) string {
+	return j.g.nodeName(nil, kind, typ, args)
+}
+
 // Call judges a guarded call about to be scheduled: kind and type, with
 // args as the node namer sees them. It returns an id for Result, or -1
 // when the call is not guarded (or the guard refused it).
