@@ -140,14 +140,8 @@ func (j *Judge) Restore(decode func(ptr any) error) error {
 	if err := decode(&c); err != nil {
 		return fmt.Errorf("read the carried state: %w", err)
 	}
-	st, err := detect.Restore(j.g.cfg.Policy, c.State)
-	if err != nil {
+	if err := j.g.restore(&c); err != nil {
 		return fmt.Errorf("read the carried state: %w", err)
-	}
-	j.g.state, j.g.halts = st, c.Halts
-	if j.g.version >= versionGuidance {
-		j.g.guidance = c.Guidance
-		j.g.pause.rung = c.rung
 	}
 	return nil
 }
@@ -519,14 +513,20 @@ func (j *Judge) EndRun() {
 // the guard carries across continue-as-new.
 func (j *Judge) NextRun(info *workflow.Info, now time.Time) {
 	g := &j.g
+	// What the guard carries across continue-as-new, encoded and read
+	// back as the next run reads it.
 	g.info, j.now = info, now
+	if !j.guarded {
+		return
+	}
+	c, err := g.carry()
 	g.pending, g.input, j.blocked, j.admitted = nil, false, nil, nil
-	old := g.pause
-	g.pause = newPause(g.version)
-	if g.version >= versionGuidance {
-		g.pause.rung = old.rung
-	} else {
-		g.guidance = nil
+	g.pause, g.guidance = newPause(g.version), nil
+	if err == nil {
+		err = g.restore(&c)
+	}
+	if err != nil {
+		g.next.GetLogger(nil).Error("loopguard: state not carried to the next run", "error", err)
 	}
 }
 
