@@ -177,10 +177,20 @@ func (g *guard) track(ref detect.StepRef, node string, fut workflow.Future) {
 	g.pending = append(g.pending, pendingCall{ref: ref, node: node, fut: fut})
 }
 
-// observeIdle observes finished calls when the workflow is about to wait.
-func (g *guard) observeIdle(ctx workflow.Context) {
-	if g.active && len(g.pending) > 0 {
-		g.observeReady(ctx)
+// waits reads the results that are in when the workflow is about to wait
+// at now, so that a node's runtime ends when its result arrived, not when
+// the workflow next calls out; for a durable timer (timer) the detectors
+// also hear that the workflow waits, which tells waiting from looping (a
+// timer between polls). The Judge runs it at the timers a history shows.
+func (g *guard) waits(ctx workflow.Context, now time.Time, timer bool) {
+	if !g.active {
+		return
+	}
+	if len(g.pending) > 0 {
+		g.observeReadyAt(ctx, now)
+	}
+	if timer {
+		g.timer(now)
 	}
 }
 

@@ -213,9 +213,7 @@ func (j *Judge) Call(kind CallKind, typ string, args []any) int {
 		}
 	}
 	j.calls++
-	if g.version >= versionGuidance {
-		g.pause.heed(node, ref.Seq, g.state.NewsSinceBarrier)
-	}
+	g.called(node, ref.Seq)
 	j.nextID++
 	res := &recordedResult{}
 	if j.results == nil {
@@ -487,13 +485,9 @@ func (j *Judge) Idle() {
 // Timer judges a durable timer the workflow started: results in are read,
 // and the detectors hear that the workflow waits.
 func (j *Judge) Timer() {
-	if !j.guarded {
-		return
+	if j.guarded {
+		j.g.waits(nil, j.now, true)
 	}
-	if len(j.g.pending) > 0 {
-		j.g.observeReadyAt(nil, j.now)
-	}
-	j.g.timer(j.now)
 }
 
 // EndRun closes a run that continued as new, as the guard does when it
