@@ -507,12 +507,12 @@ func (j *Judge) EndRun() {
 // the guard carries across continue-as-new.
 func (j *Judge) NextRun(info *workflow.Info, now time.Time) {
 	g := &j.g
-	// What the guard carries across continue-as-new, encoded and read
-	// back as the next run reads it.
 	g.info, j.now = info, now
 	if !j.guarded {
 		return
 	}
+	// What the guard carries across continue-as-new, encoded and read
+	// back as the next run reads it.
 	c, err := g.carry()
 	g.pending, g.input, j.blocked, j.admitted = nil, false, nil, nil
 	g.pause, g.guidance = newPause(g.version), nil
