@@ -38,6 +38,12 @@ type Execution struct {
 	Problems []string `json:"problems,omitempty"`
 	// Err is set when the history could not be judged at all.
 	Err error `json:"-"`
+	// Closed is set once the run's close event is judged (completed,
+	// failed, timed out, canceled, terminated or continued as new).
+	Closed bool `json:"closed,omitempty"`
+	// LastEvent is the id of the last event judged: a Reader judges an
+	// event once the events it needs after it are in (see Reader).
+	LastEvent int64 `json:"lastEvent,omitempty"`
 }
 
 // Recorded is what a history recorded with the guard says the guard did.
