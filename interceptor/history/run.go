@@ -145,6 +145,10 @@ func (r *runReader) judgeReady() {
 		r.evs = r.evs[1:]
 		r.off++
 	}
+	if cap(r.evs) > 2*len(r.evs)+16 {
+		// A long chunk judged: do not keep its backing array.
+		r.evs = append([]*historypb.HistoryEvent(nil), r.evs...)
+	}
 	r.logs = append(r.logs, r.judge.Logs()...)
 }
 
