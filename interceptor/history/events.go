@@ -82,6 +82,10 @@ func (r *runReader) event(i int, e *historypb.HistoryEvent) {
 		r.published(i, e)
 	case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_CANCEL_REQUESTED:
 		j.Cancel()
+	case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_PAUSED:
+		r.paused(e)
+	case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_UNPAUSED:
+		r.unpaused(e)
 	default:
 		if _, known := enumspb.EventType_name[int32(e.GetEventType())]; !known || e.GetEventType() == enumspb.EVENT_TYPE_UNSPECIFIED {
 			r.problem(e, "unknown event type: skipped")

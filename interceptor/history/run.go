@@ -158,6 +158,9 @@ func (r *runReader) judged(e *historypb.HistoryEvent) {
 	if closes(e) {
 		r.ended = e
 		r.closed = true
+		if p := r.pause(); p != nil {
+			p.Ended = e.GetEventId() // terminated, canceled or timed out while paused
+		}
 	}
 	if a := e.GetWorkflowExecutionSignaledEventAttributes(); a != nil && a.GetSignalName() == interceptor.DefaultHaltedSignal &&
 		r.opts.AsRecorded && !r.attempted[e.GetEventId()] {
@@ -245,6 +248,8 @@ func (r *runReader) execution(final bool) Execution {
 	ex := r.ex
 	ex.Closed = r.ended != nil
 	ex.LastEvent = r.last
+	ex.Pausable = r.set && r.pausable()
+	ex.Pauses = slices.Clone(ex.Pauses)
 	if ex.Err != nil || r.judge == nil {
 		return ex
 	}
