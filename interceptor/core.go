@@ -34,11 +34,13 @@ import (
 //	    esc, held := c.raised(t, policy)      // observe: ended; fail: esc ends it (c.decided)
 //	    // held (pause): the halt handler (c.handled), or c.hold() and a decision:
 //	    // a human's or the pause timeout's (c.decided), or the cancellation (c.canceled)
+//	c.called(node, ref.Seq)                  // counted against the warning in force
 //	// the driver makes the call and keeps its result's handle in c.pending
 //
 // Between calls: c.signal and c.update (the guard's own input or outside
-// input), c.timer, and c.endRun when a run continues as new. The example
-// in example_core_test.go runs this order.
+// input), c.timer when the workflow waits on a durable timer, and, when a
+// run continues as new, c.endRun, c.carry and, in the next run,
+// c.restore. Example_core runs this order.
 type core struct {
 	cfg   config
 	hooks hooks

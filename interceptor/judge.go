@@ -140,14 +140,8 @@ func (j *Judge) Restore(decode func(ptr any) error) error {
 	if err := decode(&c); err != nil {
 		return fmt.Errorf("read the carried state: %w", err)
 	}
-	st, err := detect.Restore(j.g.cfg.Policy, c.State)
-	if err != nil {
+	if err := j.g.restore(&c); err != nil {
 		return fmt.Errorf("read the carried state: %w", err)
-	}
-	j.g.state, j.g.halts = st, c.Halts
-	if j.g.version >= versionGuidance {
-		j.g.guidance = c.Guidance
-		j.g.pause.rung = c.rung
 	}
 	return nil
 }
@@ -219,9 +213,7 @@ func (j *Judge) Call(kind CallKind, typ string, args []any) int {
 		}
 	}
 	j.calls++
-	if g.version >= versionGuidance {
-		g.pause.heed(node, ref.Seq, g.state.NewsSinceBarrier)
-	}
+	g.called(node, ref.Seq)
 	j.nextID++
 	res := &recordedResult{}
 	if j.results == nil {
@@ -493,13 +485,9 @@ func (j *Judge) Idle() {
 // Timer judges a durable timer the workflow started: results in are read,
 // and the detectors hear that the workflow waits.
 func (j *Judge) Timer() {
-	if !j.guarded {
-		return
+	if j.guarded {
+		j.g.waits(nil, j.now, true)
 	}
-	if len(j.g.pending) > 0 {
-		j.g.observeReadyAt(nil, j.now)
-	}
-	j.g.timer(j.now)
 }
 
 // EndRun closes a run that continued as new, as the guard does when it
@@ -520,13 +508,19 @@ func (j *Judge) EndRun() {
 func (j *Judge) NextRun(info *workflow.Info, now time.Time) {
 	g := &j.g
 	g.info, j.now = info, now
+	if !j.guarded {
+		return
+	}
+	// What the guard carries across continue-as-new, encoded and read
+	// back as the next run reads it.
+	c, err := g.carry()
 	g.pending, g.input, j.blocked, j.admitted = nil, false, nil, nil
-	old := g.pause
-	g.pause = newPause(g.version)
-	if g.version >= versionGuidance {
-		g.pause.rung = old.rung
-	} else {
-		g.guidance = nil
+	g.pause, g.guidance = newPause(g.version), nil
+	if err == nil {
+		err = g.restore(&c)
+	}
+	if err != nil {
+		g.next.GetLogger(nil).Error("loopguard: state not carried to the next run", "error", err)
 	}
 }
 
