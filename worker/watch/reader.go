@@ -95,6 +95,8 @@ type reader struct {
 	lastPause int64
 	last      int64
 	snap      snapshot
+	key       snapKey
+	keyed     bool
 }
 
 type pauseMark struct {
@@ -137,6 +139,16 @@ func (r *reader) add(events ...*historypb.HistoryEvent) {
 	if p := ex.Paused(); p != nil {
 		s.Paused, s.PauseRequestID, s.PauseIdentity = true, p.RequestID, p.Identity
 	}
+	// What follows changes only with new verdicts, pauses or the run's
+	// state: a page with none costs nothing more (the halts and pending
+	// are worked out over every verdict and pause).
+	key := snapKey{len(ex.Verdicts), len(ex.Pauses), ex.Closed, s.Paused, ex.LastEvent >= r.lastPause}
+	if key == r.key && r.keyed {
+		s.Halts, s.Pending = r.snap.Halts, r.snap.Pending
+		r.snap = s
+		return
+	}
+	r.key, r.keyed = key, true
 	// The reader judges an event once the rest of its workflow task is
 	// in, so a pause read may not be judged yet: the halt it answered
 	// would look pending. Nothing is pending until every pause read is
@@ -170,6 +182,12 @@ func (r *reader) add(events ...*historypb.HistoryEvent) {
 		s.Halts = append(s.Halts, h)
 	}
 	r.snap = s
+}
+
+// snapKey is what the halts and the pending halt of a snapshot depend on.
+type snapKey struct {
+	verdicts, pauses     int
+	closed, paused, seen bool
 }
 
 // snapshot is what is judged so far.
