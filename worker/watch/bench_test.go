@@ -8,46 +8,8 @@ import (
 	"testing"
 	"time"
 
-	enumspb "go.temporal.io/api/enums/v1"
-	historypb "go.temporal.io/api/history/v1"
-	"go.temporal.io/api/workflowservice/v1"
 	"go.uber.org/zap"
-	"google.golang.org/grpc"
-
-	"github.com/loopguard/loopguard/interceptor/history"
 )
-
-// nopService answers the watcher's requests without a server.
-type nopService struct {
-	workflowservice.WorkflowServiceClient
-	pauses int
-}
-
-func (s *nopService) PauseWorkflowExecution(context.Context, *workflowservice.PauseWorkflowExecutionRequest, ...grpc.CallOption) (*workflowservice.PauseWorkflowExecutionResponse, error) {
-	s.pauses++
-	return &workflowservice.PauseWorkflowExecutionResponse{}, nil
-}
-
-// tasks splits a history into the pages a follower gets: each ends with
-// a workflow task's completion.
-func tasks(b *testing.B, path string) ([][]*historypb.HistoryEvent, int) {
-	h, err := history.ReadHistoryFile(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	var out [][]*historypb.HistoryEvent
-	start, calls := 0, 0
-	for i, e := range h.GetEvents() {
-		switch e.GetEventType() {
-		case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
-			calls++
-		case enumspb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED:
-			out = append(out, h.GetEvents()[start:i+1])
-			start = i + 1
-		}
-	}
-	return append(out, h.GetEvents()[start:]), calls
-}
 
 // BenchmarkFollow is the watcher's work for one execution, without the
 // server: a 1000-call history recorded without the guard, fed page by
