@@ -73,6 +73,15 @@ type core struct {
 	// halts counts the halts of the execution (HaltEvent.Seq), carried
 	// across continue-as-new.
 	halts int
+
+	// verified is the last good signature of an answer (operators' keys
+	// set, signed.go): an update's handler does not verify it again.
+	verified *verified
+	// anyWorkflowID is set when the execution replays under a workflow id
+	// that is not its own: the SDK's replayer names every history
+	// "ReplayId" unless told otherwise. A signed answer's run id still
+	// ties it to the execution.
+	anyWorkflowID bool
 }
 
 // callNode names a call by the NodeName hook, or by its type when the hook
