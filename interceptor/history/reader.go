@@ -1,0 +1,153 @@
+package history
+
+import (
+	"errors"
+	"fmt"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
+)
+
+// Reader reads the history of one workflow execution as it grows: a run,
+// or a chain of runs continued as new, fed run after run. Feed it the
+// events in history order with Add, as many at a time as come (the
+// pages of a long poll with WaitNewEvent, or the whole history at once);
+// Execution tells what is judged so far, Close ends the history.
+//
+// Each event is judged as soon as the events its judgement reads after it
+// are in, so the verdicts are the same whatever the chunks the history
+// came in, and the same as the analysis of the finished history
+// (AnalyzeFile). Judged without Options.AsRecorded (what a watcher of
+// running executions does), that look-ahead is the rest of a workflow
+// task: an event waits at most until the next workflow task starts, and
+// the Reader holds no more than those events. With AsRecorded, a halt the
+// guard recorded is judged once its answer is in the history (the call
+// it held goes on), and the events until then are held.
+//
+// Memory: the Judge's state (the guard's own), the events held, the
+// scheduled calls without a result yet, the loop.halted signals not
+// matched to a halt (AsRecorded), and the Execution so far (its Calls
+// grow with the run: one string header a call, the node names shared).
+// It holds nothing the history cannot rebuild: a new Reader fed the same
+// events reaches the same Execution.
+//
+// A Reader is not safe for concurrent use.
+type Reader struct {
+	opts Options
+	run  *runReader
+	// final is the current run's analysis once the run closed.
+	final *Execution
+	// runs are the analyses of the chain's runs before the current one.
+	runs []Execution
+	// nextRun and carried are the run the current one continued as new
+	// into and the state it hands over.
+	nextRun string
+	carried *openChain
+}
+
+// NewReader returns a Reader judging under opts, or an error naming the
+// first invalid option.
+func NewReader(opts Options) (*Reader, error) {
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	return &Reader{opts: opts}, nil
+}
+
+// Add appends events to the history, in history order, and judges what
+// it can. A run's events after its close event belong to the next run
+// of the chain, which starts with its WorkflowExecutionStarted. It
+// returns an error when the history cannot be judged (it does not start
+// with its run, events out of any order a server writes); the Reader
+// then judges no more and Execution's Err is that error.
+func (r *Reader) Add(events ...*historypb.HistoryEvent) error {
+	for len(events) > 0 {
+		if err := r.err(); err != nil {
+			return err
+		}
+		if r.final != nil {
+			e := events[0]
+			if e.GetEventType() != enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED {
+				return fmt.Errorf("event %d (%s) after the run closed: a continued run starts with %s",
+					e.GetEventId(), eventName(e), enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED)
+			}
+			r.runs = append(r.runs, *r.final)
+			r.final, r.run = nil, nil
+		}
+		if r.run == nil {
+			r.run = newRunReader(&r.opts, r.take)
+		}
+		n := len(events)
+		for k, e := range events {
+			if closes(e) {
+				n = k + 1
+				break
+			}
+		}
+		r.run.add(events[:n])
+		events = events[n:]
+		if r.run.ended != nil {
+			r.finish()
+		}
+	}
+	return r.err()
+}
+
+func (r *Reader) err() error {
+	if r.final != nil {
+		return r.final.Err
+	}
+	if r.run != nil {
+		return r.run.ex.Err
+	}
+	return nil
+}
+
+// take hands the state of the run before over to the run runID, when
+// that run is the one it continued into.
+func (r *Reader) take(runID string) *openChain {
+	if runID != r.nextRun {
+		return nil
+	}
+	c := r.carried
+	r.nextRun, r.carried = "", nil
+	return c
+}
+
+// finish ends the current run.
+func (r *Reader) finish() {
+	ex := r.run.execution(true)
+	r.final = &ex
+	r.nextRun, r.carried = r.run.next()
+}
+
+// Execution is the analysis of the current run so far: the verdicts of
+// the events judged, up to LastEvent. Once the run closed, it is final.
+func (r *Reader) Execution() Execution {
+	if r.final != nil {
+		return *r.final
+	}
+	if r.run == nil {
+		return Execution{}
+	}
+	return r.run.execution(false)
+}
+
+// Runs are the final analyses of the chain's runs before the current one.
+func (r *Reader) Runs() []Execution { return r.runs }
+
+// Close ends the history: no event will come any more (the run closed, or
+// the caller stops reading). The events held are judged as the end of the
+// history leaves them, and the current run's final analysis returned.
+func (r *Reader) Close() Execution {
+	if r.final != nil {
+		return *r.final
+	}
+	if r.run == nil {
+		return Execution{Err: errors.New("no history events")}
+	}
+	r.run.close()
+	r.finish()
+	return *r.final
+}
