@@ -51,9 +51,10 @@ func (g *guard) halt(ctx workflow.Context, node string, trip *detect.Trip) error
 	g.countHalt(ctx, ev, policy)
 	g.raiseHalted(ctx, ev, policy)
 
-	if esc, held := g.raised(trip, policy); esc != nil {
+	switch esc, held := g.raised(trip, policy); {
+	case esc != nil:
 		return g.escalate(ctx, trip, *esc)
-	} else if !held {
+	case !held:
 		return nil
 	}
 
@@ -74,9 +75,10 @@ func (g *guard) halt(ctx workflow.Context, node string, trip *detect.Trip) error
 	}
 	if p.decision == nil {
 		// The workflow's own recovery decided before any human did.
-		if d, ok := g.handled(trip, hd, workflow.Now(ctx)); d.Action == ActionEscalate {
-			return g.escalate(ctx, trip, d)
-		} else if ok {
+		if d, ok := g.handled(trip, hd, workflow.Now(ctx)); ok {
+			if d.Action == ActionEscalate {
+				return g.escalate(ctx, trip, d)
+			}
 			if published {
 				g.publish(ctx, StateRunning, nil)
 			} else {
