@@ -73,21 +73,19 @@ func (g *guard) halt(ctx workflow.Context, node string, trip *detect.Trip) error
 	if !oneLoop || p.decision == nil {
 		hd = g.handle(ctx, ev)
 	}
-	if p.decision == nil {
+	if d, ok := g.handled(trip, hd, workflow.Now(ctx)); ok {
 		// The workflow's own recovery decided before any human did.
-		if d, ok := g.handled(trip, hd, workflow.Now(ctx)); ok {
-			if d.Action == ActionEscalate {
-				return g.escalate(ctx, trip, d)
-			}
-			if published {
-				g.publish(ctx, StateRunning, nil)
-			} else {
-				g.showDetails(ctx, guidanceDetails(g.guidance)) // no command: the halt was never published
-			}
-			log.Info("loopguard: loop resumed by the halt handler", "reason", d.Reason, "haltSeq", d.HaltSeq)
-			g.countDecision(ctx, MetricResumes, &ev)
-			return nil
+		if d.Action == ActionEscalate {
+			return g.escalate(ctx, trip, d)
 		}
+		if published {
+			g.publish(ctx, StateRunning, nil)
+		} else {
+			g.showDetails(ctx, guidanceDetails(g.guidance)) // no command: the halt was never published
+		}
+		log.Info("loopguard: loop resumed by the halt handler", "reason", d.Reason, "haltSeq", d.HaltSeq)
+		g.countDecision(ctx, MetricResumes, &ev)
+		return nil
 	}
 	g.hold()
 	if published {

@@ -350,10 +350,13 @@ func (j *Judge) Handled(action Action, guidance string) bool {
 	if b == nil || action != ActionResume && action != ActionEscalate {
 		return false
 	}
-	j.blocked = nil
 	// The handler's reason is in the worker's log and the workflow's
 	// current details, not in its history: the decision has none.
-	d, _ := j.g.handled(b.trip, HandlerDecision{Action: action, Guidance: guidance}, j.now)
+	d, ok := j.g.handled(b.trip, HandlerDecision{Action: action, Guidance: guidance}, j.now)
+	if !ok {
+		return false
+	}
+	j.blocked = nil
 	if action != ActionResume {
 		j.answer(b.trip, d, detect.Extension{})
 		return true
