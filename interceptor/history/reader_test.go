@@ -102,7 +102,11 @@ func feed(t *testing.T, opts Options, chain []*historypb.History, want []Executi
 	if err != nil {
 		t.Fatal(err)
 	}
+	var got []Execution
 	for n, h := range chain {
+		if n > 0 {
+			got = append(got, r.Execution()) // the run before, closed
+		}
 		evs := h.GetEvents()
 		// lastTask is the last workflow task scheduled or started fed
 		// after the first completed one (whose markers the run's start
@@ -138,8 +142,7 @@ func feed(t *testing.T, opts Options, chain []*historypb.History, want []Executi
 			}
 		}
 	}
-	got := append(r.Runs(), r.Close())
-	return got
+	return append(got, r.Close())
 }
 
 // prefix checks that so far is what is judged of want up to its last
