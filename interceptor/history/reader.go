@@ -41,6 +41,8 @@ type Reader struct {
 	// into and the state it hands over.
 	nextRun string
 	carried *openChain
+	// closed is set by Close: no event comes any more.
+	closed bool
 }
 
 // NewReader returns a Reader judging under opts, or an error naming the
@@ -60,6 +62,9 @@ func NewReader(opts Options) (*Reader, error) {
 // with its run, events out of any order a server writes); the Reader
 // then judges no more and Execution's Err is that error.
 func (r *Reader) Add(events ...*historypb.HistoryEvent) error {
+	if r.closed && len(events) > 0 {
+		return errors.New("history: events added after Close")
+	}
 	for len(events) > 0 {
 		if err := r.err(); err != nil {
 			return err
@@ -138,6 +143,7 @@ func (r *Reader) Execution() Execution {
 // the caller stops reading). The events held are judged as the end of the
 // history leaves them, and the current run's final analysis returned.
 func (r *Reader) Close() Execution {
+	r.closed = true
 	if r.final != nil {
 		return *r.final
 	}
