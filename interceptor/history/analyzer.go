@@ -108,8 +108,14 @@ func (a *Analyzer) history(h *historypb.History, file string) (ex Execution) {
 		ex.FirstCall = c.calls + 1
 		j.NextRun(info, now)
 	} else {
+		guard := a.opts.Guard
+		if a.opts.AsRecorded && version == 0 {
+			// Recorded without the guard, the run was not guarded, whatever
+			// the options say (the demo's supervisor was listed as guarded).
+			guard.Retire = true
+		}
 		var err error
-		if j, err = interceptor.NewJudge(a.opts.Guard); err != nil {
+		if j, err = interceptor.NewJudge(guard); err != nil {
 			ex.Err = err
 			return ex
 		}
