@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,6 +20,7 @@ import (
 
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/api/temporalproto"
 	"go.temporal.io/sdk/client"
 )
 
@@ -185,7 +187,7 @@ func DecodeHistory(data []byte) (*historypb.History, error) {
 	if isGzip(data) {
 		zr, err := gzip.NewReader(bytes.NewReader(data))
 		if err == nil {
-			data, err = io.ReadAll(zr)
+			data, err = readAllSized(zr, gunzippedSize(data))
 		}
 		switch {
 		case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
@@ -204,8 +206,9 @@ func DecodeHistory(data []byte) (*historypb.History, error) {
 	case text[0] != '{':
 		return nil, fmt.Errorf("%s not JSON: it begins %q; a history is one JSON object, {\"events\": [...]}", what, head(text, 16))
 	}
-	h, err := client.HistoryFromJSON(bytes.NewReader(data), client.HistoryJSONOptions{})
-	if err != nil {
+	// As client.HistoryFromJSON decodes, without its copy of the bytes.
+	h := &historypb.History{}
+	if err := (temporalproto.CustomJSONUnmarshalOptions{DiscardUnknown: true}).Unmarshal(data, h); err != nil {
 		var syntax *json.SyntaxError
 		switch jerr := json.Unmarshal(text, new(json.RawMessage)); {
 		case errors.As(jerr, &syntax) && strings.HasPrefix(syntax.Error(), "unexpected end"): // encoding/json's words for JSON that stops
@@ -219,6 +222,24 @@ func DecodeHistory(data []byte) (*historypb.History, error) {
 		return nil, fmt.Errorf("%s JSON but holds no history events: a history is {\"events\": [...]}, as `temporal workflow show --output json` writes it", what)
 	}
 	return h, nil
+}
+
+// gunzippedSize is the size gzip data says it unpacks to (its trailer
+// holds it modulo 4 GiB), bounded so that a damaged trailer cannot make a
+// huge buffer: reading into a buffer of the right size spares io.ReadAll's
+// copies as it grows.
+func gunzippedSize(gz []byte) int {
+	if len(gz) < 4 {
+		return 0
+	}
+	n := int(binary.LittleEndian.Uint32(gz[len(gz)-4:]))
+	return min(n, 64*len(gz))
+}
+
+func readAllSized(r io.Reader, size int) ([]byte, error) {
+	b := bytes.NewBuffer(make([]byte, 0, size+bytes.MinRead))
+	_, err := b.ReadFrom(r)
+	return b.Bytes(), err
 }
 
 // isGzip tells gzip data by its magic number.
