@@ -261,7 +261,8 @@ func analyzeOptions(policy, workflows string) (interceptor.Options, error) {
 	return o, nil
 }
 
-// analyzeFiles reads the named files and folders' *.json histories, runs
+// analyzeFiles reads the named files and the histories in the named
+// folders and those under them (history.HistoryFiles), runs
 // continued as new after the runs they continue.
 func analyzeFiles(paths []string, opts []history.Options, sweep []*judged, each func(history.Execution, *judged), stderr io.Writer) error {
 	var files []string
@@ -600,6 +601,10 @@ reports, per execution, every warning and halt, and a summary.
 Usage:
   %[1]s %[2]s [flags] FILE|DIR...     histories exported with temporal workflow show --output json
   %[1]s %[2]s [flags] --query QUERY   the executions a visibility query selects, read from the server
+
+A folder is read with the folders under it: its *.json and *.json.gz files
+(manifest.json aside). The exit status is 1 when a history could not be read
+(the report covers the others), 2 for bad flags or policy.
 
 Connection (--query) follows the temporal CLI: --address and --namespace, else
 TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TLS and profile settings.

@@ -512,3 +512,19 @@ func TestAnalysisFiguresAgree(t *testing.T) {
 		assert.True(t, found, "measurements.md has no row for %s", q[2])
 	}
 }
+
+// TestDocsQuoteTheHaltsQuery: a page that gives the listing of every halt
+// (the guard's and Workflow Pause's) gives interceptor.HaltsQuery's, so
+// that operators copy a query that finds both.
+func TestDocsQuoteTheHaltsQuery(t *testing.T) {
+	want := interceptor.HaltsQuery("LoopGuardState")
+	quoted := 0
+	for _, d := range markdown(t) {
+		text := strings.Join(strings.Fields(d.text), " ") // queries wrapped over lines
+		for _, m := range regexp.MustCompile(`(?:^|[\s'\x60])(\(?LoopGuardState STARTS_WITH[^'\x60]*?ExecutionStatus = "Paused")`).FindAllStringSubmatch(text, -1) {
+			quoted++
+			assert.Equal(t, want, m[1], "%s gives a listing of every halt that is not interceptor.HaltsQuery", d.path)
+		}
+	}
+	assert.GreaterOrEqual(t, quoted, 3, "README, halts.md and operations.md give it")
+}
