@@ -1,55 +1,96 @@
-package history_test
+package history
 
 import (
-	"flag"
+	"path/filepath"
 	"runtime"
 	"testing"
 
-	"github.com/loopguard/loopguard/interceptor/history"
-	"github.com/loopguard/loopguard/internal/cputime"
+	historypb "go.temporal.io/api/history/v1"
 )
 
-var analyzeDir = flag.String("analyze.dir", "../../testsuite/testdata/histories", "histories BenchmarkAnalyzeFiles reads (a folder, read recursively)")
-
-// BenchmarkAnalyzeFiles analyses the histories of a folder from their
-// files, as `worker analyze DIR` does: files read and decoded ahead on
-// every core (-cpu 1,2 compares one core with two), judged in order. It
-// reports calls a second of wall time and calls per CPU-second (on a
-// loaded machine the wall time also counts the waits for a core); the
-// retained heap after each pass shows that memory does not grow with the
-// number of histories read (the Analyzer keeps the summary only).
-//
-//	go test ./interceptor/history/ -run '^$' -bench AnalyzeFiles -benchmem -cpu 1,2
-//	go test ./interceptor/history/ -run '^$' -bench AnalyzeFiles -benchmem -cpu 1,2 -benchtime 5x -args -analyze.dir /tmp/trial
-func BenchmarkAnalyzeFiles(b *testing.B) {
-	files, err := history.HistoryFiles(*analyzeDir)
+// richWorkload is a run of 1,000 sequential calls with distinct, rich
+// outputs, recorded without the guard (6,005 events).
+func richWorkload(b *testing.B) []*historypb.HistoryEvent {
+	b.Helper()
+	h, err := ReadHistoryFile(filepath.Join(fixtureDir, "workload-rich-1000-unguarded.json"))
 	if err != nil {
 		b.Fatal(err)
 	}
+	return h.GetEvents()
+}
+
+// BenchmarkReaderAdd feeds a Reader a 1,000-call history one event at a
+// time, as a watcher's long poll brings them at worst, and reports the
+// cost of one Add per event: time, bytes and allocations.
+//
+//	go test ./interceptor/history/ -run '^$' -bench ReaderAdd -benchmem
+func BenchmarkReaderAdd(b *testing.B) {
+	evs := richWorkload(b)
 	var before, after runtime.MemStats
-	runtime.GC()
 	runtime.ReadMemStats(&before)
-	calls := 0
-	cpu0, cpuOK := cputime.Process()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, err := history.AnalyzeFiles(files, history.Options{}, func(ex history.Execution) {
-			if ex.Err != nil {
-				b.Fatal(ex.Err)
-			}
-			calls += len(ex.Calls)
-		}); err != nil {
+		r, err := NewReader(Options{})
+		if err != nil {
 			b.Fatal(err)
+		}
+		for _, e := range evs {
+			if err := r.Add(e); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if ex := r.Close(); len(ex.Calls) != 1000 {
+			b.Fatalf("%d calls judged, want 1000", len(ex.Calls))
 		}
 	}
 	b.StopTimer()
-	cpu1, _ := cputime.Process()
-	runtime.GC()
 	runtime.ReadMemStats(&after)
-	b.ReportMetric(float64(calls)/b.Elapsed().Seconds(), "calls/s")
-	if cpuOK {
-		b.ReportMetric(float64(calls)/(cpu1-cpu0).Seconds(), "calls/cpu-s")
+	events := float64(b.N * len(evs))
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/events, "ns/event")
+	b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/events, "B/event")
+	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/events, "allocs/event")
+	b.ReportMetric(events/b.Elapsed().Seconds(), "events/s")
+}
+
+// BenchmarkReaderFollow measures the memory a followed execution holds:
+// 200 Readers, each fed a run up to its 100th or its 500th call (the
+// events decoded once and shared, as a watcher's history pages are its
+// own whichever Reader holds them), live at once. B/execution is the heap
+// they hold after a GC, divided by 200: the Judge's state, the events of
+// the workflow task held, the open calls and the Execution so far.
+//
+//	go test ./interceptor/history/ -run '^$' -bench ReaderFollow -benchtime 3x
+func BenchmarkReaderFollow(b *testing.B) {
+	evs := richWorkload(b)
+	for _, calls := range []int{100, 500} {
+		b.Run(map[int]string{100: "100-calls", 500: "500-calls"}[calls], func(b *testing.B) {
+			upto := 6 * calls // six events a call: task scheduled, started, completed; activity scheduled, started, completed
+			const n = 200
+			var per float64
+			for i := 0; i < b.N; i++ {
+				var before, after runtime.MemStats
+				runtime.GC()
+				runtime.ReadMemStats(&before)
+				rs := make([]*Reader, n)
+				for k := range rs {
+					r, err := NewReader(Options{})
+					if err != nil {
+						b.Fatal(err)
+					}
+					if err := r.Add(evs[:upto]...); err != nil {
+						b.Fatal(err)
+					}
+					rs[k] = r
+				}
+				runtime.GC()
+				runtime.ReadMemStats(&after)
+				per = float64(after.HeapAlloc-before.HeapAlloc) / n
+				if got := len(rs[n-1].Execution().Calls); got < calls-1 {
+					b.Fatalf("%d calls judged, want about %d", got, calls)
+				}
+				runtime.KeepAlive(rs)
+			}
+			b.ReportMetric(per, "B/execution")
+		})
 	}
-	b.ReportMetric(float64(len(files)*b.N), "histories")
-	b.ReportMetric(float64(int64(after.HeapAlloc)-int64(before.HeapAlloc))/1024, "retained-KiB")
 }
