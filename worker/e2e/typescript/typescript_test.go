@@ -17,6 +17,7 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/loopguard/loopguard/activities"
+	"github.com/loopguard/loopguard/interceptor"
 	"github.com/loopguard/loopguard/testsuite"
 	"github.com/loopguard/loopguard/worker/devserver"
 	"github.com/loopguard/loopguard/worker/devserver/devtest"
@@ -207,6 +208,50 @@ func TestPauseBeforeWorkflowTaskStarted(t *testing.T) {
 		t.Logf("stuck after the unpause: workflow task attempt %d%s", d.GetPendingWorkflowTask().GetAttempt(), lastEvents(h, 6))
 		require.NoError(t, c.TerminateWorkflow(ctx, "pause-unstarted-ts", run.GetRunID(), "stuck"))
 	})
+}
+
+// TestTypeScriptAgentHeedsLoopWarning: a workflow of any SDK may read the
+// warning a watcher signals (loop.warning): the heeding TypeScript agent
+// passes it to its model, which changes approach and answers; a warning
+// signalled to the stuck agent changes none of its calls.
+func TestTypeScriptAgentHeedsLoopWarning(t *testing.T) {
+	typescript.Require(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	srv, c := pauseServer(t)
+	w, err := typescript.StartWith(ctx, t, typescript.Options{HostPort: srv.FrontendHostPort(), Namespace: srv.Namespace(),
+		TaskQueue: "ts-agents", ModelLatency: 100 * time.Millisecond})
+	require.NoError(t, err)
+	warning := interceptor.Warning{Detector: "identical_output", Message: "WebSearch repeated with the same results",
+		Directive: "Stop repeating the same searches.", N: 1, Of: 1, Node: "WebSearch"}
+	for _, tt := range []struct {
+		scenario string
+		signal   any
+		outcome  string
+	}{
+		{activities.ParallelHeeds, warning, workflows.OutcomeCompleted},
+		{activities.ParallelHeeds, interceptor.Notice{Warning: &warning}, workflows.OutcomeCompleted},
+		{activities.ParallelStuck, warning, workflows.OutcomeGaveUp},
+	} {
+		id := fmt.Sprintf("heed-%s-%T", tt.scenario, tt.signal)
+		run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: w.TaskQueue},
+			workflows.WorkflowParallelTool, workflows.ParallelInput{Scenario: tt.scenario, Width: 3})
+		require.NoError(t, err)
+		require.Eventually(t, func() bool {
+			return count(history(ctx, t, c, id), enumspb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED) >= 4
+		}, time.Minute, 50*time.Millisecond)
+		require.NoError(t, c.SignalWorkflow(ctx, id, "", "loop.warning", tt.signal))
+		var res workflows.ParallelResult
+		require.NoError(t, run.Get(ctx, &res), id)
+		require.Equal(t, tt.outcome, res.Outcome, id)
+		if tt.scenario == activities.ParallelHeeds {
+			require.Equal(t, "warning 1/1: Stop repeating the same searches.", res.Heeded, id)
+			require.Contains(t, res.Final, "read the release notes of 3 projects", id)
+		} else {
+			require.Empty(t, res.Heeded, id)
+			require.Equal(t, workflows.DefaultMaxTurns, res.Iterations, id)
+		}
+	}
 }
 
 // TestTypeScriptAgentReadsAsGo: the TypeScript agent and the Go sample
