@@ -3,6 +3,7 @@ package interceptor
 import (
 	"encoding/json"
 	"fmt"
+	"time"
 
 	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/sdk/converter"
@@ -250,19 +251,21 @@ func (g *guard) writeCarry(ctx workflow.Context) error {
 	return nil
 }
 
+// closeRun closes a run that continues as new, at workflow time now, as
+// every driver does: the results that are in are read, then the core ends
+// the run (core.endRun).
+func (g *guard) closeRun(ctx workflow.Context, now time.Time) {
+	g.observeReadyAt(ctx, now)
+	g.endRun(now)
+}
+
 // carryOnReturn stores the guard's state in the continue-as-new error the
 // workflow returned: the state as of the run's end, not as of the moment
 // the workflow built the error, encoded with the workflow's data converter.
 // Calls still in flight are closed: their futures die with this run, and a
 // step left open would swallow every later call of its node.
 func (g *guard) carryOnReturn(ctx workflow.Context, can *workflow.ContinueAsNewError) error {
-	g.observeReady(ctx)
-	now := workflow.Now(ctx)
-	for _, p := range g.pending {
-		g.state.Abandon(p.ref, now)
-	}
-	g.pending = nil
-	g.flushInput(now)
+	g.closeRun(ctx, workflow.Now(ctx))
 	state, err := json.Marshal(g.state)
 	if err != nil {
 		return fmt.Errorf("loopguard: snapshot state: %w", err)
@@ -288,16 +291,8 @@ func (g *guard) carryOnReturn(ctx workflow.Context, can *workflow.ContinueAsNewE
 	return nil
 }
 
-// versioned sets what the guard version, not the pinned config, decides:
-// the detectors' half of version 9 (Policy.OneLoop), which a config pinned
-// by a later version cannot switch on below it. The live guard and the
-// analysis of past histories (Judge) both call it after pinning.
-func (g *guard) versioned() {
-	g.cfg.Policy.OneLoop = g.version >= versionOneLoop
-}
-
 // refusedIsInput reports whether one of the guard's own control signals
 // that it refused (nothing to answer) and passed on is outside input to
 // the loop. From version 9 it is not: an operator's early escalate must
 // not delay the halt it asks for.
-func (g *guard) refusedIsInput() bool { return g.version < versionOneLoop }
+func (c *core) refusedIsInput() bool { return c.version < versionOneLoop }

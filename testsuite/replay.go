@@ -1,7 +1,6 @@
 package testsuite
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -22,6 +21,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/loopguard/loopguard/interceptor"
+	"github.com/loopguard/loopguard/interceptor/history"
 )
 
 // ReplayOptions configures ReplayFile and ReplayHistory.
@@ -292,23 +292,8 @@ func InspectWith(h *historypb.History, dc converter.DataConverter) HistoryInfo {
 	return info
 }
 
-// ReadHistoryFile reads a JSON history (protojson of history.v1.History, as
-// `temporal workflow show --output json` and WriteHistoryFile write it; the
-// older SDK JSON with SCREAMING_CASE enums is accepted too).
-func ReadHistoryFile(path string) (*historypb.History, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("testsuite: read history: %w", err)
-	}
-	h, err := client.HistoryFromJSON(bytes.NewReader(data), client.HistoryJSONOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("testsuite: %s is not a JSON workflow history: %w", path, err)
-	}
-	if len(h.GetEvents()) == 0 {
-		return nil, fmt.Errorf("testsuite: %s holds no history events", path)
-	}
-	return h, nil
-}
+// ReadHistoryFile reads a JSON history: see history.ReadHistoryFile.
+func ReadHistoryFile(path string) (*historypb.History, error) { return history.ReadHistoryFile(path) }
 
 // MarshalHistory encodes h as indented protojson, the format of
 // `temporal workflow show --output json`.
@@ -330,18 +315,9 @@ func WriteHistoryFile(path string, h *historypb.History) error {
 }
 
 // ExportHistory fetches the full history of a workflow run (runID "" means
-// the latest run) from c, page by page.
+// the latest run) from c, page by page: see history.ExportHistory.
 func ExportHistory(ctx context.Context, c client.Client, workflowID, runID string) (*historypb.History, error) {
-	h := &historypb.History{}
-	it := c.GetWorkflowHistory(ctx, workflowID, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-	for it.HasNext() {
-		e, err := it.Next()
-		if err != nil {
-			return nil, fmt.Errorf("testsuite: export history of %s: %w", workflowID, err)
-		}
-		h.Events = append(h.Events, e)
-	}
-	return h, nil
+	return history.ExportHistory(ctx, c, workflowID, runID)
 }
 
 // ExportHistoryFile exports a workflow run's history to path, for

@@ -18,7 +18,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/loopguard/loopguard/interceptor"
-	"github.com/loopguard/loopguard/testsuite"
+	"github.com/loopguard/loopguard/interceptor/history"
 )
 
 // analyzeCommand is the name of the subcommand that analyses past
@@ -104,15 +104,15 @@ type judged struct {
 	name string
 	// analyzer reads a query's histories; summary is set by a sweep of
 	// files.
-	analyzer *testsuite.Analyzer
-	summary  *testsuite.Summary
-	score    testsuite.Score
-	worst    []testsuite.Execution
+	analyzer *history.Analyzer
+	summary  *history.Summary
+	score    history.Score
+	worst    []history.Execution
 	top      int
 }
 
 // sum is the policy's summary.
-func (j *judged) sum() testsuite.Summary {
+func (j *judged) sum() history.Summary {
 	if j.summary != nil {
 		return *j.summary
 	}
@@ -121,7 +121,7 @@ func (j *judged) sum() testsuite.Summary {
 
 // keep keeps the top worst executions: bounded memory whatever the
 // number of histories.
-func (j *judged) keep(ex testsuite.Execution) {
+func (j *judged) keep(ex history.Execution) {
 	if j.top == 0 || ex.Err != nil || len(ex.Verdicts) == 0 && len(ex.Recorded.Halts) == 0 {
 		return
 	}
@@ -135,7 +135,7 @@ func (j *judged) keep(ex testsuite.Execution) {
 
 // worse orders executions worst loop first: most calls a halt would have
 // saved, then most halts, then most warnings.
-func worse(a, b *testsuite.Execution) bool {
+func worse(a, b *history.Execution) bool {
 	if a.Saved != b.Saved {
 		return a.Saved > b.Saved
 	}
@@ -156,9 +156,9 @@ func runAnalyze(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	var labels testsuite.Labels
+	var labels history.Labels
 	if cfg.labels != "" {
-		if labels, err = testsuite.ReadLabels(cfg.labels); err != nil {
+		if labels, err = history.ReadLabels(cfg.labels); err != nil {
 			return &usageError{err: err}
 		}
 	}
@@ -167,14 +167,14 @@ func runAnalyze(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		dc = converter.NewRemoteDataConverter(dc, converter.RemoteDataConverterOptions{Endpoint: cfg.codecEndpoint})
 	}
 	var sweep []*judged
-	var opts []testsuite.AnalyzeOptions
+	var opts []history.Options
 	for _, p := range cfg.policies {
 		o, err := analyzeOptions(p, cfg.workflows)
 		if err != nil {
 			return err
 		}
-		ao := testsuite.AnalyzeOptions{Guard: o, AsRecorded: cfg.asRecorded, DataConverter: dc}
-		a, err := testsuite.NewAnalyzer(ao)
+		ao := history.Options{Guard: o, AsRecorded: cfg.asRecorded, DataConverter: dc}
+		a, err := history.NewAnalyzer(ao)
 		if err != nil {
 			return &usageError{err: fmt.Errorf("--policy %s: %w", p, err)}
 		}
@@ -183,7 +183,7 @@ func runAnalyze(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 
 	out := newJSONStream(stdout, cfg.output == "json" && len(sweep) == 1)
-	each := func(ex testsuite.Execution, j *judged) {
+	each := func(ex history.Execution, j *judged) {
 		if ex.Err != nil {
 			fmt.Fprintf(stderr, "%s: %s\n", progName, oneLine(ex.Err.Error()))
 		}
@@ -248,7 +248,7 @@ func analyzeOptions(policy, workflows string) (interceptor.Options, error) {
 
 // analyzeFiles reads the named files and folders' *.json histories, runs
 // continued as new after the runs they continue.
-func analyzeFiles(paths []string, opts []testsuite.AnalyzeOptions, sweep []*judged, each func(testsuite.Execution, *judged), stderr io.Writer) error {
+func analyzeFiles(paths []string, opts []history.Options, sweep []*judged, each func(history.Execution, *judged), stderr io.Writer) error {
 	var files []string
 	for _, p := range paths {
 		fi, err := os.Stat(p)
@@ -259,7 +259,7 @@ func analyzeFiles(paths []string, opts []testsuite.AnalyzeOptions, sweep []*judg
 			files = append(files, p)
 			continue
 		}
-		fs, err := testsuite.HistoryFiles(p)
+		fs, err := history.HistoryFiles(p)
 		if err != nil {
 			return &usageError{err: err}
 		}
@@ -267,7 +267,7 @@ func analyzeFiles(paths []string, opts []testsuite.AnalyzeOptions, sweep []*judg
 	}
 	bar := newProgress(stderr, len(files))
 	defer bar.done()
-	sums, err := testsuite.Sweep(files, opts, func(i int, ex testsuite.Execution) {
+	sums, err := history.Sweep(files, opts, func(i int, ex history.Execution) {
 		each(ex, sweep[i])
 		if i == len(sweep)-1 {
 			bar.add(1)
@@ -281,7 +281,7 @@ func analyzeFiles(paths []string, opts []testsuite.AnalyzeOptions, sweep []*judg
 
 // analyzeQuery reads the executions a visibility query selects, page by
 // page, fetching at most cfg.rate histories a second.
-func analyzeQuery(ctx context.Context, cfg analyzeConfig, sweep []*judged, each func(testsuite.Execution, *judged), stderr io.Writer) error {
+func analyzeQuery(ctx context.Context, cfg analyzeConfig, sweep []*judged, each func(history.Execution, *judged), stderr io.Writer) error {
 	wcfg := config{address: cfg.address, namespace: cfg.namespace, connectTimeout: cfg.connectTimeout, searchAttribute: searchAttributeNone}
 	b, err := dialExternal(ctx, wcfg, nil, zap.NewNop())
 	if err != nil {
@@ -316,7 +316,7 @@ func analyzeQuery(ctx context.Context, cfg analyzeConfig, sweep []*judged, each 
 			case <-tick.C:
 			}
 			exec := info.GetExecution()
-			h, err := testsuite.ExportHistory(ctx, c, exec.GetWorkflowId(), exec.GetRunId())
+			h, err := history.ExportHistory(ctx, c, exec.GetWorkflowId(), exec.GetRunId())
 			name := exec.GetWorkflowId() + "/" + exec.GetRunId()
 			for _, j := range sweep {
 				each(j.analyzer.Read(name, h, err), j)
@@ -430,7 +430,7 @@ func counts[K ~string](m map[K]int) string {
 // printSweep prints the summaries of the policies side by side.
 func printSweep(w io.Writer, sweep []*judged) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	row := func(label string, f func(s testsuite.Summary) string) {
+	row := func(label string, f func(s history.Summary) string) {
 		fmt.Fprint(tw, label+"\t")
 		for _, j := range sweep {
 			fmt.Fprint(tw, f(j.sum())+"\t")
@@ -442,30 +442,30 @@ func printSweep(w io.Writer, sweep []*judged) {
 		fmt.Fprint(tw, j.name+"\t")
 	}
 	fmt.Fprintln(tw)
-	num := func(f func(s testsuite.Summary) int) func(testsuite.Summary) string {
-		return func(s testsuite.Summary) string { return fmt.Sprint(f(s)) }
+	num := func(f func(s history.Summary) int) func(history.Summary) string {
+		return func(s history.Summary) string { return fmt.Sprint(f(s)) }
 	}
-	row("histories", num(func(s testsuite.Summary) int { return s.Executions }))
-	row("guarded", num(func(s testsuite.Summary) int { return s.Guarded }))
-	row("calls", num(func(s testsuite.Summary) int { return s.Calls }))
-	row("would warn", num(func(s testsuite.Summary) int { return s.WouldWarn }))
-	row("would halt", num(func(s testsuite.Summary) int { return s.WouldHalt }))
-	row("halts", num(func(s testsuite.Summary) int { return s.Halts }))
+	row("histories", num(func(s history.Summary) int { return s.Executions }))
+	row("guarded", num(func(s history.Summary) int { return s.Guarded }))
+	row("calls", num(func(s history.Summary) int { return s.Calls }))
+	row("would warn", num(func(s history.Summary) int { return s.WouldWarn }))
+	row("would halt", num(func(s history.Summary) int { return s.WouldHalt }))
+	row("halts", num(func(s history.Summary) int { return s.Halts }))
 	for _, r := range []interceptor.HaltReason{interceptor.ReasonBudgetExceeded, interceptor.ReasonStalled, interceptor.ReasonOscillating, interceptor.ReasonRepeatedError, interceptor.ReasonUserStop} {
-		row("  "+string(r), num(func(s testsuite.Summary) int { return s.ByReason[r] }))
+		row("  "+string(r), num(func(s history.Summary) int { return s.ByReason[r] }))
 	}
-	row("calls saved", num(func(s testsuite.Summary) int { return s.Saved }))
+	row("calls saved", num(func(s history.Summary) int { return s.Saved }))
 	if sc := sweep[0].score; sc.Loops+sc.Progressing > 0 {
-		scored := func(label string, f func(sc *testsuite.Score) string) {
+		scored := func(label string, f func(sc *history.Score) string) {
 			fmt.Fprint(tw, label+"\t")
 			for _, j := range sweep {
 				fmt.Fprint(tw, f(&j.score)+"\t")
 			}
 			fmt.Fprintln(tw)
 		}
-		scored("loops halted", func(sc *testsuite.Score) string { return fmt.Sprintf("%d/%d", sc.LoopsHalted, sc.Loops) })
-		scored("  median calls after onset", func(sc *testsuite.Score) string { return fmt.Sprint(sc.MedianAfter()) })
-		scored("progressing halted", func(sc *testsuite.Score) string { return fmt.Sprintf("%d/%d", sc.ProgressingHalted, sc.Progressing) })
+		scored("loops halted", func(sc *history.Score) string { return fmt.Sprintf("%d/%d", sc.LoopsHalted, sc.Loops) })
+		scored("  median calls after onset", func(sc *history.Score) string { return fmt.Sprint(sc.MedianAfter()) })
+		scored("progressing halted", func(sc *history.Score) string { return fmt.Sprintf("%d/%d", sc.ProgressingHalted, sc.Progressing) })
 	}
 	_ = tw.Flush()
 }
@@ -489,11 +489,11 @@ func newJSONStream(w io.Writer, on bool) *jsonStream {
 
 // executionJSON adds the error's text to an Execution's JSON.
 type executionJSON struct {
-	testsuite.Execution
+	history.Execution
 	Error string `json:"error,omitempty"`
 }
 
-func (s *jsonStream) execution(ex testsuite.Execution) {
+func (s *jsonStream) execution(ex history.Execution) {
 	if !s.on {
 		return
 	}
@@ -510,8 +510,8 @@ func (s *jsonStream) execution(ex testsuite.Execution) {
 
 type summaryJSON struct {
 	Policy string `json:"policy"`
-	testsuite.Summary
-	Score *testsuite.Score `json:"score,omitempty"`
+	history.Summary
+	Score *history.Score `json:"score,omitempty"`
 }
 
 func (s *jsonStream) close(sweep []*judged) error {
@@ -579,7 +579,7 @@ func printAnalyzeUsage(w io.Writer) {
 	fs := newAnalyzeFlagSet(&cfg)
 	fs.SetOutput(w)
 	fmt.Fprintf(w, `%[1]s %[2]s tells what the guard would have done to runs made without it:
-it reads their histories into the guard's detectors (testsuite.AnalyzeDir) and
+it reads their histories into the guard's detectors (history.AnalyzeDir) and
 reports, per execution, every warning and halt, and a summary.
 
 Usage:

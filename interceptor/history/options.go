@@ -1,0 +1,30 @@
+package history
+
+import (
+	"go.temporal.io/sdk/converter"
+
+	"github.com/loopguard/loopguard/interceptor"
+)
+
+// Options configures the analysis of past histories.
+type Options struct {
+	// Guard are the guard's options to judge the histories under: the
+	// thresholds a team considers, Workflows for the scope, NodeName and
+	// ResultHook as its workers would run them. The zero value is the
+	// guard's defaults. Whatever OnHalt says, every halt is answered as
+	// observe answers it, so that the rest of each history is judged
+	// too; a verdict says what the halt would have done.
+	Guard interceptor.Options
+	// AsRecorded judges a history recorded with the guard under the
+	// options it pinned, with its guard version, and follows the
+	// decisions it holds at each halt: the analysis then tells what the
+	// guard did. Histories recorded without the guard are judged under
+	// Guard.
+	AsRecorded bool
+	// DataConverter is the workers' data converter, with their codecs.
+	// Default: the SDK's default converter.
+	DataConverter converter.DataConverter
+	// FailureConverter is the workers' failure converter. Default: the
+	// SDK's default.
+	FailureConverter converter.FailureConverter
+}
