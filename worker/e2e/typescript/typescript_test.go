@@ -18,6 +18,7 @@ import (
 
 	"github.com/loopguard/loopguard/activities"
 	"github.com/loopguard/loopguard/interceptor"
+	"github.com/loopguard/loopguard/interceptor/history"
 	"github.com/loopguard/loopguard/testsuite"
 	"github.com/loopguard/loopguard/worker/devserver"
 	"github.com/loopguard/loopguard/worker/devserver/devtest"
@@ -60,7 +61,7 @@ func TestTypeScriptAgentUnderWorkflowPause(t *testing.T) {
 
 	// Parallel tool calls: a workflow task completion schedules a turn's
 	// three searches at once.
-	require.Eventually(t, func() bool { return maxBatch(history(ctx, t, c, "ts-loop")) >= 3 }, time.Minute, 100*time.Millisecond)
+	require.Eventually(t, func() bool { return maxBatch(export(ctx, t, c, "ts-loop")) >= 3 }, time.Minute, 100*time.Millisecond)
 
 	// Pause at a quiet moment: the model is thinking (its call started,
 	// ModelLatency long) and no workflow task is pending. A pause that
@@ -81,17 +82,17 @@ func TestTypeScriptAgentUnderWorkflowPause(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, enumspb.WORKFLOW_EXECUTION_STATUS_PAUSED, d.GetWorkflowExecutionInfo().GetStatus())
 	require.Equal(t, "typescript-test", d.GetWorkflowExtendedInfo().GetPauseInfo().GetIdentity())
-	h := history(ctx, t, c, "ts-loop")
+	h := export(ctx, t, c, "ts-loop")
 	require.Equal(t, 1, count(h, enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_PAUSED))
 	require.Zero(t, count(h, enumspb.EVENT_TYPE_WORKFLOW_TASK_FAILED), "the pause landed on a pending workflow task (a loaded machine?)%s", lastEvents(h, 8))
 	before := count(h, enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED)
 	// The model's answer comes while paused; the tool calls it asks for
 	// are not scheduled.
 	require.Eventually(t, func() bool {
-		return count(history(ctx, t, c, "ts-loop"), enumspb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED) == before
+		return count(export(ctx, t, c, "ts-loop"), enumspb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED) == before
 	}, time.Minute, 50*time.Millisecond, "the model's call does not complete while paused")
 	time.Sleep(2 * time.Second)
-	h = history(ctx, t, c, "ts-loop")
+	h = export(ctx, t, c, "ts-loop")
 	after := count(h, enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED)
 	require.Equal(t, before, after, "an activity was scheduled while the workflow was paused%s", lastEvents(h, 8))
 	t.Logf("paused at %d scheduled calls; the model's answer came, no call was scheduled", before)
@@ -101,7 +102,7 @@ func TestTypeScriptAgentUnderWorkflowPause(t *testing.T) {
 		Namespace: srv.Namespace(), WorkflowId: "ts-loop", RunId: loop.GetRunID(),
 		Identity: "typescript-test", Reason: "the test pauses the loop", RequestId: "ts-loop-pause-1"})
 	require.NoError(t, err)
-	require.Equal(t, 1, count(history(ctx, t, c, "ts-loop"), enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_PAUSED))
+	require.Equal(t, 1, count(export(ctx, t, c, "ts-loop"), enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_PAUSED))
 
 	// Unpause: the loop goes on.
 	_, err = c.WorkflowService().UnpauseWorkflowExecution(ctx, &workflowservice.UnpauseWorkflowExecutionRequest{
@@ -109,14 +110,14 @@ func TestTypeScriptAgentUnderWorkflowPause(t *testing.T) {
 		Identity: "typescript-test", Reason: "the test lets it go on", RequestId: "ts-loop-unpause-1"})
 	require.NoError(t, err)
 	require.Eventually(t, func() bool {
-		return count(history(ctx, t, c, "ts-loop"), enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED) >= after+6
-	}, time.Minute, 100*time.Millisecond, "the loop does not go on after the unpause: %s\n%s", lastEvents(history(ctx, t, c, "ts-loop"), 12), w.Output())
+		return count(export(ctx, t, c, "ts-loop"), enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED) >= after+6
+	}, time.Minute, 100*time.Millisecond, "the loop does not go on after the unpause: %s\n%s", lastEvents(export(ctx, t, c, "ts-loop"), 12), w.Output())
 
 	// The analysis reads the TypeScript history as a Go one: under the
 	// parallel sample's options, the loop halts.
-	var ex testsuite.Execution
+	var ex history.Execution
 	require.Eventually(t, func() bool {
-		ex = analyze(t, history(ctx, t, c, "ts-loop"))
+		ex = analyze(t, export(ctx, t, c, "ts-loop"))
 		return len(ex.Halts()) > 0
 	}, 2*time.Minute, 500*time.Millisecond, "the TypeScript loop is not halted")
 	t.Logf("TypeScript loop: %d calls judged; %s", len(ex.Calls), strings.Join(verdicts(ex), "; "))
@@ -126,7 +127,7 @@ func TestTypeScriptAgentUnderWorkflowPause(t *testing.T) {
 	err = loop.Get(ctx, nil)
 	var term *temporal.TerminatedError
 	require.ErrorAs(t, err, &term)
-	ex = analyze(t, history(ctx, t, c, "ts-loop"))
+	ex = analyze(t, export(ctx, t, c, "ts-loop"))
 	require.NotEmpty(t, ex.Halts())
 
 	// The progressing run completes, and is not halted.
@@ -135,7 +136,7 @@ func TestTypeScriptAgentUnderWorkflowPause(t *testing.T) {
 	require.Equal(t, workflows.OutcomeCompleted, res.Outcome)
 	require.Equal(t, activities.ParallelProgressTurns+1, res.Iterations)
 	require.Equal(t, 3*activities.ParallelProgressTurns, res.ToolCalls)
-	ex = analyze(t, history(ctx, t, c, "ts-progress"))
+	ex = analyze(t, export(ctx, t, c, "ts-progress"))
 	require.Empty(t, ex.Halts(), "the progressing TypeScript run is halted")
 }
 
@@ -167,7 +168,7 @@ func TestPauseBeforeWorkflowTaskStarted(t *testing.T) {
 			enumspb.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED,
 			enumspb.EVENT_TYPE_WORKFLOW_TASK_FAILED,
 			enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_PAUSED,
-		}, eventTypes(history(ctx, t, c, id)))
+		}, eventTypes(export(ctx, t, c, id)))
 		return run
 	}
 	unpause := func(t *testing.T, id string) {
@@ -187,7 +188,7 @@ func TestPauseBeforeWorkflowTaskStarted(t *testing.T) {
 		require.NoError(t, run.Get(ctx, &res))
 		require.Equal(t, workflows.DefaultMaxTurns, res.Iterations)
 		// The analysis reads the failed task and the pause too.
-		ex := analyze(t, history(ctx, t, c, "pause-unstarted-go"))
+		ex := analyze(t, export(ctx, t, c, "pause-unstarted-go"))
 		require.NotEmpty(t, ex.Halts())
 	})
 
@@ -200,7 +201,7 @@ func TestPauseBeforeWorkflowTaskStarted(t *testing.T) {
 		require.Eventually(t, func() bool { return strings.Contains(w.Output(), stuck) }, time.Minute, 100*time.Millisecond,
 			"the TypeScript SDK now replays a task failed by a pause: update docs/watch.md and this test\n%s", w.Output())
 		time.Sleep(2 * time.Second)
-		h := history(ctx, t, c, "pause-unstarted-ts")
+		h := export(ctx, t, c, "pause-unstarted-ts")
 		require.Zero(t, count(h, enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED), "the run went on after all")
 		d, err := c.DescribeWorkflowExecution(ctx, "pause-unstarted-ts", run.GetRunID())
 		require.NoError(t, err)
@@ -238,7 +239,7 @@ func TestTypeScriptAgentHeedsLoopWarning(t *testing.T) {
 			workflows.WorkflowParallelTool, workflows.ParallelInput{Scenario: tt.scenario, Width: 3})
 		require.NoError(t, err)
 		require.Eventually(t, func() bool {
-			return count(history(ctx, t, c, id), enumspb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED) >= 4
+			return count(export(ctx, t, c, id), enumspb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED) >= 4
 		}, time.Minute, 50*time.Millisecond)
 		require.NoError(t, c.SignalWorkflow(ctx, id, "", "loop.warning", tt.signal))
 		var res workflows.ParallelResult
@@ -284,14 +285,14 @@ func TestTypeScriptAgentReadsAsGo(t *testing.T) {
 			require.NoError(t, err)
 			var res workflows.ParallelResult
 			require.NoError(t, run.Get(ctx, &res), "%s\n%s", id, w.Output())
-			results[queue], runs[queue] = res, history(ctx, t, c, id)
+			results[queue], runs[queue] = res, export(ctx, t, c, id)
 		}
 		require.Equal(t, results["go-agents"], results[w.TaskQueue], name)
 		goCalls, tsCalls := calls(runs["go-agents"]), calls(runs[w.TaskQueue])
 		require.NotEmpty(t, goCalls)
 		require.Equal(t, strings.Join(goCalls, "\n"), strings.Join(tsCalls, "\n"), "%s: the calls differ", name)
 
-		a, err := testsuite.NewAnalyzer(testsuite.AnalyzeOptions{Guard: workflows.ParallelGuardOptions()})
+		a, err := history.NewAnalyzer(history.Options{Guard: workflows.ParallelGuardOptions()})
 		require.NoError(t, err)
 		goEx, tsEx := a.History(runs["go-agents"], "go"), a.History(runs[w.TaskQueue], "ts")
 		require.NoError(t, errors.Join(goEx.Err, tsEx.Err))
@@ -308,9 +309,9 @@ func TestTypeScriptAgentReadsAsGo(t *testing.T) {
 
 // analyze analyses one history under the parallel sample's options: every
 // event read, the workflow guarded.
-func analyze(t *testing.T, h *historypb.History) testsuite.Execution {
+func analyze(t *testing.T, h *historypb.History) history.Execution {
 	t.Helper()
-	a, err := testsuite.NewAnalyzer(testsuite.AnalyzeOptions{Guard: workflows.ParallelGuardOptions()})
+	a, err := history.NewAnalyzer(history.Options{Guard: workflows.ParallelGuardOptions()})
 	require.NoError(t, err)
 	ex := a.History(h, "")
 	require.NoError(t, ex.Err)
@@ -347,7 +348,7 @@ func payloads[P interface {
 	return b.String()
 }
 
-func verdicts(ex testsuite.Execution) []string {
+func verdicts(ex history.Execution) []string {
 	var out []string
 	for _, v := range ex.Verdicts {
 		if v.Warning != nil {
@@ -359,10 +360,10 @@ func verdicts(ex testsuite.Execution) []string {
 	return out
 }
 
-// history exports a workflow's current history.
-func history(ctx context.Context, t *testing.T, c client.Client, id string) *historypb.History {
+// export exports a workflow's current history.
+func export(ctx context.Context, t *testing.T, c client.Client, id string) *historypb.History {
 	t.Helper()
-	h, err := testsuite.ExportHistory(ctx, c, id, "")
+	h, err := history.ExportHistory(ctx, c, id, "")
 	require.NoError(t, err)
 	return h
 }
