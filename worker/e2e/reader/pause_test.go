@@ -1,7 +1,7 @@
-// Package readerpause_test checks package history's Reader on the
-// histories of the embedded server with Temporal's Workflow Pause on: the
-// events the server writes, as a watcher reads them while they come.
-package readerpause_test
+// Package reader_test checks package history's Reader on histories of
+// the embedded server as they grow: the events the server writes, paged
+// as a long poll brings them, with Temporal's Workflow Pause on.
+package reader_test
 
 import (
 	"context"
