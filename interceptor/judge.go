@@ -14,7 +14,7 @@ import (
 )
 
 // Judge is the guard's judgement of one workflow execution fed from
-// outside a workflow: the analysis of past histories (testsuite.Analyze)
+// outside a workflow: the analysis of past histories (package interceptor/history)
 // reads a history's events into it. One judgement, two inputs: a Judge
 // drives the guard's own core (the node name, the reading of results and
 // errors, the detectors, the warning rung, the halt and its ends, the
