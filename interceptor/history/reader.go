@@ -37,12 +37,12 @@ type Reader struct {
 	run  *runReader
 	// final is the current run's analysis once the run closed.
 	final *Execution
-	// runs are the analyses of the chain's runs before the current one.
-	runs []Execution
 	// nextRun and carried are the run the current one continued as new
 	// into and the state it hands over.
 	nextRun string
 	carried *openChain
+	// closed is set by Close: no event comes any more.
+	closed bool
 }
 
 // NewReader returns a Reader judging under opts, or an error naming the
@@ -62,6 +62,9 @@ func NewReader(opts Options) (*Reader, error) {
 // with its run, events out of any order a server writes); the Reader
 // then judges no more and Execution's Err is that error.
 func (r *Reader) Add(events ...*historypb.HistoryEvent) error {
+	if r.closed && len(events) > 0 {
+		return errors.New("history: events added after Close")
+	}
 	for len(events) > 0 {
 		if err := r.err(); err != nil {
 			return err
@@ -72,7 +75,6 @@ func (r *Reader) Add(events ...*historypb.HistoryEvent) error {
 				return fmt.Errorf("event %d (%s) after the run closed: a continued run starts with %s",
 					e.GetEventId(), eventName(e), enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED)
 			}
-			r.runs = append(r.runs, *r.final)
 			r.final, r.run = nil, nil
 		}
 		if r.run == nil {
@@ -123,7 +125,10 @@ func (r *Reader) finish() {
 }
 
 // Execution is the analysis of the current run so far: the verdicts of
-// the events judged, up to LastEvent. Once the run closed, it is final.
+// the events judged, up to LastEvent. Once the run closed, it is final
+// (Closed), until the first event of the run it continued as new into
+// comes: the Reader keeps the state that run carries over, not the
+// analysis of the runs before it.
 func (r *Reader) Execution() Execution {
 	if r.final != nil {
 		return *r.final
@@ -134,13 +139,11 @@ func (r *Reader) Execution() Execution {
 	return r.run.execution(false)
 }
 
-// Runs are the final analyses of the chain's runs before the current one.
-func (r *Reader) Runs() []Execution { return r.runs }
-
 // Close ends the history: no event will come any more (the run closed, or
 // the caller stops reading). The events held are judged as the end of the
 // history leaves them, and the current run's final analysis returned.
 func (r *Reader) Close() Execution {
+	r.closed = true
 	if r.final != nil {
 		return *r.final
 	}
