@@ -26,11 +26,13 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/loopguard/loopguard/interceptor"
+	"github.com/loopguard/loopguard/testsuite"
 	"github.com/loopguard/loopguard/worker/devserver"
 	"github.com/loopguard/loopguard/worker/devserver/devtest"
 )
 
-// The README's first two Go blocks, verbatim (TestReadmeBlocksAreHere).
+// The README's Go blocks, verbatim (TestReadmeBlocksAreHere): the third,
+// the README's test, runs as this package's TestAgentLoop.
 
 // README block 1 begin
 var guardOptions = interceptor.Options{
@@ -101,6 +103,18 @@ func askReviewer(ctx workflow.Context, h interceptor.HaltEvent) (interceptor.Han
 
 // README block 2 end
 
+// README block 3 begin
+func TestAgentLoop(t *testing.T) {
+	rep := testsuite.Run(t, testsuite.RunOptions{
+		Guard:    guardOptions,
+		Register: func(r worker.Registry) { r.RegisterActivity(CallModel) },
+		Answer:   testsuite.ResumeWithGuidance("read config/prod.yaml"), // the human, when it halts
+	}, AgentLoop, "fix the flaky test")
+	require.NoError(t, rep.Err) // a refused answer is an error here, with the guard's reason
+}
+
+// README block 3 end
+
 // CallModel is a model that proposes the same patch again and again: a
 // stuck loop.
 func CallModel(ctx context.Context, prompt []string) (string, error) {
@@ -124,8 +138,8 @@ func TestReadmeBlocksAreHere(t *testing.T) {
 	here, err := os.ReadFile("readme_test.go")
 	require.NoError(t, err)
 	blocks := regexp.MustCompile("(?s)```go\n(.*?)```").FindAllStringSubmatch(readme(t), -1)
-	require.GreaterOrEqual(t, len(blocks), 2)
-	for i, b := range blocks[:2] {
+	require.Len(t, blocks, 3)
+	for i, b := range blocks {
 		code := b[1]
 		_, decls, ok := strings.Cut(code, "\n)\n") // after the imports
 		require.True(t, ok, "README Go block %d has no import block", i+1)
