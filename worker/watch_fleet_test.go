@@ -63,23 +63,7 @@ func TestWatchFleetFlags(t *testing.T) {
 // /status lists both shards' heartbeats.
 func TestWatchFleetCommand(t *testing.T) {
 	ctx := testContext(t, 2*time.Minute)
-	srv, err := devserver.Start(ctx, devserver.Options{Ephemeral: true, FreePorts: true, UIDisabled: true,
-		DynamicConfig: map[string]any{"frontend.WorkflowPauseEnabled": true}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Stop() })
-	c, err := srv.NewClient(client.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
-	w := worker.New(c, "plain", worker.Options{}) // no interceptor
-	workflows.Register(w)
-	if err := w.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(w.Stop)
+	srv, c := pauseServer(t, ctx)
 
 	outs, errs := make([]*syncBuffer, 2), make([]*syncBuffer, 2)
 	for i := range outs {
@@ -147,6 +131,30 @@ func TestWatchFleetCommand(t *testing.T) {
 			t.Logf("stderr: %s\n%s", errs[0].String(), errs[1].String())
 		}
 	})
+}
+
+// pauseServer starts an embedded server with Workflow Pause on and a
+// worker of the sample workflows without the interceptor on "plain".
+func pauseServer(t *testing.T, ctx context.Context) (*devserver.Server, client.Client) {
+	t.Helper()
+	srv, err := devserver.Start(ctx, devserver.Options{Ephemeral: true, FreePorts: true, UIDisabled: true,
+		DynamicConfig: map[string]any{"frontend.WorkflowPauseEnabled": true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Stop() })
+	c, err := srv.NewClient(client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	w := worker.New(c, "plain", worker.Options{}) // no interceptor
+	workflows.Register(w)
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Stop)
+	return srv, c
 }
 
 // getJSON decodes url's JSON into v.
