@@ -3,6 +3,7 @@ package interceptor
 import (
 	"encoding/json"
 	"fmt"
+	"time"
 
 	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/sdk/converter"
@@ -171,20 +172,12 @@ func (g *guard) setup(ctx workflow.Context) error {
 	g.pause = newPause(g.version)
 
 	if carry != nil {
-		st, err := detect.Restore(g.cfg.Policy, carry.State)
-		if err != nil {
+		if err := g.restore(carry); err != nil {
 			g.next.GetLogger(ctx).Error("loopguard: carried detector state unreadable, starting afresh", "error", err)
-			st = detect.NewState(g.cfg.Policy)
-		}
-		g.state, g.halts = st, carry.Halts
-		if g.version >= versionGuidance {
-			g.guidance = carry.Guidance
-			g.pause.rung = carry.rung
 		}
 		if g.version >= versionOneLoop {
 			// The guidance in force and the decision that gave it are
 			// still what the loop's calls are told (no command).
-			g.pause.last = carry.Last
 			g.showDetails(ctx, guidanceDetails(g.guidance))
 		}
 		if g.version >= versionSteady && carry.Shown != "" && carry.Shown != StateRunning {
@@ -207,6 +200,44 @@ func (g *guard) wants(ctx workflow.Context) (guarded bool) {
 		}
 	}()
 	return g.hooks.guardWorkflow(g.info)
+}
+
+// carry is what this run hands the next when it continues as new, once
+// the run is closed (closeRun): the pinned config, the detectors' state
+// and the halts, and the guidance and warnings in force (version 7) and
+// the last decision (version 9) when there are any. Every driver carries
+// a run over through it and restore, so that the next run is judged from
+// the state as encoded, as the live guard's next run is.
+func (c *core) carry() (carried, error) {
+	state, err := json.Marshal(c.state)
+	if err != nil {
+		return carried{}, fmt.Errorf("loopguard: snapshot state: %w", err)
+	}
+	cr := carried{Config: c.cfg, State: state, Halts: c.halts, Guidance: c.guidance, rung: c.pause.rung}
+	if c.version >= versionOneLoop {
+		cr.Last = c.pause.last
+	}
+	return cr, nil
+}
+
+// restore starts a run from what the run before it carried (carry),
+// under the config pinned. A detectors' state that cannot be read starts
+// them afresh, the rest restored: the error says so, for the driver to
+// report.
+func (c *core) restore(cr *carried) error {
+	st, err := detect.Restore(c.cfg.Policy, cr.State)
+	if err != nil {
+		st = detect.NewState(c.cfg.Policy)
+	}
+	c.state, c.halts = st, cr.Halts
+	if c.version >= versionGuidance {
+		c.guidance = cr.Guidance
+		c.pause.rung = cr.rung
+	}
+	if c.version >= versionOneLoop {
+		c.pause.last = cr.Last
+	}
+	return err
 }
 
 // readCarry reads the state a previous run carried over, if any. Guard
@@ -238,16 +269,24 @@ func (g *guard) writeCarry(ctx workflow.Context) error {
 		return fmt.Errorf("loopguard: no header to carry state in")
 	}
 	g.observeReady(ctx)
-	state, err := json.Marshal(g.state)
+	c, err := g.carry() // before version 7 nothing but the config, the state and the halts
 	if err != nil {
-		return fmt.Errorf("loopguard: snapshot state: %w", err)
+		return err
 	}
-	p, err := converter.GetDefaultDataConverter().ToPayload(carried{Config: g.cfg, State: state, Halts: g.halts})
+	p, err := converter.GetDefaultDataConverter().ToPayload(c)
 	if err != nil {
 		return fmt.Errorf("loopguard: encode carried state: %w", err)
 	}
 	header[carryHeader] = p
 	return nil
+}
+
+// closeRun closes a run that continues as new, at workflow time now, as
+// every driver does: the results that are in are read, then the core ends
+// the run (core.endRun).
+func (g *guard) closeRun(ctx workflow.Context, now time.Time) {
+	g.observeReadyAt(ctx, now)
+	g.endRun(now)
 }
 
 // carryOnReturn stores the guard's state in the continue-as-new error the
@@ -256,23 +295,13 @@ func (g *guard) writeCarry(ctx workflow.Context) error {
 // Calls still in flight are closed: their futures die with this run, and a
 // step left open would swallow every later call of its node.
 func (g *guard) carryOnReturn(ctx workflow.Context, can *workflow.ContinueAsNewError) error {
-	g.observeReady(ctx)
-	now := workflow.Now(ctx)
-	for _, p := range g.pending {
-		g.state.Abandon(p.ref, now)
-	}
-	g.pending = nil
-	g.flushInput(now)
-	state, err := json.Marshal(g.state)
+	g.closeRun(ctx, workflow.Now(ctx))
+	c, err := g.carry()
 	if err != nil {
-		return fmt.Errorf("loopguard: snapshot state: %w", err)
+		return err
 	}
-	c := carried{Config: g.cfg, State: state, Halts: g.halts, Guidance: g.guidance, rung: g.pause.rung}
 	if g.version >= versionSteady {
 		c.Shown = g.shown
-	}
-	if g.version >= versionOneLoop {
-		c.Last = g.pause.last
 	}
 	p, err := encodePayload(ctx, c)
 	if err != nil {
@@ -288,16 +317,8 @@ func (g *guard) carryOnReturn(ctx workflow.Context, can *workflow.ContinueAsNewE
 	return nil
 }
 
-// versioned sets what the guard version, not the pinned config, decides:
-// the detectors' half of version 9 (Policy.OneLoop), which a config pinned
-// by a later version cannot switch on below it. The live guard and the
-// analysis of past histories (Judge) both call it after pinning.
-func (g *guard) versioned() {
-	g.cfg.Policy.OneLoop = g.version >= versionOneLoop
-}
-
 // refusedIsInput reports whether one of the guard's own control signals
 // that it refused (nothing to answer) and passed on is outside input to
 // the loop. From version 9 it is not: an operator's early escalate must
 // not delay the halt it asks for.
-func (g *guard) refusedIsInput() bool { return g.version < versionOneLoop }
+func (c *core) refusedIsInput() bool { return c.version < versionOneLoop }

@@ -1,16 +1,12 @@
 package interceptor
 
 import (
-	"errors"
 	"fmt"
-	"math"
-	"strings"
 	"time"
 
 	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/sdk/converter"
 	sdkinterceptor "go.temporal.io/sdk/interceptor"
-	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/loopguard/loopguard/interceptor/detect"
@@ -26,37 +22,15 @@ const maxAdmitRounds = 32
 // results to the detectors and carries out halts. All of its state is
 // workflow memory, rebuilt identically by replay.
 type guard struct {
-	cfg   config
-	hooks hooks
-	next  sdkinterceptor.WorkflowOutboundInterceptor
+	// core is the guard's state and its decisions; the guard is the
+	// driver that carries them out in the workflow (commands, publishing,
+	// the halt handler, waits).
+	core
+	next sdkinterceptor.WorkflowOutboundInterceptor
 
-	// active is false for executions started before the guard was
-	// installed (and for those GuardWorkflow leaves out): calls pass through.
-	active bool
-	// version is the guard version the execution was started with.
-	version workflow.Version
-	info    *workflow.Info
-	state   *detect.State
-
-	// pending are calls whose results have not been observed yet, in the
-	// order they were issued. Results are observed lazily, at the next
-	// guarded call, which is where a halt would take effect anyway.
-	pending []pendingCall
 	// raw receives each result's payload while observation reads it.
 	raw converter.RawValue
 
-	// pause is the halt in force, its decision and the last outcome.
-	pause pause
-
-	// input is set when the workflow received outside input (a signal or
-	// an update of its own) since its last guarded call; the next call
-	// tells the detector, after the results it reads first, so that the
-	// barrier falls between the calls made before the input and after it.
-	input bool
-
-	// guidance is the human's guidance in force (version 7): the calls of
-	// its nodes carry it in their notice until the next halt.
-	guidance *Guidance
 	// noticed is set while the workflow's outgoing header holds a notice
 	// (its own, or the one it was started with), which the next call
 	// without one must take out.
@@ -94,7 +68,6 @@ type guard struct {
 	memoHalt *HaltEvent
 	memoAt   int
 
-	halts        int
 	lastRejected *Rejection
 	// refused are the refused answers Status.Refused lists (operators'
 	// keys set), verified the last good signature (signed.go).
@@ -135,69 +108,36 @@ func (g *guard) nodeName(ctx workflow.Context, kind CallKind, typ string, args [
 	return node
 }
 
-// callNode names a call by the NodeName hook, or by its type when the hook
-// is unset, returns "" or panics; panicked is what a panicking hook threw.
-// The analysis of past histories names its calls with it too.
-func (g *guard) callNode(kind CallKind, typ string, args []any) (node string, panicked any) {
-	if g.hooks.nodeName == nil {
-		return typ, nil
-	}
-	defer func() {
-		if r := recover(); r != nil {
-			node, panicked = typ, r
-		}
-	}()
-	if n := g.hooks.nodeName(Call{Kind: kind, Type: typ, Args: args}); n != "" {
-		return n, nil
-	}
-	return typ, nil
-}
-
-// outsideInput notes that the workflow received input from outside its
-// loop (a signal or an update of its own): from guard version 6, no
-// repetition spans it (detection generations 3 and 4; earlier generations ignore
-// it).
-func (g *guard) outsideInput(workflow.Context) {
-	if g.active && g.version >= versionDetection3 {
-		g.input = true
-	}
-}
-
-// flushInput tells the detector of the outside input noted since the last
-// call.
-func (g *guard) flushInput(now time.Time) {
-	if g.input {
-		g.state.Input(now)
-		g.input = false
-	}
-}
-
-// admit runs before a guarded call: it observes finished calls, then asks
-// the detectors whether the call may go ahead, halting as the policy says
-// when it may not. A non-nil error (LoopEscalated) replaces the call.
+// admit runs before a guarded call: once no halt holds the workflow, it
+// asks the core whether the call may go ahead, halting as the policy says
+// when it may not. A non-nil error (LoopEscalated, the cancellation)
+// replaces the call.
 func (g *guard) admit(ctx workflow.Context, node string) (detect.StepRef, error) {
 	if err := g.awaitHaltEnd(ctx); err != nil {
 		return detect.StepRef{}, err
 	}
 	// Workflow time only moves when the workflow blocks: reading the
 	// results and the first Begin share one clock reading.
-	now := workflow.Now(ctx)
+	ref, _, err := g.enter(ctx, node, workflow.Now(ctx), func(t *detect.Trip) (time.Time, bool, error) {
+		if err := g.halt(ctx, node, t); err != nil {
+			return time.Time{}, false, err
+		}
+		return workflow.Now(ctx), true, nil // the halt waited
+	})
+	return ref, err
+}
+
+// enter is a call's admission as every driver runs it: the results that
+// are in are read at now, then the core admits the call of node, each
+// trip going to the driver's onTrip (core.begin). A call let through
+// unrecorded is logged.
+func (g *guard) enter(ctx workflow.Context, node string, now time.Time, onTrip func(*detect.Trip) (time.Time, bool, error)) (detect.StepRef, bool, error) {
 	g.observeReadyAt(ctx, now)
-	g.flushInput(now)
-	for round := 0; round < maxAdmitRounds; round++ {
-		ref, trip := g.state.Begin(node, now)
-		if trip == nil {
-			return ref, nil
-		}
-		if err := g.halt(ctx, node, trip); err != nil {
-			return detect.StepRef{}, err
-		}
-		now = workflow.Now(ctx) // the halt waited
+	ref, ok, err := g.begin(node, now, onTrip)
+	if ok && ref.Node < 0 {
+		g.next.GetLogger(ctx).Warn("loopguard: call admitted unrecorded after repeated halts", "node", node)
 	}
-	// Only reachable in observe mode with a detector that does not clear:
-	// let the call through unrecorded rather than block.
-	g.next.GetLogger(ctx).Warn("loopguard: call admitted unrecorded after repeated halts", "node", node)
-	return detect.StepRef{Node: -1}, nil
+	return ref, ok, err
 }
 
 // awaitHaltEnd makes a call wait while another branch of the workflow holds
@@ -233,10 +173,20 @@ func (g *guard) track(ref detect.StepRef, node string, fut workflow.Future) {
 	g.pending = append(g.pending, pendingCall{ref: ref, node: node, fut: fut})
 }
 
-// observeIdle observes finished calls when the workflow is about to wait.
-func (g *guard) observeIdle(ctx workflow.Context) {
-	if g.active && len(g.pending) > 0 {
-		g.observeReady(ctx)
+// waits reads the results that are in when the workflow is about to wait
+// at now, so that a node's runtime ends when its result arrived, not when
+// the workflow next calls out; for a durable timer (timer) the detectors
+// also hear that the workflow waits, which tells waiting from looping (a
+// timer between polls). The Judge runs it at the timers a history shows.
+func (g *guard) waits(ctx workflow.Context, now time.Time, timer bool) {
+	if !g.active {
+		return
+	}
+	if len(g.pending) > 0 {
+		g.observeReadyAt(ctx, now)
+	}
+	if timer {
+		g.timer(now)
 	}
 }
 
@@ -252,14 +202,7 @@ func (g *guard) observeReady(ctx workflow.Context) {
 // clock already (reading a ready future does not block, so now holds for
 // every result).
 func (g *guard) observeReadyAt(ctx workflow.Context, now time.Time) {
-	if g.version >= versionPauseEnd && g.pause.inForce() && g.pause.since.Before(now) {
-		// The call ended while a halt was in force: the time since the
-		// halt began is the human's (or the handler's), and the resume
-		// shifts only the calls still in flight, so this one is charged up
-		// to the halt's start. No guarded call begins during a halt, so
-		// every call read now began before it.
-		now = g.pause.since
-	}
+	at := g.resultAt(now)
 	kept := g.pending[:0]
 	for _, p := range g.pending {
 		if !p.fut.IsReady() {
@@ -267,15 +210,7 @@ func (g *guard) observeReadyAt(ctx workflow.Context, now time.Time) {
 			continue
 		}
 		obs, canceled := g.observation(ctx, p)
-		if canceled {
-			// The workflow canceled the call itself: a hedged or raced
-			// call's loser, a timed-out branch. Its cancellation says
-			// nothing about the node, so it is abandoned rather than
-			// counted as an error every loser would repeat.
-			g.state.Abandon(p.ref, now)
-			continue
-		}
-		g.state.End(p.ref, obs, now)
+		g.result(p.ref, obs, canceled, at)
 	}
 	for i := len(kept); i < len(g.pending); i++ {
 		g.pending[i] = pendingCall{}
@@ -297,72 +232,11 @@ func (g *guard) observation(ctx workflow.Context, p pendingCall) (obs detect.Obs
 	if err != nil && g.version >= versionSafety {
 		data, err = g.rawResult(ctx, p.fut)
 	}
-	if err != nil {
-		var can *temporal.CanceledError
-		if g.version >= versionSteady && errors.As(err, &can) {
-			return detect.Observation{}, true
-		}
-		kind, msg := errorKind(err)
-		return detect.ExtractError(g.cfg.Policy, kind, msg), false
-	}
-	obs = detect.Extract(g.cfg.Policy, p.node, data)
-	if g.hooks.resultHook != nil {
-		obs = g.applyResultHook(ctx, p.node, data, obs)
-	}
-	return obs, false
-}
-
-// applyResultHook runs the ResultHook on a copy of obs. The hook takes a
-// pointer, which escapes: taking it in this function, rather than of
-// observation's own variable, keeps the allocation off the calls of
-// workflows without a hook.
-//
-// From version 5 what the hook returns is checked: a metric or cost that is
-// not a finite number (a pass rate of 0/0 is NaN) is dropped, as Extract
-// drops one read from JSON. Stored, a NaN best metric is never improved on
-// (a converging loop halts with no_improvement), and NaN or ±Inf in a
-// halt's evidence cannot be encoded as JSON: loop.halted, the status query
-// and the LoopEscalated error would all fail. A hook that panics is
-// recovered: the guard reads the result without it rather than fail every
-// workflow task of every guarded workflow.
-func (g *guard) applyResultHook(ctx workflow.Context, node string, data []byte, obs detect.Observation) detect.Observation {
-	if g.version < versionSteady {
-		g.hooks.resultHook(node, data, &obs)
-		return obs
-	}
-	refined, bad := g.runResultHook(node, data, obs)
+	obs, canceled, bad := g.observe(p.node, data, err)
 	if bad != "" {
-		g.next.GetLogger(ctx).Warn("loopguard: ResultHook "+bad, "node", node)
+		g.next.GetLogger(ctx).Warn("loopguard: ResultHook "+bad, "node", p.node)
 	}
-	return refined
-}
-
-// runResultHook runs the hook on a copy of obs and makes what it set safe
-// to store. It returns obs itself when the hook panicked, and says what was
-// wrong ("" when nothing was).
-func (g *guard) runResultHook(node string, data []byte, obs detect.Observation) (refined detect.Observation, bad string) {
-	defer func() {
-		if r := recover(); r != nil {
-			refined, bad = obs, "panicked: the result is read without it"
-		}
-	}()
-	refined = obs
-	g.hooks.resultHook(node, data, &refined)
-	if refined.HasMetric && !finite(refined.Metric) {
-		refined.HasMetric, refined.Metric = false, 0
-		bad = "set a metric that is not a finite number: dropped"
-	}
-	if !finite(refined.Cost) {
-		refined.Cost = 0
-		bad = "set a cost that is not a finite number: dropped"
-	}
-	refined.ProgressRaw = strings.ToValidUTF8(refined.ProgressRaw, "\ufffd")
-	return refined, bad
-}
-
-// finite reports whether v is neither NaN nor ±Inf.
-func finite(v float64) bool {
-	return !math.IsNaN(v) && !math.IsInf(v, 0)
+	return obs, canceled
 }
 
 // rawResult reads a result when Get into a RawValue failed: either the call
@@ -381,34 +255,4 @@ func (g *guard) rawResult(ctx workflow.Context, fut workflow.Future) ([]byte, er
 		return nil, nil
 	}
 	return b, nil
-}
-
-// errorKind names an error for its signature: the application error type,
-// or the Temporal failure kind, and its message without wrapper noise.
-func errorKind(err error) (kind, msg string) {
-	var app *temporal.ApplicationError
-	var timeout *temporal.TimeoutError
-	var canceled *temporal.CanceledError
-	var terminated *temporal.TerminatedError
-	var panicked *temporal.PanicError
-	switch {
-	case errors.As(err, &app):
-		return nonEmptyOr(app.Type(), "error"), app.Message()
-	case errors.As(err, &timeout):
-		return "timeout", timeout.TimeoutType().String()
-	case errors.As(err, &canceled):
-		return "canceled", canceled.Error()
-	case errors.As(err, &terminated):
-		return "terminated", terminated.Error()
-	case errors.As(err, &panicked):
-		return "panic", panicked.Error()
-	}
-	return "error", err.Error()
-}
-
-func nonEmptyOr(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }

@@ -33,16 +33,16 @@ var suggestions = map[detect.Reason][]string{
 	ReasonUserStop:       {"resume to continue", "escalate to stop the loop"},
 }
 
-// halt carries out a trip according to the policy. It returns nil when the
-// call may go ahead (resumed, observed), the LoopEscalated error when it
-// must not, and the cancellation when the workflow was canceled while
-// paused (version 4).
+// halt carries out a trip according to the policy, as the core decides
+// it. It returns nil when the call may go ahead (warned, resumed,
+// observed), the LoopEscalated error when it must not, and the
+// cancellation when the workflow was canceled while paused (version 4).
 func (g *guard) halt(ctx workflow.Context, node string, trip *detect.Trip) error {
-	if g.warnable(trip) {
-		g.warn(ctx, trip)
+	w, ev, policy := g.trip(node, trip, workflow.Now(ctx))
+	if w != nil {
+		g.warn(ctx, trip, *w)
 		return nil
 	}
-	ev, policy := g.beginHalt(node, trip, workflow.Now(ctx))
 	p := &g.pause
 
 	log := g.next.GetLogger(ctx)
@@ -51,12 +51,10 @@ func (g *guard) halt(ctx workflow.Context, node string, trip *detect.Trip) error
 	g.countHalt(ctx, ev, policy)
 	g.raiseHalted(ctx, ev, policy)
 
-	switch policy {
-	case OnHaltObserve:
-		g.endHalt(trip, nil, detect.Extension{}, -1)
+	if esc, held := g.raised(trip, policy); esc != nil {
+		return g.escalate(ctx, trip, *esc)
+	} else if !held {
 		return nil
-	case OnHaltFail:
-		return g.escalate(ctx, trip, Decision{Action: ActionEscalate, Reason: "policy: fail on halt", By: "loopguard", HaltSeq: ev.Seq})
 	}
 
 	// From version 9 a halt the handler decides is published before the
@@ -74,23 +72,22 @@ func (g *guard) halt(ctx workflow.Context, node string, trip *detect.Trip) error
 	if !oneLoop || p.decision == nil {
 		hd = g.handle(ctx, ev)
 	}
-	if hd.Action != "" && p.decision == nil {
+	if p.decision == nil {
 		// The workflow's own recovery decided before any human did.
-		d := hd.decision(ev.Seq)
-		if d.Action == ActionEscalate {
+		if d, ok := g.handled(trip, hd, workflow.Now(ctx)); d.Action == ActionEscalate {
 			return g.escalate(ctx, trip, d)
+		} else if ok {
+			if published {
+				g.publish(ctx, StateRunning, nil)
+			} else {
+				g.showDetails(ctx, guidanceDetails(g.guidance)) // no command: the halt was never published
+			}
+			log.Info("loopguard: loop resumed by the halt handler", "reason", d.Reason, "haltSeq", d.HaltSeq)
+			g.countDecision(ctx, MetricResumes, &ev)
+			return nil
 		}
-		g.handlerResumed(trip, d, workflow.Now(ctx))
-		if published {
-			g.publish(ctx, StateRunning, nil)
-		} else {
-			g.showDetails(ctx, guidanceDetails(g.guidance)) // no command: the halt was never published
-		}
-		log.Info("loopguard: loop resumed by the halt handler", "reason", d.Reason, "haltSeq", d.HaltSeq)
-		g.countDecision(ctx, MetricResumes, &ev)
-		return nil
 	}
-	p.set(phasePaused, nil, "", time.Time{}, nil)
+	g.hold()
 	if published {
 		g.showDetails(ctx, currentDetails(g.cfg, StateHalted, &ev)) // no command: the handler handed over
 	} else {
@@ -100,7 +97,7 @@ func (g *guard) halt(ctx workflow.Context, node string, trip *detect.Trip) error
 	if err != nil {
 		// Canceled while paused: the call returns the cancellation, as any
 		// blocked workflow call would, and nothing is escalated.
-		g.endHalt(trip, &d, detect.Extension{}, workflow.Now(ctx).Sub(p.since))
+		g.decided(trip, d, detect.Extension{}, workflow.Now(ctx))
 		log.Info("loopguard: workflow canceled while paused", "haltSeq", d.HaltSeq)
 		dctx, _ := workflow.NewDisconnectedContext(ctx)
 		g.publish(dctx, StateRunning, nil)
@@ -108,73 +105,13 @@ func (g *guard) halt(ctx workflow.Context, node string, trip *detect.Trip) error
 	}
 	g.recordPauseWait(ctx, ev, d)
 	if d.Action == ActionResume {
-		g.endHalt(trip, &d, ext, workflow.Now(ctx).Sub(p.since))
+		g.decided(trip, d, ext, workflow.Now(ctx))
 		log.Info("loopguard: loop resumed", "by", d.By, "reason", d.Reason, "haltSeq", d.HaltSeq)
 		g.countDecision(ctx, MetricResumes, &ev)
 		g.publish(ctx, StateRunning, nil)
 		return nil
 	}
 	return g.escalate(ctx, trip, d)
-}
-
-// beginHalt puts the halt of trip, met by a call of node at workflow time
-// now, in force, and says what it does: from here until the halt ends,
-// status shows it and calls from other branches wait for its outcome. It
-// is the halt's state change without its commands (the analysis of past
-// histories runs it).
-func (g *guard) beginHalt(node string, trip *detect.Trip, now time.Time) (HaltEvent, OnHalt) {
-	g.halts++
-	if g.version >= versionGuidance {
-		g.guidance = nil // the loop halted again: the guidance did not help
-	}
-	policy := g.cfg.OnHalt
-	if trip.Reason == ReasonUserStop && policy == OnHaltObserve && g.version >= versionStopWins {
-		// Shadow mode is for the detectors; a human who asks to stop means it.
-		policy = OnHaltPause
-	}
-	ev := g.haltEvent(trip)
-	if ev.Node == "" {
-		// A human stop names no node: it is the call it stops.
-		ev.Node = node
-	}
-	ev.Observed = policy == OnHaltObserve
-	g.pause.set(phaseHalting, &ev, policy, now, nil)
-	return ev, policy
-}
-
-// endHalt ends the halt of trip in force with decision d, or as observe
-// does (d nil): the guard's state change, without its commands (the
-// analysis of past histories runs it). A resume extends the tripped limit
-// by ext and, from version 4, does not charge the loop pausedFor, the
-// time it was paused (negative: it was not). An escalation resets the
-// tripped detector: if the workflow handles the error and carries on, the
-// guard watches the new course from a clean slate.
-func (g *guard) endHalt(trip *detect.Trip, d *Decision, ext detect.Extension, pausedFor time.Duration) {
-	p := &g.pause
-	if pausedFor >= 0 && d != nil && (d.Action == ActionResume && g.version >= versionSafety || g.version >= versionLiveness) {
-		// Time spent paused is the human's, not the loop's: from version
-		// 12 whatever ended the halt (before, only a resume took it off).
-		// This is the one place that decides it: callers pass the time
-		// the halt held the workflow.
-		g.state.Paused(pausedFor, g.version >= versionSteady)
-	}
-	switch {
-	case d == nil:
-		g.state.Resume(trip, detect.Extension{})
-		p.set(phaseRunning, nil, "", time.Time{}, nil)
-	case d.Action == ActionCancel:
-		// The workflow was canceled while paused: the call returns the
-		// cancellation and the trip stays, so a workflow that survives it
-		// meets the halt again at its next call.
-		p.set(phaseRunning, nil, "", time.Time{}, d)
-	case d.Action == ActionResume:
-		g.state.Resume(trip, ext)
-		g.guide(*p.halt, *d)
-		p.set(phaseRunning, nil, "", time.Time{}, d)
-	default:
-		p.set(phaseEscalated, nil, "", time.Time{}, d)
-		g.state.Resume(trip, detect.Extension{})
-	}
 }
 
 // awaitDecision blocks the paused call until a human decides, or the pause
@@ -198,69 +135,25 @@ func (g *guard) awaitDecision(ctx workflow.Context, ev HaltEvent, timeout time.D
 		err = workflow.Await(ctx, decided)
 	}
 	if p.decision == nil {
-		canceled := g.canceledDecision(ev.Seq)
-		if canceled.Action == ActionCancel {
+		if d, cancels := g.canceled(); cancels {
 			if err == nil {
 				err = ctx.Err()
 			}
-			return canceled, detect.Extension{}, err
+			return d, detect.Extension{}, err
 		}
-		p.decide(canceled, detect.Extension{})
 	}
 	return *p.decision, p.extend, nil
-}
-
-// canceledDecision is what the workflow's cancellation decides of the
-// pause of halt seq that nobody answered: from version 4 the paused call
-// returns the cancellation and nothing is escalated (ActionCancel);
-// before, the halt was escalated.
-func (g *guard) canceledDecision(seq int) Decision {
-	d := Decision{Action: ActionCancel, Reason: "workflow canceled while paused", By: "loopguard", HaltSeq: seq}
-	if g.version < versionSafety {
-		d.Action = ActionEscalate
-	}
-	return d
-}
-
-// pauseTimedOut decides a pause nobody answered within PauseTimeout.
-func (g *guard) pauseTimedOut() {
-	g.pause.decide(Decision{
-		Action: Action(g.cfg.OnPauseTimeout),
-		Reason: fmt.Sprintf("no decision within the pause timeout of %s", g.cfg.PauseTimeout),
-		By:     "loopguard",
-	}, detect.Extension{})
 }
 
 // escalate ends a halt with the LoopEscalated error.
 func (g *guard) escalate(ctx workflow.Context, trip *detect.Trip, d Decision) error {
 	p := &g.pause
 	ev := *p.halt
-	g.endHalt(trip, &d, detect.Extension{}, workflow.Now(ctx).Sub(p.since))
+	g.decided(trip, d, detect.Extension{}, workflow.Now(ctx))
 	g.next.GetLogger(ctx).Warn("loopguard: loop escalated", "by", d.By, "reason", d.Reason, "haltSeq", d.HaltSeq)
 	g.countDecision(ctx, MetricEscalations, &ev)
 	g.publish(ctx, StateEscalated, &ev)
 	return newEscalatedError(Escalation{Reason: d.Reason, By: d.By, Halt: ev})
-}
-
-// haltEvent builds the loop.halted payload for a trip.
-func (g *guard) haltEvent(t *detect.Trip) HaltEvent {
-	return HaltEvent{
-		CycleID:          t.CycleID,
-		HaltReason:       t.Reason,
-		Evidence:         t.Evidence,
-		SuggestedActions: suggestions[t.Reason],
-		Detector:         t.Detector,
-		Message:          t.Message,
-		Node:             t.Node,
-		Iteration:        t.Iteration,
-		MaxIterations:    t.MaxIterations,
-		WorkflowTime:     t.At,
-		WorkflowID:       g.info.WorkflowExecution.ID,
-		RunID:            g.info.WorkflowExecution.RunID,
-		WorkflowType:     g.info.WorkflowType.Name,
-		Seq:              g.halts,
-		Loop:             t.Loop,
-	}
 }
 
 // publish shows the guard's state where operators look: the memo, the

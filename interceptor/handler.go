@@ -4,12 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"go.temporal.io/sdk/workflow"
-
-	"github.com/loopguard/loopguard/interceptor/detect"
 )
 
 // HaltHandler is workflow code that runs at a halt, before a human is
@@ -36,18 +33,6 @@ const HandlerBy = "halt handler"
 // decision is hd as the decision that ends halt seq.
 func (hd HandlerDecision) decision(seq int) Decision {
 	return Decision{Action: hd.Action, Reason: hd.Reason, By: HandlerBy, HaltSeq: seq, Guidance: hd.Guidance}
-}
-
-// handlerResumed ends the halt of trip with the halt handler's resume d,
-// taken at workflow time now: the state change without its commands (the
-// analysis of past histories runs it too).
-func (g *guard) handlerResumed(trip *detect.Trip, d Decision, now time.Time) {
-	pausedFor := time.Duration(-1)
-	if g.version >= versionOneLoop {
-		// The handler's time, like a human's, is not the loop's.
-		pausedFor = now.Sub(g.pause.since)
-	}
-	g.endHalt(trip, &d, detect.Extension{}, pausedFor)
 }
 
 type guardKey struct{}

@@ -99,23 +99,18 @@ func (i *inbound) HandleSignal(ctx workflow.Context, in *sdkinterceptor.HandleSi
 	if !g.active {
 		return i.Next.HandleSignal(ctx, in)
 	}
-	switch in.SignalName {
-	case g.cfg.ResumeSignal, g.cfg.EscalateSignal, g.cfg.HaltSignal:
-		if g.onSignal(ctx, in.SignalName, in.Arg) || g.version < versionSafety {
-			return nil
+	take := func() bool {
+		if g.onSignal(ctx, in.SignalName, in.Arg) {
+			return true
 		}
-		if r := g.lastRejected; r != nil {
+		if r := g.lastRejected; r != nil && g.version >= versionSafety {
 			r.PassedOn = true
 		}
-		if !g.refusedIsInput() {
-			return i.Next.HandleSignal(ctx, in)
-		}
-	case g.cfg.HaltedSignal:
-		if g.ownEcho(ctx, in) {
-			return nil
-		}
+		return false
 	}
-	g.outsideInput(ctx)
+	if g.signal(in.SignalName, take, func() bool { return g.ownEcho(ctx, in) }) {
+		return nil
+	}
 	return i.Next.HandleSignal(ctx, in)
 }
 
@@ -123,8 +118,8 @@ func (i *inbound) HandleSignal(ctx workflow.Context, in *sdkinterceptor.HandleSi
 // guard's resume and escalate updates are answers, which the detector
 // hears through Resume.
 func (i *inbound) ExecuteUpdate(ctx workflow.Context, in *sdkinterceptor.UpdateInput) (any, error) {
-	if g := i.g; g.active && in.Name != g.cfg.ResumeUpdate && in.Name != g.cfg.EscalateUpdate {
-		g.outsideInput(ctx)
+	if g := i.g; g.active {
+		g.update(in.Name)
 	}
 	return i.Next.ExecuteUpdate(ctx, in)
 }

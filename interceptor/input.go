@@ -347,14 +347,11 @@ func (g *guard) registerUpdates(ctx workflow.Context) error {
 			return rejection(g.countRejected(ctx, name, err))
 		}
 		handle := func(ctx workflow.Context, raw converter.RawValue) (Decision, error) {
-			req, err := g.parse(name, raw.Payload(), workflow.Now(ctx))
-			if err == nil {
-				err = g.pause.checkDecision(name)
-			}
+			d, err := g.answerUpdate(name, action, raw.Payload(), workflow.Now(ctx))
 			if err != nil {
 				return Decision{}, rejection(g.countRejected(ctx, name, err))
 			}
-			return g.decideSigned(action, req), nil
+			return d, nil
 		}
 		// Registered below the guard's own outbound interceptor, which
 		// watches for the workflow's handlers of the same names.
@@ -363,6 +360,21 @@ func (g *guard) registerUpdates(ctx workflow.Context) error {
 		}
 	}
 	return nil
+}
+
+// answerUpdate takes the guard's update name, answering with action, with
+// payload p at workflow time now: the decision for the halt in force, or
+// why the update is refused. The update's handler and the Judge both
+// take it here.
+func (g *guard) answerUpdate(name string, action Action, p *commonpb.Payload, now time.Time) (Decision, error) {
+	req, err := g.parse(name, p, now)
+	if err == nil {
+		err = g.pause.checkDecision(name)
+	}
+	if err != nil {
+		return Decision{}, err
+	}
+	return g.decideSigned(action, req), nil
 }
 
 // InputRejectedErrorType is the ApplicationError type an update caller

@@ -60,7 +60,7 @@ func (r *root) InterceptWorkflow(
 	ctx workflow.Context,
 	next sdkinterceptor.WorkflowInboundInterceptor,
 ) sdkinterceptor.WorkflowInboundInterceptor {
-	g := &guard{cfg: r.cfg.clone(), hooks: r.hooks}
+	g := &guard{core: core{cfg: r.cfg.clone(), hooks: r.hooks}}
 	in := &inbound{g: g}
 	in.Next = next
 	return in

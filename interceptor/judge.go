@@ -16,10 +16,11 @@ import (
 // Judge is the guard's judgement of one workflow execution fed from
 // outside a workflow: the analysis of past histories (testsuite.Analyze)
 // reads a history's events into it. One judgement, two inputs: a Judge
-// holds the state a guard holds and runs the guard's own code on it (the
-// node name, the reading of results and errors, the detectors, the
-// warning rung and the halt's state change); only the commands a guard
-// would issue (signals, memo, pauses) are left out.
+// drives the guard's own core (the node name, the reading of results and
+// errors, the detectors, the warning rung, the halt and its ends, the
+// guard's own input and outside input) in the order the guard does, and
+// turns what it decides into verdicts; only the commands a guard would
+// issue (signals, memo, pauses) are left out.
 //
 // A Judge is fed in history order: Now before each workflow task, Call
 // for each guarded call scheduled, Result when its result is in, Signal,
@@ -92,7 +93,7 @@ func NewJudge(opts Options) (*Judge, error) {
 	if err != nil {
 		return nil, err
 	}
-	j := &Judge{g: guard{cfg: cfg, hooks: h, version: guardedVersion}}
+	j := &Judge{g: guard{core: core{cfg: cfg, hooks: h, version: guardedVersion}}}
 	j.g.versioned()
 	j.g.next = &judgeOutbound{log: &j.logs}
 	return j, nil
@@ -139,14 +140,8 @@ func (j *Judge) Restore(decode func(ptr any) error) error {
 	if err := decode(&c); err != nil {
 		return fmt.Errorf("read the carried state: %w", err)
 	}
-	st, err := detect.Restore(j.g.cfg.Policy, c.State)
-	if err != nil {
+	if err := j.g.restore(&c); err != nil {
 		return fmt.Errorf("read the carried state: %w", err)
-	}
-	j.g.state, j.g.halts = st, c.Halts
-	if j.g.version >= versionGuidance {
-		j.g.guidance = c.Guidance
-		j.g.pause.rung = c.rung
 	}
 	return nil
 }
@@ -194,6 +189,13 @@ func (j *Judge) Held() int {
 	return j.blocked.ev.Seq
 }
 
+// Node names a call of kind and type, with args as the node namer sees
+// them, as the guard names it: by the NodeName hook, or by its type when
+// the hook is unset, returns "" or panics (a panic is logged, Logs).
+func (j *Judge) Node(kind CallKind, typ string, args []any) string {
+	return j.g.nodeName(nil, kind, typ, args)
+}
+
 // Call judges a guarded call about to be scheduled: kind and type, with
 // args as the node namer sees them. It returns an id for Result, or -1
 // when the call is not guarded (or the guard refused it).
@@ -203,7 +205,7 @@ func (j *Judge) Call(kind CallKind, typ string, args []any) int {
 		return -1
 	}
 	g := &j.g
-	node, _ := g.callNode(kind, typ, args)
+	node := g.nodeName(nil, kind, typ, args)
 	ref, ok := j.takeAdmitted(node)
 	if !ok {
 		if ref, ok = j.admit(node); !ok {
@@ -211,9 +213,7 @@ func (j *Judge) Call(kind CallKind, typ string, args []any) int {
 		}
 	}
 	j.calls++
-	if g.version >= versionGuidance {
-		g.pause.heed(node, ref.Seq, g.state.NewsSinceBarrier)
-	}
+	g.called(node, ref.Seq)
 	j.nextID++
 	res := &recordedResult{}
 	if j.results == nil {
@@ -249,46 +249,40 @@ func (j *Judge) takeAdmitted(node string) (detect.StepRef, bool) {
 }
 
 // admit is the guard's admit on the Judge's clock: results in, outside
-// input, then the detectors, each trip warned or halted.
+// input, then the detectors (core.begin), each trip warned or halted.
 func (j *Judge) admit(node string) (detect.StepRef, bool) {
-	g := &j.g
-	g.observeReadyAt(nil, j.now)
-	g.flushInput(j.now)
-	for round := 0; round < maxAdmitRounds; round++ {
-		ref, trip := g.state.Begin(node, j.now)
-		if trip == nil {
-			return ref, true
-		}
-		if !j.trip(node, trip) {
-			return detect.StepRef{}, false
-		}
-	}
-	return detect.StepRef{Node: -1}, true
+	ref, ok, _ := j.g.enter(nil, node, j.now, func(t *detect.Trip) (time.Time, bool, error) {
+		return j.now, j.trip(node, t), nil
+	})
+	return ref, ok
 }
 
-// trip warns or halts; it reports whether the call may go on now.
+// trip warns or halts as the core decides; it reports whether the call
+// may go on now.
 func (j *Judge) trip(node string, trip *detect.Trip) bool {
 	g := &j.g
 	call := j.calls + 1
-	if g.warnable(trip) {
-		ev := trip.Evidence
-		w := g.issueWarning(trip)
-		j.verdicts = append(j.verdicts, Verdict{Call: call, Warning: &w, Evidence: &ev, Period: trip.Period})
+	e := trip.Evidence // as the trip found it, before a warning starts its detector over
+	w, ev, policy := g.trip(node, trip, j.now)
+	if w != nil {
+		j.verdicts = append(j.verdicts, Verdict{Call: call, Warning: w, Evidence: &e, Period: trip.Period})
 		return true
 	}
-	ev, policy := g.beginHalt(node, trip, j.now)
-	v := Verdict{Call: call, Halt: &ev, OnHalt: policy, Period: trip.Period}
-	if !j.recorded || policy == OnHaltObserve {
-		g.endHalt(trip, nil, detect.Extension{}, -1)
-		j.verdicts = append(j.verdicts, v)
-		return true
+	j.verdicts = append(j.verdicts, Verdict{Call: call, Halt: &ev, OnHalt: policy, Period: trip.Period})
+	if !j.recorded {
+		// Not following a recorded history: every halt is answered as
+		// observe answers it, so that the rest of the history is judged.
+		policy = OnHaltObserve
 	}
-	j.verdicts = append(j.verdicts, v)
-	if policy == OnHaltFail {
-		j.answer(trip, Decision{Action: ActionEscalate, Reason: "policy: fail on halt", By: "loopguard", HaltSeq: ev.Seq}, detect.Extension{})
+	esc, held := g.raised(trip, policy)
+	switch {
+	case esc != nil:
+		j.answer(trip, *esc, detect.Extension{})
 		return false
+	case !held:
+		return true
 	}
-	g.pause.set(phasePaused, nil, "", time.Time{}, nil)
+	g.hold()
 	j.blocked = &blockedCall{node: node, trip: trip, ev: ev}
 	return false
 }
@@ -297,9 +291,7 @@ func (j *Judge) trip(node string, trip *detect.Trip) bool {
 // once decided, and notes the decision on the halt's verdict.
 func (j *Judge) answer(trip *detect.Trip, d Decision, ext detect.Extension) {
 	j.note(d)
-	// endHalt decides, by version and decision, whether the time the
-	// halt held the workflow comes off the loop, as for the guard.
-	j.g.endHalt(trip, &d, ext, j.now.Sub(j.g.pause.since))
+	j.g.decided(trip, d, ext, j.now)
 }
 
 // note notes decision d on the verdict of the halt it ends.
@@ -323,14 +315,12 @@ func (j *Judge) Wake() {
 		return
 	}
 	if p.decision == nil && j.canceled {
-		d := j.g.canceledDecision(b.ev.Seq)
-		if d.Action == ActionCancel {
+		if d, cancels := j.g.canceled(); cancels {
 			// The held call returns the cancellation: it is never scheduled.
 			j.blocked = nil
 			j.answer(b.trip, d, detect.Extension{})
 			return
 		}
-		p.decide(d, detect.Extension{}) // before version 4: an escalation
 	}
 	if p.decision == nil {
 		return
@@ -362,13 +352,12 @@ func (j *Judge) Handled(action Action, guidance string) bool {
 	j.blocked = nil
 	// The handler's reason is in the worker's log and the workflow's
 	// current details, not in its history: the decision has none.
-	d := HandlerDecision{Action: action, Guidance: guidance}.decision(b.ev.Seq)
+	d, _ := j.g.handled(b.trip, HandlerDecision{Action: action, Guidance: guidance}, j.now)
 	if action != ActionResume {
 		j.answer(b.trip, d, detect.Extension{})
 		return true
 	}
 	j.note(d)
-	j.g.handlerResumed(b.trip, d, j.now)
 	j.Attempt(b.node)
 	return true
 }
@@ -430,27 +419,25 @@ func (j *Judge) Result(id int, result *commonpb.Payloads, err error, dc converte
 }
 
 // Signal judges a signal the workflow received, with its plain payload
-// (codecs undone): the guard's resume, escalate and halt are taken as the
-// guard takes them, its loop.halted echo is its own, and any other signal
-// is outside input. It reports whether the guard took it.
+// (codecs undone), as the guard takes it (core.signal): its resume,
+// escalate and halt are taken as the guard takes them, its own
+// loop.halted echo (or a stale one a reset re-applied) is its own, and any
+// other signal, another execution's loop.halted among them, is outside
+// input. It reports whether the guard took it.
 func (j *Judge) Signal(name string, p *commonpb.Payload) bool {
 	g := &j.g
 	if !j.guarded {
 		return false
 	}
-	switch name {
-	case g.cfg.ResumeSignal, g.cfg.EscalateSignal, g.cfg.HaltSignal:
-		if g.takeInput(name, p, j.now) == nil || g.version < versionSafety {
-			return true
-		}
-		if !g.refusedIsInput() {
+	take := func() bool { return g.takeInput(name, p, j.now) == nil }
+	own := func() bool {
+		var ev HaltEvent
+		if p == nil || converter.GetDefaultDataConverter().FromPayload(p, &ev) != nil {
 			return false
 		}
-	case g.cfg.HaltedSignal:
-		return true
+		return g.echo(ev) != echoForeign
 	}
-	g.outsideInput(nil)
-	return false
+	return g.signal(name, take, own)
 }
 
 // Update judges an update the workflow accepted, as Signal judges a
@@ -460,19 +447,17 @@ func (j *Judge) Update(name string, p *commonpb.Payload) bool {
 	if !j.guarded {
 		return false
 	}
-	if name == g.cfg.ResumeUpdate || name == g.cfg.EscalateUpdate {
-		if req, err := g.parse(name, p, j.now); err == nil && g.pause.checkDecision(name) == nil {
-			action := ActionResume
-			if name == g.cfg.EscalateUpdate {
-				action = ActionEscalate
-			}
-			g.decideSigned(action, req)
-			j.Wake() // in the workflow task that took the update
-		}
-		return true
+	if !g.update(name) {
+		return false
 	}
-	g.outsideInput(nil)
-	return false
+	action := ActionResume
+	if name == g.cfg.EscalateUpdate {
+		action = ActionEscalate
+	}
+	if _, err := g.answerUpdate(name, action, p, j.now); err == nil {
+		j.Wake() // in the workflow task that took the update
+	}
+	return true
 }
 
 // Idle reads the results that are in when the workflow waits without a
@@ -500,13 +485,9 @@ func (j *Judge) Idle() {
 // Timer judges a durable timer the workflow started: results in are read,
 // and the detectors hear that the workflow waits.
 func (j *Judge) Timer() {
-	if !j.guarded {
-		return
+	if j.guarded {
+		j.g.waits(nil, j.now, true)
 	}
-	if len(j.g.pending) > 0 {
-		j.g.observeReadyAt(nil, j.now)
-	}
-	j.g.state.Timer(j.now)
 }
 
 // EndRun closes a run that continued as new, as the guard does when it
@@ -519,12 +500,7 @@ func (j *Judge) EndRun() {
 		}
 		return
 	}
-	g.observeReadyAt(nil, j.now)
-	for _, p := range g.pending {
-		g.state.Abandon(p.ref, j.now)
-	}
-	g.pending = nil
-	g.flushInput(j.now)
+	g.closeRun(nil, j.now)
 }
 
 // NextRun goes on with the run continued from the last one, keeping what
@@ -532,13 +508,19 @@ func (j *Judge) EndRun() {
 func (j *Judge) NextRun(info *workflow.Info, now time.Time) {
 	g := &j.g
 	g.info, j.now = info, now
+	if !j.guarded {
+		return
+	}
+	// What the guard carries across continue-as-new, encoded and read
+	// back as the next run reads it.
+	c, err := g.carry()
 	g.pending, g.input, j.blocked, j.admitted = nil, false, nil, nil
-	old := g.pause
-	g.pause = newPause(g.version)
-	if g.version >= versionGuidance {
-		g.pause.rung = old.rung
-	} else {
-		g.guidance = nil
+	g.pause, g.guidance = newPause(g.version), nil
+	if err == nil {
+		err = g.restore(&c)
+	}
+	if err != nil {
+		g.next.GetLogger(nil).Error("loopguard: state not carried to the next run", "error", err)
 	}
 }
 

@@ -251,15 +251,15 @@ func jsonLen(s string) int {
 }
 
 // guide puts the guidance of a resume in force for the loop of trip.
-func (g *guard) guide(ev HaltEvent, d Decision) {
-	if g.version < versionGuidance {
+func (c *core) guide(ev HaltEvent, d Decision) {
+	if c.version < versionGuidance {
 		return
 	}
-	g.guidance = nil
+	c.guidance = nil
 	if d.Guidance == "" {
 		return
 	}
-	g.guidance = &Guidance{Text: d.Guidance, By: d.By, HaltSeq: d.HaltSeq, Nodes: g.loopNodes(ev.CycleID, ev.Node)}
+	c.guidance = &Guidance{Text: d.Guidance, By: d.By, HaltSeq: d.HaltSeq, Nodes: c.loopNodes(ev.CycleID, ev.Node)}
 }
 
 // activityInbound gives an activity its notice (NoticeFrom).

@@ -28,8 +28,8 @@ func signedGuard(t testing.TB) (g *guard, good []byte, now time.Time) {
 		t.Fatal(err)
 	}
 	now = time.Date(2026, 11, 27, 20, 0, 0, 0, time.UTC)
-	g = &guard{cfg: cfg, hooks: h, version: guardedVersion, active: true, halts: 1,
-		info: &workflow.Info{WorkflowExecution: workflow.Execution{ID: "w", RunID: "r"}}}
+	g = &guard{core: core{cfg: cfg, hooks: h, version: guardedVersion, active: true, halts: 1,
+		info: &workflow.Info{WorkflowExecution: workflow.Execution{ID: "w", RunID: "r"}}}}
 	g.pause = newPause(g.version)
 	g.pause.set(phaseHalting, &HaltEvent{Seq: 1}, OnHaltPause, now, nil)
 	g.pause.set(phasePaused, nil, OnHaltPause, now, nil)

@@ -44,20 +44,12 @@ func (g *guard) ownEcho(ctx workflow.Context, in *sdkinterceptor.HandleSignalInp
 	if err := g.decode(ctx, p, &ev); err != nil {
 		return false
 	}
-	// The run id identifies the execution; the workflow id alone would not
-	// do under the SDK's file replayer, which replays every history as
-	// workflow "ReplayId".
-	info := g.info.WorkflowExecution
-	if ev.RunID == info.RunID {
+	switch g.echo(ev) {
+	case echoOwn:
 		g.echoedSeq = max(g.echoedSeq, ev.Seq)
 		g.echoed(ev)
 		return true
-	}
-	// After a reset, the server re-applies the signals the old run received
-	// after the reset point, loop.halted echoes among them: they are this
-	// workflow's own, stale. (Version 4; older versions passed them on.)
-	if g.version >= versionSafety && ev.Seq > 0 &&
-		(ev.RunID == g.info.OriginalRunID || ev.WorkflowID == info.ID) {
+	case echoStale:
 		g.echoed(ev)
 		return true
 	}

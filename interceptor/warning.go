@@ -52,22 +52,22 @@ var directives = map[HaltReason]string{
 }
 
 // warnable reports whether trip gets a warning instead of a halt.
-func (g *guard) warnable(t *detect.Trip) bool {
-	if !g.pause.rungOn || g.cfg.Warnings <= 0 {
+func (c *core) warnable(t *detect.Trip) bool {
+	if !c.pause.rungOn || c.cfg.Warnings <= 0 {
 		return false
 	}
 	switch t.Reason {
 	case ReasonBudgetExceeded, ReasonUserStop:
 		return false
 	}
-	return g.pause.warnings(warningKey(t.Loop, t.CycleID, t.Node)) < g.cfg.Warnings
+	return c.pause.warnings(warningKey(t.Loop, t.CycleID, t.Node)) < c.cfg.Warnings
 }
 
-// warn issues the loop's next warning: the detector starts over, and the
-// loop's calls carry the warning until it trips again or a window of its
-// calls goes by without a trip (heeded).
-func (g *guard) warn(ctx workflow.Context, t *detect.Trip) {
-	w := g.issueWarning(t)
+// warn tells of the loop's warning w, which the core issued for trip t
+// (the detector started over, and the loop's calls carry the warning
+// until it trips again or a window of its steps goes by without a trip:
+// heeded): the log, the metric and the current details.
+func (g *guard) warn(ctx workflow.Context, t *detect.Trip, w Warning) {
 	g.next.GetLogger(ctx).Warn("loopguard: loop warned", "reason", t.Reason, "detector", t.Detector,
 		"node", t.Node, "cycleId", t.CycleID, "warning", fmt.Sprintf("%d/%d", w.N, w.Of), "message", t.Message)
 	g.next.GetMetricsHandler(ctx).WithTags(map[string]string{
@@ -82,16 +82,16 @@ func (g *guard) warn(ctx workflow.Context, t *detect.Trip) {
 // issueWarning puts the loop's next warning for trip t in force and
 // starts the detector over: the warning's state change, without the log,
 // metric and details warn adds (the analysis of past histories runs it).
-func (g *guard) issueWarning(t *detect.Trip) Warning {
-	p := &g.pause
-	nodes := g.loopNodes(t.CycleID, t.Node)
+func (c *core) issueWarning(t *detect.Trip) Warning {
+	p := &c.pause
+	nodes := c.loopNodes(t.CycleID, t.Node)
 	w := Warning{
 		Detector: t.Detector, Reason: t.Reason, Message: t.Message, Directive: directives[t.Reason],
-		N: p.warnings(warningKey(t.Loop, t.CycleID, t.Node)) + 1, Of: g.cfg.Warnings,
+		N: p.warnings(warningKey(t.Loop, t.CycleID, t.Node)) + 1, Of: c.cfg.Warnings,
 		Node: t.Node, Nodes: nodes, CycleID: t.CycleID, Loop: t.Loop,
 	}
-	p.warn(w, g.heededAfter(t, nodes))
-	g.state.Resume(t, detect.Extension{})
+	p.warn(w, c.heededAfter(t, nodes))
+	c.state.Resume(t, detect.Extension{})
 	return w
 }
 
@@ -105,17 +105,18 @@ func (g *guard) issueWarning(t *detect.Trip) Warning {
 // of any period that did not change halts once its warnings are spent.
 // Before, it was Window calls per node of the loop, which a loop of a long
 // period outlasted.
-func (g *guard) heededAfter(t *detect.Trip, nodes []string) int {
-	if g.version >= versionOneLoop && t.Period > 0 {
-		return max(g.cfg.Policy.Window*t.Period, t.Window+t.Period)
+func (c *core) heededAfter(t *detect.Trip, nodes []string) int {
+	if c.version >= versionOneLoop && t.Period > 0 {
+		return max(c.cfg.Policy.Window*t.Period, t.Window+t.Period)
 	}
-	return g.cfg.Policy.Window * len(nodes)
+	return c.cfg.Policy.Window * len(nodes)
 }
 
 // heed counts a call of node, of detector step step, against the warning
-// in force; when the loop has heeded it, the notice stops carrying it.
+// in force (core.called); when the loop has heeded it, the notice stops
+// carrying it, and the metric counts it.
 func (g *guard) heed(ctx workflow.Context, node string, step int) {
-	if w := g.pause.heed(node, step, g.state.NewsSinceBarrier); w != nil {
+	if w := g.called(node, step); w != nil {
 		g.showDetails(ctx, "")
 		g.next.GetMetricsHandler(ctx).WithTags(map[string]string{labelReason: string(w.Reason)}).Counter(MetricHeeded).Inc(1)
 	}
@@ -130,11 +131,21 @@ func (g *guard) endHeeded(ctx workflow.Context) {
 	}
 }
 
+// called counts a call of node, of detector step step, admitted and about
+// to be made, against the warning in force (version 7 on), and returns
+// the warning when this call ends its window: the loop heeded it.
+func (c *core) called(node string, step int) *Warning {
+	if c.version < versionGuidance {
+		return nil
+	}
+	return c.pause.heed(node, step, c.state.NewsSinceBarrier)
+}
+
 // loopNodes are the nodes of a loop: the members of cycle cycleID, or
 // node alone.
-func (g *guard) loopNodes(cycleID, node string) []string {
+func (c *core) loopNodes(cycleID, node string) []string {
 	if cycleID != "" {
-		for _, c := range g.state.View().Cycles {
+		for _, c := range c.state.View().Cycles {
 			if c.CycleID == cycleID {
 				return append([]string(nil), c.Nodes...)
 			}

@@ -1,7 +1,10 @@
 package history
 
 import (
+	"fmt"
+
 	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/loopguard/loopguard/interceptor"
 )
@@ -27,4 +30,18 @@ type Options struct {
 	// FailureConverter is the workers' failure converter. Default: the
 	// SDK's default.
 	FailureConverter converter.FailureConverter
+}
+
+// withDefaults checks opts and fills in the converters' defaults.
+func (opts Options) withDefaults() (Options, error) {
+	if _, err := interceptor.NewJudge(opts.Guard); err != nil {
+		return opts, fmt.Errorf("history: invalid guard options: %w", err)
+	}
+	if opts.DataConverter == nil {
+		opts.DataConverter = converter.GetDefaultDataConverter()
+	}
+	if opts.FailureConverter == nil {
+		opts.FailureConverter = temporal.GetDefaultFailureConverter()
+	}
+	return opts, nil
 }

@@ -2,6 +2,7 @@ package watch
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -19,6 +20,16 @@ import (
 func TestWatchPauseRefused(t *testing.T) {
 	ctx := testContext(t, 2*time.Minute)
 	ts := startServer(t, false)
+
+	t.Run("bad query", func(t *testing.T) {
+		w, err := New(Options{Client: ts.c, Query: "WorkflowType = = 1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Run(ctx); err == nil || !strings.Contains(err.Error(), "WorkflowType = = 1") {
+			t.Errorf("Run: %v, want the query's error", err)
+		}
+	})
 
 	t.Run("signal", func(t *testing.T) {
 		logger, logs := observed()

@@ -31,6 +31,8 @@ type follower struct {
 	w                 *Watcher
 	workflowID, runID string
 
+	wake chan struct{} // the listing saw the run running
+
 	mu      sync.Mutex
 	snap    snapshot
 	seen    int            // verdicts already logged and counted
@@ -101,8 +103,11 @@ func (f *follower) run(ctx context.Context) bool {
 	return false
 }
 
-// awaitUnpaused describes the run every PollInterval until it is no
-// longer paused; it reports whether the run is gone.
+// awaitUnpaused waits until the run is no longer paused; it reports
+// whether the run is gone. The listing, which sees each execution's
+// status every PollInterval, wakes it when the run runs again; it also
+// describes the run every pausedCheck, for a run the listing no longer
+// shows. Nothing is asked of the server per paused run and listing.
 func (f *follower) awaitUnpaused(ctx context.Context, log *zap.Logger) bool {
 	o := &f.w.opts
 	for {
@@ -121,8 +126,21 @@ func (f *follower) awaitUnpaused(ctx context.Context, log *zap.Logger) bool {
 		select {
 		case <-ctx.Done():
 			return false
-		case <-time.After(o.PollInterval):
+		case <-f.wake:
+		case <-time.After(pausedCheck):
 		}
+	}
+}
+
+// pausedCheck is how often a paused run is described when no listing
+// wakes its follower.
+const pausedCheck = time.Minute
+
+// running tells the follower that the listing saw its run running.
+func (f *follower) running() {
+	select {
+	case f.wake <- struct{}{}:
+	default:
 	}
 }
 

@@ -18,7 +18,6 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 
-	"github.com/loopguard/loopguard/activities"
 	"github.com/loopguard/loopguard/interceptor"
 	"github.com/loopguard/loopguard/worker/devserver"
 	"github.com/loopguard/loopguard/workflows"
@@ -203,4 +202,17 @@ func testContext(t *testing.T, d time.Duration) context.Context {
 	return ctx
 }
 
-var _ = activities.ParallelStuck
+// sameHalts reports whether the watcher's halts are the analysis's: the
+// same calls, detectors and nodes.
+func sameHalts(watched []HaltStatus, after []halt) bool {
+	if len(watched) != len(after) {
+		return false
+	}
+	for i, h := range after {
+		ev := h.Verdict.Halt
+		if watched[i].Call != h.Verdict.Call || watched[i].Detector != string(ev.Detector) || watched[i].Node != ev.Node {
+			return false
+		}
+	}
+	return true
+}

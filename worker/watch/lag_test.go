@@ -1,3 +1,5 @@
+//go:build unix
+
 package watch
 
 import (
@@ -6,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -35,6 +38,7 @@ func TestWatchLag(t *testing.T) {
 	ctx := testContext(t, 30*time.Minute+time.Duration(n)*time.Second)
 	ts := startServer(t, true)
 	w, _ := ts.watcher(t, Options{PollInterval: time.Second})
+	cpu0 := cpuTime(t)
 	start := time.Now()
 	runs := make([]string, n)
 	var wg sync.WaitGroup
@@ -46,15 +50,31 @@ func TestWatchLag(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+	said := time.Now()
 	eventually(t, ctx, "every agent paused", func() bool {
 		l, err := ts.c.CountWorkflow(ctx, &workflowservice.CountWorkflowExecutionsRequest{Namespace: "default", Query: `ExecutionStatus="Paused"`})
+		if time.Since(said) > 30*time.Second {
+			said = time.Now()
+			t.Logf("%s: %d of %d paused", time.Since(start).Round(time.Second), l.GetCount(), n)
+		}
 		return err == nil && int(l.GetCount()) == n
 	})
-	took := time.Since(start)
+	took, cpu := time.Since(start), cpuTime(t)-cpu0
 	var lags []time.Duration
 	var calls []int
+	st := w.Status()
+	byRun := map[string][]HaltStatus{}
+	for _, e := range st.Executions {
+		byRun[e.RunID] = e.Halts
+	}
+	agree := 0
 	for i, run := range runs {
 		s := analyse(t, ts.history(t, ctx, fmt.Sprintf("lag-%d", i), run))
+		if sameHalts(byRun[run], s.Halts) {
+			agree++
+		} else {
+			t.Errorf("lag-%d: the watcher's halts %+v, the analysis afterwards %+v", i, byRun[run], s.Halts)
+		}
 		if len(s.Halts) == 0 || !s.Halts[0].Answered {
 			t.Errorf("lag-%d: halts %+v", i, s.Halts)
 			continue
@@ -66,8 +86,18 @@ func TestWatchLag(t *testing.T) {
 	slices.Sort(lags)
 	slices.Sort(calls)
 	q := func(p float64) int { return min(len(lags)-1, int(p*float64(len(lags)))) }
-	st := w.Status()
+	t.Logf("the watcher's halts agree with the analysis afterwards in %d of %d executions", agree, n)
+	t.Logf("process CPU (server, worker and watcher) %s over %s of wall time", cpu.Round(time.Millisecond), took.Round(time.Millisecond))
 	t.Logf("%d executions paused in %s (%d pauses by this watcher); lag from the tripping call to the pause: median %s, p99 %s, max %s; calls scheduled in the lag: median %d, p99 %d, max %d",
 		n, took.Round(time.Millisecond), st.Pauses, lags[q(0.5)].Round(time.Millisecond), lags[q(0.99)].Round(time.Millisecond), lags[len(lags)-1].Round(time.Millisecond),
 		calls[q(0.5)], calls[q(0.99)], calls[len(calls)-1])
+}
+
+// cpuTime is the process's user and system CPU time so far.
+func cpuTime(t *testing.T) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		t.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -9,17 +9,17 @@ import (
 	historypb "go.temporal.io/api/history/v1"
 
 	"github.com/loopguard/loopguard/interceptor"
-	"github.com/loopguard/loopguard/testsuite"
+	"github.com/loopguard/loopguard/interceptor/history"
 )
 
 // This file is the watcher's one seam with the reading of histories: a
 // reader fed a growing history, and the snapshot the watcher acts on.
 //
-// TEMPORARY: until the history package (interceptor/history, the one
-// reader of histories) lands on main, the reader re-reads the whole
-// history so far with testsuite.Analyzer and works out the pause state
-// from the Workflow Pause events itself. Only this file changes when it
-// lands.
+// TEMPORARY: until interceptor/history reads a growing history
+// incrementally (history.NewReader, Add, Execution, Close) and answers
+// halts with the Workflow Pause events itself, the reader re-reads the
+// whole history so far with history.Analyzer and works out the pause
+// state from those events here. Only this file changes when it does.
 
 // PauseIdentity prefixes the identity the watcher pauses with.
 const PauseIdentity = "loopguard-watch"
@@ -104,14 +104,14 @@ func (s *snapshot) pending() *halt {
 
 // reader reads one run's growing history.
 type reader struct {
-	opts   testsuite.AnalyzeOptions
+	opts   history.Options
 	events []*historypb.HistoryEvent
 	snap   snapshot
 }
 
 func newReader(opts interceptor.Options) (*reader, error) {
-	ao := testsuite.AnalyzeOptions{Guard: opts}
-	if _, err := testsuite.NewAnalyzer(ao); err != nil {
+	ao := history.Options{Guard: opts}
+	if _, err := history.NewAnalyzer(ao); err != nil {
 		return nil, err
 	}
 	return &reader{opts: ao}, nil
@@ -123,7 +123,7 @@ func (r *reader) add(events ...*historypb.HistoryEvent) {
 		return
 	}
 	r.events = append(r.events, events...)
-	a, _ := testsuite.NewAnalyzer(r.opts)
+	a, _ := history.NewAnalyzer(r.opts)
 	ex := a.History(&historypb.History{Events: r.events}, "")
 	s := snapshot{
 		WorkflowType: ex.WorkflowType, WorkflowID: ex.WorkflowID, RunID: ex.RunID,

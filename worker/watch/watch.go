@@ -10,6 +10,7 @@ import (
 	"time"
 
 	commonpb "go.temporal.io/api/common/v1"
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.uber.org/zap"
@@ -124,7 +125,7 @@ func (w *Watcher) list(ctx context.Context, wg *sync.WaitGroup) error {
 			if !w.inShard(ex.GetWorkflowId()) {
 				continue
 			}
-			w.start(ctx, wg, ex)
+			w.start(ctx, wg, ex, info.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING)
 		}
 		if token = page.GetNextPageToken(); len(token) == 0 {
 			return nil
@@ -141,15 +142,22 @@ func (w *Watcher) inShard(workflowID string) bool {
 	return int(h.Sum32()%uint32(w.opts.Shard.Count)) == w.opts.Shard.Index
 }
 
-// start follows ex unless it is followed, ended or one too many.
-func (w *Watcher) start(ctx context.Context, wg *sync.WaitGroup, ex *commonpb.WorkflowExecution) {
+// start follows ex unless it is followed, ended or one too many; it
+// wakes the follower of a paused run that runs again.
+func (w *Watcher) start(ctx context.Context, wg *sync.WaitGroup, ex *commonpb.WorkflowExecution, running bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	id := ex.GetRunId()
-	if w.followed[id] != nil || w.ended[id] || len(w.followed) >= w.opts.MaxFollowed {
+	if f := w.followed[id]; f != nil {
+		if running {
+			f.running()
+		}
 		return
 	}
-	f := &follower{w: w, workflowID: ex.GetWorkflowId(), runID: id}
+	if w.ended[id] || len(w.followed) >= w.opts.MaxFollowed {
+		return
+	}
+	f := &follower{w: w, workflowID: ex.GetWorkflowId(), runID: id, wake: make(chan struct{}, 1)}
 	w.followed[id] = f
 	w.opts.Metrics.Gauge(MetricFollowed).Update(float64(len(w.followed)))
 	wg.Add(1)
