@@ -392,7 +392,7 @@ func (w *Watcher) resume(ctx context.Context, wg *sync.WaitGroup, prev ShardProg
 		if r.RunID == "" || !w.inShard(r.WorkflowID) {
 			continue
 		}
-		w.start(ctx, wg, &commonpb.WorkflowExecution{WorkflowId: r.WorkflowID, RunId: r.RunID})
+		w.start(ctx, wg, &commonpb.WorkflowExecution{WorkflowId: r.WorkflowID, RunId: r.RunID}, false)
 		n++
 	}
 	return n

@@ -32,7 +32,7 @@ type fleetProc struct {
 
 func (ts *testServer) fleetProc(t *testing.T, name string, fo FleetOptions) *fleetProc {
 	t.Helper()
-	c, err := ts.srv.NewClient(client.Options{Identity: name, Logger: sdklog.NewStructuredLogger(slog.New(slog.DiscardHandler))})
+	c, err := ts.srv.NewClient(client.Options{Identity: name, Logger: discardLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,6 +69,9 @@ func (p *fleetProc) kill() {
 		p.w.Stop()
 	})
 }
+
+// discardLogger is an SDK logger that logs nothing.
+func discardLogger() sdklog.Logger { return sdklog.NewStructuredLogger(slog.New(slog.DiscardHandler)) }
 
 // shardOf is the shard of a workflow id among n, as Watcher.inShard
 // computes it.
