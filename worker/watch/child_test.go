@@ -143,8 +143,9 @@ func (ts *testServer) lagWatcher(t *testing.T) (status func() Status, sample fun
 	cw := ts.childWatcher(t)
 	var last childSample
 	return func() Status { return last.Status }, func() *childSample {
-		last = cw.sample(t)
-		return &last
+		s := cw.sample(t)
+		last = s
+		return &s
 	}
 }
 

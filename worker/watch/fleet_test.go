@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"log/slog"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -277,5 +278,34 @@ func TestFleetOptions(t *testing.T) {
 	f := &Fleet{opts: FleetOptions{Logger: zap.NewNop()}}
 	if _, err := f.shardOptions(ShardInput{Fleet: FleetInput{Shards: 2, Policy: `{"warnings": "many"}`}}); err == nil || !strings.Contains(err.Error(), "FleetInput.Policy") {
 		t.Errorf("a bad policy: %v", err)
+	}
+}
+
+// docs/watch.md's Scale-out section states the fleet's names and
+// defaults as the code has them.
+func TestFleetDocsStateTheDefaults(t *testing.T) {
+	b, err := os.ReadFile("../../docs/watch.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, sec, ok := strings.Cut(string(b), "\n## Scale-out\n")
+	if !ok {
+		t.Fatal("docs/watch.md has no Scale-out section")
+	}
+	sec, _, _ = strings.Cut(sec, "\n## ")
+	sec = strings.Join(strings.Fields(sec), " ")
+	for _, want := range []string{
+		"`" + FleetWorkflow + "`", "`" + DefaultFleetWorkflowID + "`", "`" + DefaultFleetTaskQueue + "`",
+		"`" + ShardActivity + "`", "`" + FleetInputQuery + "`",
+		fmt.Sprintf("default %s)", DefaultHeartbeatTimeout),
+		fmt.Sprintf("`MaxHeartbeatRuns`, %d,", MaxHeartbeatRuns),
+		fmt.Sprintf("(%s, its StartToClose timeout)", strings.TrimSuffix(ShardTerm.String(), "0m0s")),
+		fmt.Sprintf("the first retry after %d s, doubling to at most %d s", int(retryPolicy.InitialInterval.Seconds()), int(retryPolicy.MaximumInterval.Seconds())),
+		fmt.Sprintf("(default %d)", DefaultMaxFollowed),
+		fmt.Sprintf("up to %d s old with the default", int(0.8*DefaultHeartbeatTimeout.Seconds())),
+	} {
+		if !strings.Contains(sec, want) {
+			t.Errorf("docs/watch.md, Scale-out: %q not found", want)
+		}
 	}
 }
