@@ -12,9 +12,13 @@ import (
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
 	"go.uber.org/zap"
 
 	"github.com/loopguard/loopguard/activities"
@@ -307,5 +311,52 @@ func TestFleetDocsStateTheDefaults(t *testing.T) {
 		if !strings.Contains(sec, want) {
 			t.Errorf("docs/watch.md, Scale-out: %q not found", want)
 		}
+	}
+}
+
+// The fleet workflow starts one shard activity per shard, with the
+// heartbeat timeout and the endless retry, and ends with the error of a
+// shard that cannot run.
+func TestFleetWorkflow(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	// A loaded machine (the embedded servers of other tests) is slow.
+	env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: 10 * time.Second})
+	env.SetTestTimeout(time.Minute)
+	env.RegisterWorkflowWithOptions(fleetWorkflow, workflow.RegisterOptions{Name: FleetWorkflow})
+	var mu sync.Mutex
+	started := map[int]bool{}
+	env.RegisterActivityWithOptions(func(ctx context.Context, in ShardInput) error {
+		info := activity.GetInfo(ctx)
+		mu.Lock()
+		defer mu.Unlock()
+		started[in.Index] = true
+		if info.HeartbeatTimeout != 5*time.Second {
+			t.Errorf("shard %d: heartbeat timeout %s", in.Index, info.HeartbeatTimeout)
+		}
+		if in.Index == 2 {
+			return temporal.NewNonRetryableApplicationError("no such attribute", fleetConfigError, nil)
+		}
+		mu.Unlock()
+		defer mu.Lock()
+		for ctx.Err() == nil { // cancellation arrives with a heartbeat
+			activity.RecordHeartbeat(ctx)
+			time.Sleep(50 * time.Millisecond)
+		}
+		return ctx.Err()
+	}, activity.RegisterOptions{Name: ShardActivity})
+	env.ExecuteWorkflow(FleetWorkflow, FleetInput{Shards: 3, HeartbeatTimeout: 5 * time.Second})
+	err := env.GetWorkflowError()
+	if err == nil || !strings.Contains(err.Error(), "no such attribute") {
+		t.Errorf("fleet workflow: %v", err)
+	}
+	if len(started) != 3 {
+		t.Errorf("shards started: %v", started)
+	}
+	env = s.NewTestWorkflowEnvironment()
+	env.RegisterWorkflowWithOptions(fleetWorkflow, workflow.RegisterOptions{Name: FleetWorkflow})
+	env.ExecuteWorkflow(FleetWorkflow, FleetInput{Shards: -2})
+	if err := env.GetWorkflowError(); err == nil || !strings.Contains(err.Error(), "Shards -2") {
+		t.Errorf("fleet of -2 shards: %v", err)
 	}
 }
