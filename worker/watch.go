@@ -41,6 +41,7 @@ type watchConfig struct {
 	statusAddr     string
 	metricsAddr    string
 	logLevel       string
+	fleet          fleetConfig
 }
 
 func newWatchFlagSet(cfg *watchConfig) *flag.FlagSet {
@@ -61,6 +62,7 @@ func newWatchFlagSet(cfg *watchConfig) *flag.FlagSet {
 	fs.StringVar(&cfg.statusAddr, "status-addr", "", "serve the watcher's status as JSON at http://ADDR/status (e.g. 127.0.0.1:8090)")
 	fs.StringVar(&cfg.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics")
 	fs.StringVar(&cfg.logLevel, "log-level", "info", "debug, info, warn or error")
+	addFleetFlags(fs, &cfg.fleet)
 	return fs
 }
 
@@ -106,6 +108,9 @@ func watchOptions(args []string) (watchConfig, watch.Options, error) {
 	if cfg.maxFollowed <= 0 {
 		return cfg, o, usagef("--max-followed must be positive, got %d", cfg.maxFollowed)
 	}
+	if err := checkFleetFlags(cfg); err != nil {
+		return cfg, o, err
+	}
 	return cfg, o, nil
 }
 
@@ -141,12 +146,15 @@ func runWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	defer func() { _ = b.close() }()
 	opts.Client, opts.Namespace, opts.Logger, opts.Metrics = b.client, b.namespace, logger.Named("watch"), handler
+	if cfg.fleet.on() {
+		return runWatchFleet(ctx, cfg, opts, b, stdout)
+	}
 	w, err := watch.New(opts)
 	if err != nil {
 		return &usageError{err: err}
 	}
 	if cfg.statusAddr != "" {
-		stop, addr, err := serveStatus(cfg.statusAddr, w)
+		stop, addr, err := serveStatus(cfg.statusAddr, func(context.Context) (any, error) { return w.Status(), nil })
 		if err != nil {
 			return err
 		}
@@ -157,18 +165,23 @@ func runWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	return w.Run(ctx)
 }
 
-// serveStatus serves the watcher's status as JSON at /status.
-func serveStatus(addr string, w *watch.Watcher) (stop func(), bound string, err error) {
+// serveStatus serves status as JSON at /status.
+func serveStatus(addr string, status func(context.Context) (any, error)) (stop func(), bound string, err error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, "", fmt.Errorf("--status-addr: %w", err)
 	}
 	mux := http.NewServeMux()
-	mux.HandleFunc("/status", func(rw http.ResponseWriter, _ *http.Request) {
+	mux.HandleFunc("/status", func(rw http.ResponseWriter, r *http.Request) {
+		s, err := status(r.Context())
+		if err != nil {
+			http.Error(rw, err.Error(), http.StatusBadGateway)
+			return
+		}
 		rw.Header().Set("Content-Type", "application/json")
 		enc := json.NewEncoder(rw)
 		enc.SetIndent("", "  ")
-		_ = enc.Encode(w.Status())
+		_ = enc.Encode(s)
 	})
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
@@ -187,6 +200,8 @@ Pause (server v1.30+ with frontend.WorkflowPauseEnabled; docs/watch.md).
 
 Usage:
   %[1]s %[2]s [flags] [--query QUERY]
+  %[1]s %[2]s --fleet --shards N [flags]   (on each machine: the watch as a
+      Temporal workflow of N heartbeating shard activities; docs/watch.md)
 
 Connection follows the temporal CLI: --address and --namespace, else
 TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TLS and profile settings.

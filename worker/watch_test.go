@@ -10,10 +10,8 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/worker"
 
 	"github.com/loopguard/loopguard/activities"
-	"github.com/loopguard/loopguard/worker/devserver"
 	"github.com/loopguard/loopguard/worker/watch"
 	"github.com/loopguard/loopguard/workflows"
 )
@@ -51,23 +49,7 @@ func TestWatchFlags(t *testing.T) {
 // agent and lists the halt at /status.
 func TestWatchCommand(t *testing.T) {
 	ctx := testContext(t, 2*time.Minute)
-	srv, err := devserver.Start(ctx, devserver.Options{Ephemeral: true, FreePorts: true, UIDisabled: true,
-		DynamicConfig: map[string]any{"frontend.WorkflowPauseEnabled": true}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Stop() })
-	c, err := srv.NewClient(client.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
-	w := worker.New(c, "plain", worker.Options{}) // no interceptor
-	workflows.Register(w)
-	if err := w.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(w.Stop)
+	srv, c := pauseServer(t, ctx)
 
 	var stdout, stderr syncBuffer
 	wctx, cancel := context.WithCancel(ctx)

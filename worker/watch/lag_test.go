@@ -38,7 +38,8 @@ func TestWatchLag(t *testing.T) {
 	}
 	ctx := testContext(t, 30*time.Minute+time.Duration(n)*time.Second)
 	ts := startServer(t, true)
-	w, _ := ts.watcher(t, Options{PollInterval: time.Second})
+	status, sample := ts.lagWatcher(t)
+	s0 := sample()
 	cpu0 := cpuTime(t)
 	start := time.Now()
 	// Started 16 at a time: a thousand starts at once time out on the
@@ -76,7 +77,8 @@ func TestWatchLag(t *testing.T) {
 	took, cpu := time.Since(start), cpuTime(t)-cpu0
 	var lags []time.Duration
 	var calls []int
-	st := w.Status()
+	s1 := sample()
+	st := status()
 	byRun := map[string][]HaltStatus{}
 	for _, e := range st.Executions {
 		byRun[e.RunID] = e.Halts
@@ -102,6 +104,9 @@ func TestWatchLag(t *testing.T) {
 	q := func(p float64) int { return min(len(lags)-1, int(p*float64(len(lags)))) }
 	t.Logf("the watcher's halts agree with the analysis afterwards in %d of %d executions", agree, n)
 	t.Logf("process CPU (server, worker and watcher) %s over %s of wall time", cpu.Round(time.Millisecond), took.Round(time.Millisecond))
+	if s0 != nil {
+		ts.reportWatcher(t, ctx, n, took, s0, s1, sample, runs)
+	}
 	t.Logf("%d executions paused in %s (%d pauses by this watcher); lag from the tripping call to the pause: median %s, p99 %s, max %s; calls scheduled in the lag: median %d, p99 %d, max %d",
 		n, took.Round(time.Millisecond), st.Pauses, lags[q(0.5)].Round(time.Millisecond), lags[q(0.99)].Round(time.Millisecond), lags[len(lags)-1].Round(time.Millisecond),
 		calls[q(0.5)], calls[q(0.99)], calls[len(calls)-1])
