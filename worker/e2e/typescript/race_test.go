@@ -11,12 +11,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/api/workflowservice/v1"
-	"go.temporal.io/sdk/client"
 
-	"github.com/loopguard/loopguard/activities"
 	"github.com/loopguard/loopguard/worker/e2e/typescript"
-	"github.com/loopguard/loopguard/workflows"
 )
 
 // TestPauseRaceRate measures how often a pause at a random moment of a
@@ -46,12 +42,7 @@ func TestPauseRaceRate(t *testing.T) {
 		hit := 0
 		for i := range n {
 			id := fmt.Sprintf("%s-%d", queue, i)
-			run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: queue},
-				workflows.WorkflowParallelTool, workflows.ParallelInput{Scenario: activities.ParallelStuck, Width: 3, MaxTurns: 200})
-			require.NoError(t, err)
-			require.Eventually(t, func() bool {
-				return count(export(ctx, t, c, id), enumspb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED) >= 4
-			}, time.Minute, 20*time.Millisecond)
+			run := startLoop(ctx, t, c, id, queue, enumspb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED, 4)
 			time.Sleep(time.Duration(rand.IntN(500)) * time.Millisecond)
 			for tt.quiet {
 				d, err := c.DescribeWorkflowExecution(ctx, id, run.GetRunID())
@@ -60,9 +51,7 @@ func TestPauseRaceRate(t *testing.T) {
 					break
 				}
 			}
-			_, err = c.WorkflowService().PauseWorkflowExecution(ctx, &workflowservice.PauseWorkflowExecutionRequest{
-				Namespace: srv.Namespace(), WorkflowId: id, Identity: "race", RequestId: id})
-			require.NoError(t, err)
+			pause(ctx, t, c, srv.Namespace(), id, "", id)
 			for _, e := range export(ctx, t, c, id).GetEvents() {
 				if e.GetWorkflowTaskFailedEventAttributes().GetCause() == enumspb.WORKFLOW_TASK_FAILED_CAUSE_WORKFLOW_PAUSE_REQUESTED_BEFORE_TASK_STARTED {
 					hit++
