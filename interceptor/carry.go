@@ -172,20 +172,12 @@ func (g *guard) setup(ctx workflow.Context) error {
 	g.pause = newPause(g.version)
 
 	if carry != nil {
-		st, err := detect.Restore(g.cfg.Policy, carry.State)
-		if err != nil {
+		if err := g.restore(carry); err != nil {
 			g.next.GetLogger(ctx).Error("loopguard: carried detector state unreadable, starting afresh", "error", err)
-			st = detect.NewState(g.cfg.Policy)
-		}
-		g.state, g.halts = st, carry.Halts
-		if g.version >= versionGuidance {
-			g.guidance = carry.Guidance
-			g.pause.rung = carry.rung
 		}
 		if g.version >= versionOneLoop {
 			// The guidance in force and the decision that gave it are
 			// still what the loop's calls are told (no command).
-			g.pause.last = carry.Last
 			g.showDetails(ctx, guidanceDetails(g.guidance))
 		}
 		if g.version >= versionSteady && carry.Shown != "" && carry.Shown != StateRunning {
@@ -208,6 +200,44 @@ func (g *guard) wants(ctx workflow.Context) (guarded bool) {
 		}
 	}()
 	return g.hooks.guardWorkflow(g.info)
+}
+
+// carry is what this run hands the next when it continues as new, once
+// the run is closed (closeRun): the pinned config, the detectors' state
+// and the halts, and the guidance and warnings in force (version 7) and
+// the last decision (version 9) when there are any. Every driver carries
+// a run over through it and restore, so that the next run is judged from
+// the state as encoded, as the live guard's next run is.
+func (c *core) carry() (carried, error) {
+	state, err := json.Marshal(c.state)
+	if err != nil {
+		return carried{}, fmt.Errorf("loopguard: snapshot state: %w", err)
+	}
+	cr := carried{Config: c.cfg, State: state, Halts: c.halts, Guidance: c.guidance, rung: c.pause.rung}
+	if c.version >= versionOneLoop {
+		cr.Last = c.pause.last
+	}
+	return cr, nil
+}
+
+// restore starts a run from what the run before it carried (carry),
+// under the config pinned. A detectors' state that cannot be read starts
+// them afresh, the rest restored: the error says so, for the driver to
+// report.
+func (c *core) restore(cr *carried) error {
+	st, err := detect.Restore(c.cfg.Policy, cr.State)
+	if err != nil {
+		st = detect.NewState(c.cfg.Policy)
+	}
+	c.state, c.halts = st, cr.Halts
+	if c.version >= versionGuidance {
+		c.guidance = cr.Guidance
+		c.pause.rung = cr.rung
+	}
+	if c.version >= versionOneLoop {
+		c.pause.last = cr.Last
+	}
+	return err
 }
 
 // readCarry reads the state a previous run carried over, if any. Guard
@@ -239,11 +269,11 @@ func (g *guard) writeCarry(ctx workflow.Context) error {
 		return fmt.Errorf("loopguard: no header to carry state in")
 	}
 	g.observeReady(ctx)
-	state, err := json.Marshal(g.state)
+	c, err := g.carry() // before version 7 nothing but the config, the state and the halts
 	if err != nil {
-		return fmt.Errorf("loopguard: snapshot state: %w", err)
+		return err
 	}
-	p, err := converter.GetDefaultDataConverter().ToPayload(carried{Config: g.cfg, State: state, Halts: g.halts})
+	p, err := converter.GetDefaultDataConverter().ToPayload(c)
 	if err != nil {
 		return fmt.Errorf("loopguard: encode carried state: %w", err)
 	}
@@ -266,16 +296,12 @@ func (g *guard) closeRun(ctx workflow.Context, now time.Time) {
 // step left open would swallow every later call of its node.
 func (g *guard) carryOnReturn(ctx workflow.Context, can *workflow.ContinueAsNewError) error {
 	g.closeRun(ctx, workflow.Now(ctx))
-	state, err := json.Marshal(g.state)
+	c, err := g.carry()
 	if err != nil {
-		return fmt.Errorf("loopguard: snapshot state: %w", err)
+		return err
 	}
-	c := carried{Config: g.cfg, State: state, Halts: g.halts, Guidance: g.guidance, rung: g.pause.rung}
 	if g.version >= versionSteady {
 		c.Shown = g.shown
-	}
-	if g.version >= versionOneLoop {
-		c.Last = g.pause.last
 	}
 	p, err := encodePayload(ctx, c)
 	if err != nil {

@@ -1,16 +1,12 @@
 package interceptor
 
 import (
-	"errors"
 	"fmt"
-	"math"
-	"strings"
 	"time"
 
 	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/sdk/converter"
 	sdkinterceptor "go.temporal.io/sdk/interceptor"
-	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/loopguard/loopguard/interceptor/detect"
@@ -74,15 +70,9 @@ type guard struct {
 
 	lastRejected *Rejection
 	// refused are the refused answers Status.Refused lists (operators'
-	// keys set), verified the last good signature (signed.go).
-	refused  []*Rejection
-	verified *verified
-	// anyWorkflowID is set when the execution replays under a workflow id
-	// that is not its own: the SDK's replayer names every history
-	// "ReplayId" unless told otherwise. A signed answer's run id still
-	// ties it to the execution.
-	anyWorkflowID bool
-	metrics       guardMetrics // instruments, made on first use (metrics.go)
+	// keys set).
+	refused []*Rejection
+	metrics guardMetrics // instruments, made on first use (metrics.go)
 }
 
 // echoKey identifies a halt's loop.halted echo: its Seq and its workflow
@@ -177,10 +167,20 @@ func (g *guard) track(ref detect.StepRef, node string, fut workflow.Future) {
 	g.pending = append(g.pending, pendingCall{ref: ref, node: node, fut: fut})
 }
 
-// observeIdle observes finished calls when the workflow is about to wait.
-func (g *guard) observeIdle(ctx workflow.Context) {
-	if g.active && len(g.pending) > 0 {
-		g.observeReady(ctx)
+// waits reads the results that are in when the workflow is about to wait
+// at now, so that a node's runtime ends when its result arrived, not when
+// the workflow next calls out; for a durable timer (timer) the detectors
+// also hear that the workflow waits, which tells waiting from looping (a
+// timer between polls). The Judge runs it at the timers a history shows.
+func (g *guard) waits(ctx workflow.Context, now time.Time, timer bool) {
+	if !g.active {
+		return
+	}
+	if len(g.pending) > 0 {
+		g.observeReadyAt(ctx, now)
+	}
+	if timer {
+		g.timer(now)
 	}
 }
 
@@ -226,72 +226,11 @@ func (g *guard) observation(ctx workflow.Context, p pendingCall) (obs detect.Obs
 	if err != nil && g.version >= versionSafety {
 		data, err = g.rawResult(ctx, p.fut)
 	}
-	if err != nil {
-		var can *temporal.CanceledError
-		if g.version >= versionSteady && errors.As(err, &can) {
-			return detect.Observation{}, true
-		}
-		kind, msg := errorKind(err)
-		return detect.ExtractError(g.cfg.Policy, kind, msg), false
-	}
-	obs = detect.Extract(g.cfg.Policy, p.node, data)
-	if g.hooks.resultHook != nil {
-		obs = g.applyResultHook(ctx, p.node, data, obs)
-	}
-	return obs, false
-}
-
-// applyResultHook runs the ResultHook on a copy of obs. The hook takes a
-// pointer, which escapes: taking it in this function, rather than of
-// observation's own variable, keeps the allocation off the calls of
-// workflows without a hook.
-//
-// From version 5 what the hook returns is checked: a metric or cost that is
-// not a finite number (a pass rate of 0/0 is NaN) is dropped, as Extract
-// drops one read from JSON. Stored, a NaN best metric is never improved on
-// (a converging loop halts with no_improvement), and NaN or ±Inf in a
-// halt's evidence cannot be encoded as JSON: loop.halted, the status query
-// and the LoopEscalated error would all fail. A hook that panics is
-// recovered: the guard reads the result without it rather than fail every
-// workflow task of every guarded workflow.
-func (g *guard) applyResultHook(ctx workflow.Context, node string, data []byte, obs detect.Observation) detect.Observation {
-	if g.version < versionSteady {
-		g.hooks.resultHook(node, data, &obs)
-		return obs
-	}
-	refined, bad := g.runResultHook(node, data, obs)
+	obs, canceled, bad := g.observe(p.node, data, err)
 	if bad != "" {
-		g.next.GetLogger(ctx).Warn("loopguard: ResultHook "+bad, "node", node)
+		g.next.GetLogger(ctx).Warn("loopguard: ResultHook "+bad, "node", p.node)
 	}
-	return refined
-}
-
-// runResultHook runs the hook on a copy of obs and makes what it set safe
-// to store. It returns obs itself when the hook panicked, and says what was
-// wrong ("" when nothing was).
-func (g *guard) runResultHook(node string, data []byte, obs detect.Observation) (refined detect.Observation, bad string) {
-	defer func() {
-		if r := recover(); r != nil {
-			refined, bad = obs, "panicked: the result is read without it"
-		}
-	}()
-	refined = obs
-	g.hooks.resultHook(node, data, &refined)
-	if refined.HasMetric && !finite(refined.Metric) {
-		refined.HasMetric, refined.Metric = false, 0
-		bad = "set a metric that is not a finite number: dropped"
-	}
-	if !finite(refined.Cost) {
-		refined.Cost = 0
-		bad = "set a cost that is not a finite number: dropped"
-	}
-	refined.ProgressRaw = strings.ToValidUTF8(refined.ProgressRaw, "\ufffd")
-	return refined, bad
-}
-
-// finite reports whether v is neither NaN nor ±Inf.
-func finite(v float64) bool {
-	return !math.IsNaN(v) && !math.IsInf(v, 0)
+	return obs, canceled
 }
 
 // rawResult reads a result when Get into a RawValue failed: either the call
@@ -310,34 +249,4 @@ func (g *guard) rawResult(ctx workflow.Context, fut workflow.Future) ([]byte, er
 		return nil, nil
 	}
 	return b, nil
-}
-
-// errorKind names an error for its signature: the application error type,
-// or the Temporal failure kind, and its message without wrapper noise.
-func errorKind(err error) (kind, msg string) {
-	var app *temporal.ApplicationError
-	var timeout *temporal.TimeoutError
-	var canceled *temporal.CanceledError
-	var terminated *temporal.TerminatedError
-	var panicked *temporal.PanicError
-	switch {
-	case errors.As(err, &app):
-		return nonEmptyOr(app.Type(), "error"), app.Message()
-	case errors.As(err, &timeout):
-		return "timeout", timeout.TimeoutType().String()
-	case errors.As(err, &canceled):
-		return "canceled", canceled.Error()
-	case errors.As(err, &terminated):
-		return "terminated", terminated.Error()
-	case errors.As(err, &panicked):
-		return "panic", panicked.Error()
-	}
-	return "error", err.Error()
-}
-
-func nonEmptyOr(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }

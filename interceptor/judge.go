@@ -14,7 +14,7 @@ import (
 )
 
 // Judge is the guard's judgement of one workflow execution fed from
-// outside a workflow: the analysis of past histories (testsuite.Analyze)
+// outside a workflow: the analysis of past histories (package interceptor/history)
 // reads a history's events into it. One judgement, two inputs: a Judge
 // drives the guard's own core (the node name, the reading of results and
 // errors, the detectors, the warning rung, the halt and its ends, the
@@ -140,14 +140,8 @@ func (j *Judge) Restore(decode func(ptr any) error) error {
 	if err := decode(&c); err != nil {
 		return fmt.Errorf("read the carried state: %w", err)
 	}
-	st, err := detect.Restore(j.g.cfg.Policy, c.State)
-	if err != nil {
+	if err := j.g.restore(&c); err != nil {
 		return fmt.Errorf("read the carried state: %w", err)
-	}
-	j.g.state, j.g.halts = st, c.Halts
-	if j.g.version >= versionGuidance {
-		j.g.guidance = c.Guidance
-		j.g.pause.rung = c.rung
 	}
 	return nil
 }
@@ -172,10 +166,11 @@ func (j *Judge) Verdicts() []Verdict {
 }
 
 // Logs returns what the guard would have logged as a problem (a
-// ResultHook that panicked) and forgets it.
+// ResultHook or a NodeName hook that panicked), each line once over the
+// Judge's life, and forgets it.
 func (j *Judge) Logs() []string {
-	l := j.logs
-	j.logs = nil
+	l := j.logs.lines
+	j.logs.lines = nil
 	return l
 }
 
@@ -219,9 +214,7 @@ func (j *Judge) Call(kind CallKind, typ string, args []any) int {
 		}
 	}
 	j.calls++
-	if g.version >= versionGuidance {
-		g.pause.heed(node, ref.Seq, g.state.NewsSinceBarrier)
-	}
+	g.called(node, ref.Seq)
 	j.nextID++
 	res := &recordedResult{}
 	if j.results == nil {
@@ -357,10 +350,13 @@ func (j *Judge) Handled(action Action, guidance string) bool {
 	if b == nil || action != ActionResume && action != ActionEscalate {
 		return false
 	}
-	j.blocked = nil
 	// The handler's reason is in the worker's log and the workflow's
 	// current details, not in its history: the decision has none.
-	d, _ := j.g.handled(b.trip, HandlerDecision{Action: action, Guidance: guidance}, j.now)
+	d, ok := j.g.handled(b.trip, HandlerDecision{Action: action, Guidance: guidance}, j.now)
+	if !ok {
+		return false
+	}
+	j.blocked = nil
 	if action != ActionResume {
 		j.answer(b.trip, d, detect.Extension{})
 		return true
@@ -493,13 +489,9 @@ func (j *Judge) Idle() {
 // Timer judges a durable timer the workflow started: results in are read,
 // and the detectors hear that the workflow waits.
 func (j *Judge) Timer() {
-	if !j.guarded {
-		return
+	if j.guarded {
+		j.g.waits(nil, j.now, true)
 	}
-	if len(j.g.pending) > 0 {
-		j.g.observeReadyAt(nil, j.now)
-	}
-	j.g.timer(j.now)
 }
 
 // EndRun closes a run that continued as new, as the guard does when it
@@ -520,13 +512,19 @@ func (j *Judge) EndRun() {
 func (j *Judge) NextRun(info *workflow.Info, now time.Time) {
 	g := &j.g
 	g.info, j.now = info, now
+	if !j.guarded {
+		return
+	}
+	// What the guard carries across continue-as-new, encoded and read
+	// back as the next run reads it.
+	c, err := g.carry()
 	g.pending, g.input, j.blocked, j.admitted = nil, false, nil, nil
-	old := g.pause
-	g.pause = newPause(g.version)
-	if g.version >= versionGuidance {
-		g.pause.rung = old.rung
-	} else {
-		g.guidance = nil
+	g.pause, g.guidance = newPause(g.version), nil
+	if err == nil {
+		err = g.restore(&c)
+	}
+	if err != nil {
+		g.next.GetLogger(nil).Error("loopguard: state not carried to the next run", "error", err)
 	}
 }
 
@@ -563,12 +561,25 @@ type judgeOutbound struct {
 
 func (o *judgeOutbound) GetLogger(workflow.Context) log.Logger { return o.log }
 
-// judgeLog keeps the guard's warnings and errors.
-type judgeLog []string
+// judgeLog keeps the guard's warnings and errors, each line once: a hook
+// that panics at every call of a node says so once, however the history
+// is fed (at once, or as it grows).
+type judgeLog struct {
+	lines []string
+	seen  map[string]bool
+}
 
 func (l *judgeLog) Debug(string, ...any) {}
 func (l *judgeLog) Info(string, ...any)  {}
 func (l *judgeLog) Warn(msg string, kv ...any) {
-	*l = append(*l, fmt.Sprint(append([]any{msg, " "}, kv...)...))
+	line := fmt.Sprint(append([]any{msg, " "}, kv...)...)
+	if l.seen[line] {
+		return
+	}
+	if l.seen == nil {
+		l.seen = map[string]bool{}
+	}
+	l.seen[line] = true
+	l.lines = append(l.lines, line)
 }
 func (l *judgeLog) Error(msg string, kv ...any) { l.Warn(msg, kv...) }

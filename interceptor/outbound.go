@@ -62,36 +62,25 @@ func (o *outbound) ExecuteChildWorkflow(ctx workflow.Context, childWorkflowType 
 	return fut
 }
 
-// The workflow is about to wait: results that are in are read now, so that
-// a node's runtime ends when its result arrived, not when the workflow next
-// calls out after a sleep.
+// The workflow is about to wait: results that are in are read now (waits).
 
 func (o *outbound) Sleep(ctx workflow.Context, d time.Duration) error {
-	o.g.observeIdle(ctx)
-	if o.g.active {
-		o.g.state.Timer(workflow.Now(ctx)) // waiting vs looping: a durable timer between polls
-	}
+	o.g.waits(ctx, workflow.Now(ctx), true)
 	return o.Next.Sleep(ctx, d)
 }
 
 func (o *outbound) NewTimer(ctx workflow.Context, d time.Duration) workflow.Future {
-	o.g.observeIdle(ctx)
-	if o.g.active {
-		o.g.state.Timer(workflow.Now(ctx)) // waiting vs looping: a durable timer between polls
-	}
+	o.g.waits(ctx, workflow.Now(ctx), true)
 	return o.Next.NewTimer(ctx, d)
 }
 
 func (o *outbound) Await(ctx workflow.Context, condition func() bool) error {
-	o.g.observeIdle(ctx)
+	o.g.waits(ctx, workflow.Now(ctx), false)
 	return o.Next.Await(ctx, condition)
 }
 
 func (o *outbound) AwaitWithTimeout(ctx workflow.Context, timeout time.Duration, condition func() bool) (bool, error) {
-	o.g.observeIdle(ctx)
-	if o.g.active {
-		o.g.state.Timer(workflow.Now(ctx)) // waiting vs looping: a durable timer between polls
-	}
+	o.g.waits(ctx, workflow.Now(ctx), true)
 	return o.Next.AwaitWithTimeout(ctx, timeout, condition)
 }
 

@@ -113,9 +113,10 @@ func (c *core) heededAfter(t *detect.Trip, nodes []string) int {
 }
 
 // heed counts a call of node, of detector step step, against the warning
-// in force; when the loop has heeded it, the notice stops carrying it.
+// in force (core.called); when the loop has heeded it, the notice stops
+// carrying it, and the metric counts it.
 func (g *guard) heed(ctx workflow.Context, node string, step int) {
-	if w := g.pause.heed(node, step, g.state.NewsSinceBarrier); w != nil {
+	if w := g.called(node, step); w != nil {
 		g.showDetails(ctx, "")
 		g.next.GetMetricsHandler(ctx).WithTags(map[string]string{labelReason: string(w.Reason)}).Counter(MetricHeeded).Inc(1)
 	}
@@ -130,13 +131,23 @@ func (g *guard) endHeeded(ctx workflow.Context) {
 	}
 }
 
+// called counts a call of node, of detector step step, admitted and about
+// to be made, against the warning in force (version 7 on), and returns
+// the warning when this call ends its window: the loop heeded it.
+func (c *core) called(node string, step int) *Warning {
+	if c.version < versionGuidance {
+		return nil
+	}
+	return c.pause.heed(node, step, c.state.NewsSinceBarrier)
+}
+
 // loopNodes are the nodes of a loop: the members of cycle cycleID, or
 // node alone.
 func (c *core) loopNodes(cycleID, node string) []string {
 	if cycleID != "" {
-		for _, c := range c.state.View().Cycles {
-			if c.CycleID == cycleID {
-				return append([]string(nil), c.Nodes...)
+		for _, cy := range c.state.View().Cycles {
+			if cy.CycleID == cycleID {
+				return append([]string(nil), cy.Nodes...)
 			}
 		}
 	}

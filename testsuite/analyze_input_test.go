@@ -2,7 +2,6 @@ package testsuite_test
 
 import (
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -194,40 +193,6 @@ func TestAnalyzeNodeName(t *testing.T) {
 		assert.Contains(t, []string{"Code/Code", "Plan/Plan", "Verify/Verify"}, n)
 	}
 	assert.Contains(t, kinds, interceptor.KindActivity)
-}
-
-// TestAnalyzeDamagedHistories: histories with events dropped, repeated
-// or swapped are analysed to the end or get an error naming the event:
-// never a panic.
-func TestAnalyzeDamagedHistories(t *testing.T) {
-	files := smallHistories(t)
-	a, err := testsuite.NewAnalyzer(testsuite.AnalyzeOptions{AsRecorded: true})
-	require.NoError(t, err)
-	rng := rand.New(rand.NewPCG(25, 25))
-	for _, f := range files {
-		h, err := testsuite.ReadHistoryFile(f)
-		require.NoError(t, err)
-		for k := 0; k < 6; k++ {
-			d := proto.Clone(h).(*historypb.History)
-			ev := d.Events
-			i, j := rng.IntN(len(ev)), rng.IntN(len(ev))
-			switch k % 3 {
-			case 0:
-				ev = append(ev[:i:i], ev[i+1:]...)
-			case 1:
-				ev = append(ev[:i:i], append([]*historypb.HistoryEvent{ev[j]}, ev[i:]...)...)
-			case 2:
-				ev[i], ev[j] = ev[j], ev[i]
-			}
-			d.Events = ev
-			ex := a.History(d, f)
-			if ex.Err != nil {
-				assert.Contains(t, ex.Err.Error(), f)
-				assert.Contains(t, ex.Err.Error(), "event ")
-				assert.NotContains(t, ex.Err.Error(), "cannot be judged", "a damaged history must be read without a panic")
-			}
-		}
-	}
 }
 
 // TestScore: labels score an options' first halts: loops caught and how

@@ -1,12 +1,9 @@
 package history
 
 import (
-	"errors"
 	"fmt"
 
 	historypb "go.temporal.io/api/history/v1"
-	"go.temporal.io/sdk/converter"
-	"go.temporal.io/sdk/temporal"
 
 	"github.com/loopguard/loopguard/interceptor"
 )
@@ -30,14 +27,9 @@ type openChain struct {
 // NewAnalyzer returns an Analyzer, or an error naming the first invalid
 // option.
 func NewAnalyzer(opts Options) (*Analyzer, error) {
-	if _, err := interceptor.NewJudge(opts.Guard); err != nil {
-		return nil, fmt.Errorf("history: invalid guard options: %w", err)
-	}
-	if opts.DataConverter == nil {
-		opts.DataConverter = converter.GetDefaultDataConverter()
-	}
-	if opts.FailureConverter == nil {
-		opts.FailureConverter = temporal.GetDefaultFailureConverter()
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
 	}
 	return &Analyzer{opts: opts, open: map[string]*openChain{}}, nil
 }
@@ -79,87 +71,23 @@ func (a *Analyzer) History(h *historypb.History, file string) Execution {
 	return ex
 }
 
-func (a *Analyzer) history(h *historypb.History, file string) (ex Execution) {
+func (a *Analyzer) history(h *historypb.History, file string) Execution {
+	r := newRunReader(&a.opts, a.take)
+	r.add(h.GetEvents())
+	r.close()
+	ex := r.execution(true)
 	ex.File = file
-	events := h.GetEvents()
-	if len(events) == 0 {
-		ex.Err = errors.New("no history events")
-		return ex
-	}
-	start := events[0].GetWorkflowExecutionStartedEventAttributes()
-	if start == nil {
-		ex.Err = fmt.Errorf("event %d (%s): %w", events[0].GetEventId(), eventName(events[0]), errNoStart)
-		return ex
-	}
-	runID := start.GetOriginalExecutionRunId()
-	info := workflowInfo(start, runID)
-	ex.WorkflowType, ex.WorkflowID, ex.RunID = info.WorkflowType.Name, info.WorkflowExecution.ID, runID
-	ex.ContinuedFrom = start.GetContinuedExecutionRunId()
-	ex.FirstCall = 1
-	dc := a.opts.DataConverter
-	version, marker, pinned := recordedGuard(h, dc)
-	ex.Recorded.Guarded, ex.Recorded.Version = version > 0, version
-	now := events[0].GetEventTime().AsTime()
-
-	var j *interceptor.Judge
-	if c := a.open[runID]; c != nil {
-		delete(a.open, runID)
-		j = c.judge
-		ex.FirstCall = c.calls + 1
-		j.NextRun(info, now)
-	} else {
-		var err error
-		if j, err = interceptor.NewJudge(a.opts.Guard); err != nil {
-			ex.Err = err
-			return ex
-		}
-		if a.opts.AsRecorded && version > 0 {
-			if pinned == nil {
-				ex.Err = fmt.Errorf("event %d (%s): the guard's version marker has no pinned options after it (truncated?)", marker.GetEventId(), eventName(marker))
-				return ex
-			}
-			if err := j.Pin(version, func(ptr any) error { return dc.FromPayloads(pinned, ptr) }); err != nil {
-				ex.Err = fmt.Errorf("event %d (%s): %w", marker.GetEventId(), eventName(marker), err)
-				return ex
-			}
-		}
-		if !j.Start(info, now) {
-			ex.NotGuarded = fmt.Sprintf("workflow type %q is out of scope: Options.Workflows, GuardWorkflow or Retire leave it out", ex.WorkflowType)
-			if a.opts.AsRecorded && version == 0 {
-				ex.NotGuarded = "recorded without the guard"
-			}
-		} else if p := start.GetHeader().GetFields()[carryHeader]; p != nil && ex.ContinuedFrom != "" && a.opts.AsRecorded && version > 0 {
-			// The run before is not in the batch: start from what it carried.
-			if err := j.Restore(func(ptr any) error { return dc.FromPayload(p, ptr) }); err != nil {
-				ex.Problems = append(ex.Problems, fmt.Sprintf("event %d (%s): %v", events[0].GetEventId(), eventName(events[0]), err))
-			}
-		}
-	}
-	ex.Guarded = j.Guarded()
-	r := &runReader{opts: &a.opts, dc: dc, fc: a.opts.FailureConverter, judge: j, ex: &ex, h: h,
-		calls: map[int64]int{}, attempted: map[int64]bool{}, pauseTimers: map[int64]bool{}}
-	if err := r.read(); err != nil {
-		ex.Err = err
-		return ex
-	}
-	ex.Verdicts = j.Verdicts()
-	for _, l := range j.Logs() {
-		ex.Problems = append(ex.Problems, "guard: "+l)
-	}
-	if a.opts.AsRecorded {
-		ex.Recorded.guardAnswers(ex.Verdicts)
-	}
-	for _, v := range ex.Verdicts {
-		if v.Halt != nil && v.OnHalt != interceptor.OnHaltObserve {
-			ex.Saved = ex.FirstCall + len(ex.Calls) - v.Call
-			break
-		}
-	}
-	last := events[len(events)-1]
-	if can := last.GetWorkflowExecutionContinuedAsNewEventAttributes(); can != nil && ex.Guarded {
-		a.open[can.GetNewExecutionRunId()] = &openChain{judge: j, calls: j.Calls()}
+	if run, c := r.next(); c != nil {
+		a.open[run] = c
 	}
 	return ex
+}
+
+// take hands over the state of the run that continued as new into runID.
+func (a *Analyzer) take(runID string) *openChain {
+	c := a.open[runID]
+	delete(a.open, runID)
+	return c
 }
 
 // Analysis is the analysis of a set of histories.
@@ -220,8 +148,9 @@ func Sweep(paths []string, opts []Options, each func(i int, ex Execution)) ([]Su
 	return sums, nil
 }
 
-// AnalyzeDir analyses every *.json history in dir (manifest.json
-// excepted) and returns the report.
+// AnalyzeDir analyses every history HistoryFiles finds in dir and the
+// folders under it (*.json and *.json.gz, manifest.json excepted) and
+// returns the report.
 func AnalyzeDir(dir string, opts Options) (Analysis, error) {
 	files, err := HistoryFiles(dir)
 	if err != nil {

@@ -38,6 +38,48 @@ type Execution struct {
 	Problems []string `json:"problems,omitempty"`
 	// Err is set when the history could not be judged at all.
 	Err error `json:"-"`
+	// Closed is set once the run's close event is judged (completed,
+	// failed, timed out, canceled, terminated or continued as new).
+	Closed bool `json:"closed,omitempty"`
+	// LastEvent is the id of the last event judged: a Reader judges an
+	// event once the events it needs after it are in (see Reader).
+	LastEvent int64 `json:"lastEvent,omitempty"`
+	// Pausable says that the run's halts wait for a Temporal Workflow
+	// Pause to answer them (pause.go): the options guard the run, no
+	// interceptor does (Recorded.Version is 0: a run the interceptor
+	// guards is left to it), and the analysis does not follow recorded
+	// decisions. Pauses are the run's Workflow Pauses, in order, with
+	// the halts each answered.
+	Pausable bool    `json:"pausable,omitempty"`
+	Pauses   []Pause `json:"pauses,omitempty"`
+}
+
+// Paused is the Workflow Pause that holds the run now (nil: none).
+func (e *Execution) Paused() *Pause {
+	if n := len(e.Pauses); n > 0 && e.Pauses[n-1].Ended == 0 {
+		return &e.Pauses[n-1]
+	}
+	return nil
+}
+
+// Unanswered are the halts that pause or fail and that no Workflow Pause
+// answered yet, in order (none when the run is not Pausable). A watcher
+// pauses for the last of them (Pending).
+func (e *Execution) Unanswered() []interceptor.HaltEvent {
+	if !e.Pausable {
+		return nil
+	}
+	return unanswered(e.Verdicts, e.Pauses)
+}
+
+// Pending is the newest unanswered halt, the one a watcher pauses the run
+// for (nil: none, or the run is closed or already paused).
+func (e *Execution) Pending() *interceptor.HaltEvent {
+	un := e.Unanswered()
+	if len(un) == 0 || e.Closed || e.Paused() != nil {
+		return nil
+	}
+	return &un[len(un)-1]
 }
 
 // Recorded is what a history recorded with the guard says the guard did.

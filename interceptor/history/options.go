@@ -1,7 +1,10 @@
 package history
 
 import (
+	"fmt"
+
 	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/loopguard/loopguard/interceptor"
 )
@@ -18,8 +21,9 @@ type Options struct {
 	// AsRecorded judges a history recorded with the guard under the
 	// options it pinned, with its guard version, and follows the
 	// decisions it holds at each halt: the analysis then tells what the
-	// guard did. Histories recorded without the guard are judged under
-	// Guard.
+	// guard did. Histories recorded without the guard are not guarded
+	// (NotGuarded "recorded without the guard"): the guard did nothing to
+	// them.
 	AsRecorded bool
 	// DataConverter is the workers' data converter, with their codecs.
 	// Default: the SDK's default converter.
@@ -27,4 +31,18 @@ type Options struct {
 	// FailureConverter is the workers' failure converter. Default: the
 	// SDK's default.
 	FailureConverter converter.FailureConverter
+}
+
+// withDefaults checks opts and fills in the converters' defaults.
+func (opts Options) withDefaults() (Options, error) {
+	if _, err := interceptor.NewJudge(opts.Guard); err != nil {
+		return opts, fmt.Errorf("history: invalid guard options: %w", err)
+	}
+	if opts.DataConverter == nil {
+		opts.DataConverter = converter.GetDefaultDataConverter()
+	}
+	if opts.FailureConverter == nil {
+		opts.FailureConverter = temporal.GetDefaultFailureConverter()
+	}
+	return opts, nil
 }
