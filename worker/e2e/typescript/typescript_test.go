@@ -41,6 +41,7 @@ func pauseServer(t *testing.T) (*devserver.Server, client.Client) {
 // it go on, a terminate ends it; and the analysis halts the loop, not the
 // progressing run.
 func TestTypeScriptAgentUnderWorkflowPause(t *testing.T) {
+	t.Parallel()
 	typescript.Require(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
@@ -143,6 +144,7 @@ func TestTypeScriptAgentUnderWorkflowPause(t *testing.T) {
 // in the instant between a task's scheduling and its start. If the
 // TypeScript half fails, the SDK was fixed: update docs/watch.md.
 func TestPauseBeforeWorkflowTaskStarted(t *testing.T) {
+	t.Parallel()
 	typescript.Require(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -253,6 +255,7 @@ func TestPauseBeforeWorkflowTaskStarted(t *testing.T) {
 // passes it to its model, which changes approach and answers; a warning
 // signalled to the stuck agent changes none of its calls.
 func TestTypeScriptAgentHeedsLoopWarning(t *testing.T) {
+	t.Parallel()
 	typescript.Require(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
@@ -296,6 +299,7 @@ func TestTypeScriptAgentHeedsLoopWarning(t *testing.T) {
 // make the same calls with the same arguments and results, byte for byte,
 // and the analysis gives both the same verdicts, call for call.
 func TestTypeScriptAgentReadsAsGo(t *testing.T) {
+	t.Parallel()
 	typescript.Require(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()

@@ -27,6 +27,7 @@ import (
 // on a workflow task not yet started, which the TypeScript SDK cannot go
 // on from (TestPauseBeforeWorkflowTaskStarted); a terminate ends it.
 func TestWatchPausesTypeScriptLoop(t *testing.T) {
+	t.Parallel()
 	typescript.Require(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
