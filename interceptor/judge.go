@@ -14,7 +14,7 @@ import (
 )
 
 // Judge is the guard's judgement of one workflow execution fed from
-// outside a workflow: the analysis of past histories (testsuite.Analyze)
+// outside a workflow: the analysis of past histories (package interceptor/history)
 // reads a history's events into it. One judgement, two inputs: a Judge
 // drives the guard's own core (the node name, the reading of results and
 // errors, the detectors, the warning rung, the halt and its ends, the
@@ -350,10 +350,13 @@ func (j *Judge) Handled(action Action, guidance string) bool {
 	if b == nil || action != ActionResume && action != ActionEscalate {
 		return false
 	}
-	j.blocked = nil
 	// The handler's reason is in the worker's log and the workflow's
 	// current details, not in its history: the decision has none.
-	d, _ := j.g.handled(b.trip, HandlerDecision{Action: action, Guidance: guidance}, j.now)
+	d, ok := j.g.handled(b.trip, HandlerDecision{Action: action, Guidance: guidance}, j.now)
+	if !ok {
+		return false
+	}
+	j.blocked = nil
 	if action != ActionResume {
 		j.answer(b.trip, d, detect.Extension{})
 		return true

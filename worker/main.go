@@ -60,6 +60,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		switch args[0] {
 		case analyzeCommand:
 			return runAnalyze(ctx, args[1:], stdout, stderr)
+		case watchCommand:
+			return runWatch(ctx, args[1:], stdout, stderr)
 		case keygenCommand:
 			return runKeygen(args[1:], stdout)
 		case answerCommand:

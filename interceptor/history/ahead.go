@@ -24,10 +24,10 @@ import (
 //   - with Options.AsRecorded only, the guard's loop.halted local
 //     activity (attempt): to its echo, the loop.halted signal (before the
 //     next workflow task ends), and to the call the halt held, which
-//     comes once the halt ended; and the
-//     end of a halt read as the halt handler's (handled): to the first
-//     call carrying its guidance. A recorded halt that pauses is judged
-//     once its answer is in the history.
+//     comes once the halt ended; and the end of a halt read as the halt
+//     handler's (handled): to the first call carrying its guidance. A
+//     recorded halt that pauses is judged once its answer is in the
+//     history: what the guard did there is known no sooner.
 //
 // So without AsRecorded (what a watcher of running executions judges),
 // the reader holds at most the events of one workflow task ahead.

@@ -153,6 +153,12 @@ func TestPauseRequestIDAndReason(t *testing.T) {
 	if got := PauseRequestID("agent-1", "run-1", 3); got != "loopguard-halt:run-1:3" {
 		t.Errorf("PauseRequestID = %q", got)
 	}
+	for give, want := range map[string]int{"loopguard-halt:run-1:3": 3, "loopguard-halt:other-run:12": 12,
+		"loopguard-halt:run-1:x": 0, "loopguard-halt:": 0, "ui-7f3": 0, "": 0} {
+		if got := requestedHalt(give); got != want {
+			t.Errorf("requestedHalt(%q) = %d, want %d", give, got, want)
+		}
+	}
 	ev := interceptor.HaltEvent{Detector: "identical_output", Node: "Think", Iteration: 3, MaxIterations: 8}
 	if got, want := PauseReason(ev), "loopguard: identical_output on Think, loop 3/8; evidence: worker watch status / loop.halted memo"; got != want {
 		t.Errorf("PauseReason = %q, want %q", got, want)
@@ -252,6 +258,16 @@ func TestWorkflowPauseAnswersHalts(t *testing.T) {
 			}
 			if len(ex.Unanswered()) != 0 || ex.Pending() != nil || ex.Paused() == nil {
 				t.Fatalf("unanswered %v, pending %v, paused %v: want none, none, the pause", ex.Unanswered(), ex.Pending(), ex.Paused())
+			}
+		},
+	}, {
+		name: "the watcher's pause names the run it paused (a reset run's history names its base run)",
+		give: func(b *builder) {
+			b.calls(7, "Think", "same").pause(PauseIdentity, PauseRequestID(testWorkflowID, "reset-run", 2))
+		},
+		check: func(t *testing.T, ex Execution) {
+			if p := ex.Pauses[0]; p.HaltSeq != 2 || len(p.Superseded) != 1 || !p.ByWatcher() {
+				t.Fatalf("pause %+v: want halt 2 answered, 1 superseded", p)
 			}
 		},
 	}, {

@@ -43,6 +43,8 @@ type Reader struct {
 	carried *openChain
 	// closed is set by Close: no event comes any more.
 	closed bool
+	// cursor is the id of the last event added to the current run.
+	cursor int64
 }
 
 // NewReader returns a Reader judging under opts, or an error naming the
@@ -87,6 +89,9 @@ func (r *Reader) Add(events ...*historypb.HistoryEvent) error {
 				break
 			}
 		}
+		if n > 0 {
+			r.cursor = events[n-1].GetEventId()
+		}
 		r.run.add(events[:n])
 		events = events[n:]
 		if r.run.ended != nil {
@@ -123,6 +128,13 @@ func (r *Reader) finish() {
 	r.final = &ex
 	r.nextRun, r.carried = r.run.next()
 }
+
+// Cursor is the id of the last event added to the current run (0: none
+// yet): a follower whose long poll ended reads the history again and adds
+// the events after it. (Server v1.32.1 ends the long poll of a paused
+// execution's history at once, as it ends a closed one's: it waits only
+// while the execution is Running.)
+func (r *Reader) Cursor() int64 { return r.cursor }
 
 // Execution is the analysis of the current run so far: the verdicts of
 // the events judged, up to LastEvent. Once the run closed, it is final

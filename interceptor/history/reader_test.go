@@ -132,6 +132,9 @@ func feed(t *testing.T, opts Options, chain []*historypb.History, want []Executi
 			if err != nil {
 				break
 			}
+			if got := r.Cursor(); got != evs[k-1].GetEventId() {
+				t.Fatalf("cursor %d after adding up to event %d", got, evs[k-1].GetEventId())
+			}
 			if r.final != nil {
 				continue
 			}

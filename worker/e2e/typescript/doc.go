@@ -27,6 +27,21 @@
 //	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "ts-1", TaskQueue: w.TaskQueue},
 //		workflows.WorkflowParallelTool, workflows.ParallelInput{Scenario: activities.ParallelStuck, Width: 3, MaxTurns: 200})
 //
+// Workflow Pause and the TypeScript SDK: when a pause finds a workflow
+// task scheduled but not yet started, the server (v1.32.1) fails that task
+// (WorkflowTaskFailed, cause WorkflowPauseRequestedBeforeTaskStarted, with
+// no WorkflowTaskStarted before it). The TypeScript SDK cannot replay that
+// history: after the unpause it fails every workflow task of the run
+// ("WorkflowTaskMachine in state Scheduled says the transition is
+// invalid"), and the run stays stuck until it is reset to the last
+// completed workflow task before the failed one. The Go SDK replays it.
+// TestPauseBeforeWorkflowTaskStarted shows both. A pause lands on such a
+// task whenever no worker polls, or in the instant between a task's
+// scheduling and its start, which a busy parallel loop makes frequent: a
+// test that needs a paused TypeScript run to go on pauses it at a quiet
+// moment, as TestTypeScriptAgentUnderWorkflowPause does (a long
+// ModelLatency, no workflow task pending).
+//
 // Start skips the test (t.Skip, with the reason) where Node.js or npm is
 // missing or too old for the SDK, unless the environment sets
 // LOOPGUARD_REQUIRE_TS_E2E=1, as CI does: then it fails the test. The

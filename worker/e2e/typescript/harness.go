@@ -207,12 +207,16 @@ func (w *Worker) Stop() error {
 // here (Available), or fails t when the environment sets RequireEnv=1.
 func Require(t testing.TB) {
 	t.Helper()
-	ok, reason := Available()
-	if ok {
-		return
+	if ok, reason := Available(); !ok {
+		unavailable(t, reason)
 	}
+}
+
+func unavailable(t testing.TB, reason string) {
+	t.Helper()
 	if os.Getenv(RequireEnv) == "1" {
 		t.Fatalf("typescript: %s (%s=1 requires the TypeScript tests)", reason, RequireEnv)
+		return
 	}
 	t.Skipf("typescript: %s (set %s=1 to fail instead)", reason, RequireEnv)
 }

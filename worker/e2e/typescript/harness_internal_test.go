@@ -2,6 +2,7 @@ package typescript
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -43,4 +44,40 @@ func TestParseVersion(t *testing.T) {
 	}
 	_, err := parseVersion("vX")
 	require.Error(t, err)
+}
+
+// TestUnavailable: without node the reason says so, and it skips the
+// test, or fails it under RequireEnv=1.
+func TestUnavailable(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	reason := available()
+	require.Equal(t, "node (Node.js) is not on PATH", reason)
+
+	t.Setenv(RequireEnv, "")
+	tb := &recordingTB{TB: t}
+	unavailable(tb, reason)
+	require.Equal(t, "skip", tb.did)
+	require.Contains(t, tb.msg, reason)
+
+	t.Setenv(RequireEnv, "1")
+	tb = &recordingTB{TB: t}
+	unavailable(tb, reason)
+	require.Equal(t, "fatal", tb.did)
+	require.Contains(t, tb.msg, reason)
+}
+
+// recordingTB records a Skipf or Fatalf instead of ending the test.
+type recordingTB struct {
+	testing.TB
+	did, msg string
+}
+
+func (r *recordingTB) Helper() {}
+
+func (r *recordingTB) Skipf(format string, args ...any) {
+	r.did, r.msg = "skip", fmt.Sprintf(format, args...)
+}
+
+func (r *recordingTB) Fatalf(format string, args ...any) {
+	r.did, r.msg = "fatal", fmt.Sprintf(format, args...)
 }

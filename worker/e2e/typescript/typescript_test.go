@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/api/workflowservice/v1"
@@ -208,6 +209,65 @@ func TestPauseBeforeWorkflowTaskStarted(t *testing.T) {
 		require.Equal(t, enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, d.GetWorkflowExecutionInfo().GetStatus())
 		t.Logf("stuck after the unpause: workflow task attempt %d%s", d.GetPendingWorkflowTask().GetAttempt(), lastEvents(h, 6))
 		require.NoError(t, c.TerminateWorkflow(ctx, "pause-unstarted-ts", run.GetRunID(), "stuck"))
+	})
+
+	// Mid-run, a reset to the last completed workflow task before the
+	// failed one recovers a stuck TypeScript run: the new run's history
+	// has no such task (the calls after the reset point run again).
+	t.Run("typescript-midrun-reset", func(t *testing.T) {
+		const id = "pause-midrun-ts"
+		w1, err := typescript.Start(ctx, t, srv.FrontendHostPort(), srv.Namespace(), id)
+		require.NoError(t, err)
+		run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: id},
+			workflows.WorkflowParallelTool, workflows.ParallelInput{Scenario: activities.ParallelStuck, Width: 3, MaxTurns: 200})
+		require.NoError(t, err)
+		require.Eventually(t, func() bool {
+			return count(export(ctx, t, c, id), enumspb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED) >= 4
+		}, time.Minute, 50*time.Millisecond)
+		// No worker: the next workflow task waits, scheduled.
+		require.NoError(t, w1.Stop())
+		require.NoError(t, c.SignalWorkflow(ctx, id, "", "nudge", nil))
+		require.Eventually(t, func() bool {
+			d, err := c.DescribeWorkflowExecution(ctx, id, run.GetRunID())
+			require.NoError(t, err)
+			return d.GetPendingWorkflowTask().GetState() == enumspb.PENDING_WORKFLOW_TASK_STATE_SCHEDULED
+		}, time.Minute, 50*time.Millisecond)
+		_, err = c.WorkflowService().PauseWorkflowExecution(ctx, &workflowservice.PauseWorkflowExecutionRequest{
+			Namespace: srv.Namespace(), WorkflowId: id, Identity: "typescript-test", RequestId: id + "-pause"})
+		require.NoError(t, err)
+		failed, resetTo := int64(0), int64(0)
+		for _, e := range export(ctx, t, c, id).GetEvents() {
+			switch {
+			case e.GetWorkflowTaskFailedEventAttributes().GetCause() == enumspb.WORKFLOW_TASK_FAILED_CAUSE_WORKFLOW_PAUSE_REQUESTED_BEFORE_TASK_STARTED:
+				failed = e.GetEventId()
+			case e.GetEventType() == enumspb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED && failed == 0:
+				resetTo = e.GetEventId()
+			}
+		}
+		require.NotZero(t, failed, "the pause failed no workflow task")
+		w2, err := typescript.Start(ctx, t, srv.FrontendHostPort(), srv.Namespace(), id)
+		require.NoError(t, err)
+		unpause(t, id)
+		require.Eventually(t, func() bool { return strings.Contains(w2.Output(), "WorkflowTaskMachine in state Scheduled") },
+			time.Minute, 100*time.Millisecond, "not stuck after the unpause\n%s", w2.Output())
+
+		reset, err := c.ResetWorkflowExecution(ctx, &workflowservice.ResetWorkflowExecutionRequest{
+			Namespace: srv.Namespace(), WorkflowExecution: &commonpb.WorkflowExecution{WorkflowId: id, RunId: run.GetRunID()},
+			Reason: "recover from a pause on an unstarted workflow task", WorkflowTaskFinishEventId: resetTo, RequestId: id + "-reset"})
+		require.NoError(t, err)
+		scheduledAtReset := 0
+		for _, e := range export(ctx, t, c, id).GetEvents() {
+			if e.GetEventId() < resetTo && e.GetEventType() == enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED {
+				scheduledAtReset++
+			}
+		}
+		require.Eventually(t, func() bool {
+			h, err := history.ExportHistory(ctx, c, id, reset.GetRunId())
+			require.NoError(t, err)
+			return count(h, enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED) >= scheduledAtReset+8
+		}, time.Minute, 100*time.Millisecond, "the reset run does not go on\n%s", w2.Output())
+		require.NoError(t, c.TerminateWorkflow(ctx, id, reset.GetRunId(), "done"))
+		t.Logf("paused on the unstarted task at event %d, reset to event %d: the new run goes on", failed, resetTo)
 	})
 }
 
