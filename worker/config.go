@@ -267,6 +267,7 @@ Usage:
   %s [flags]
   %s --demo            # run every sample scenario and show what the guard did
   %s analyze DIR       # what the guard would have done to past runs (analyze --help)
+  %s watch --query Q   # guard running workflows of any SDK from outside (watch --help)
   %s keygen --id ID    # a key pair for signing answers to halts
   %s answer --workflow-id ID --key FILE resume|escalate|halt   # sign and send an answer
 
@@ -288,7 +289,7 @@ over a TEMPORAL_* variable, which wins over the profile in the config file.
   TEMPORAL_PROFILE, TEMPORAL_CONFIG_FILE
 
 Flags:
-`, progName, devserver.DefaultDataDir, progName, progName, progName, progName, progName, defaultConfigFileHelp())
+`, progName, devserver.DefaultDataDir, progName, progName, progName, progName, progName, progName, defaultConfigFileHelp())
 	fs.PrintDefaults()
 }
 

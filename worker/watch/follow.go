@@ -1,0 +1,360 @@
+package watch
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"sync"
+	"time"
+
+	commonpb "go.temporal.io/api/common/v1"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/converter"
+	"go.uber.org/zap"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/loopguard/loopguard/interceptor/history"
+)
+
+// retryWait is the wait after a failed history poll.
+const retryWait = time.Second
+
+// follower follows one run: one long poll of its history at a time, the
+// events fed into one reader, each snapshot acted on. What it keeps
+// besides the reader (what it already logged or asked for) only spares
+// the server repeated requests: the requests are idempotent, so a
+// restarted watcher that asks again does no harm.
+type follower struct {
+	w                 *Watcher
+	workflowID, runID string
+
+	wake chan struct{} // the listing saw the run running
+
+	mu      sync.Mutex
+	snap    snapshot
+	seen    int            // verdicts already logged and counted
+	acted   map[int]string // halt seq -> what the watcher did
+	lagSeen map[int]bool   // halts whose pause lag is recorded
+}
+
+// run follows the run until it ends (true) or ctx is done (false).
+func (f *follower) run(ctx context.Context) bool {
+	o := &f.w.opts
+	log := o.Logger.With(zap.String("workflowId", f.workflowID), zap.String("runId", f.runID))
+	r, err := newReader(o.Guard)
+	if err != nil { // checked by New
+		log.Error("watch: cannot judge", zap.Error(err))
+		return false
+	}
+	var token []byte
+	var last int64 // the cursor: the last event read
+	for ctx.Err() == nil {
+		resp, err := o.Service.GetWorkflowExecutionHistory(ctx, &workflowservice.GetWorkflowExecutionHistoryRequest{
+			Namespace:     o.Namespace,
+			Execution:     &commonpb.WorkflowExecution{WorkflowId: f.workflowID, RunId: f.runID},
+			NextPageToken: token,
+			WaitNewEvent:  true,
+		})
+		if err != nil {
+			var nf *serviceerror.NotFound
+			if errors.As(err, &nf) {
+				log.Info("watch: the execution is gone", zap.Error(err))
+				return true
+			}
+			if ctx.Err() != nil {
+				return false
+			}
+			log.Warn("watch: reading the history failed; trying again", zap.Error(err))
+			select {
+			case <-ctx.Done():
+				return false
+			case <-time.After(retryWait):
+			}
+			continue
+		}
+		events := resp.GetHistory().GetEvents()
+		token = resp.GetNextPageToken()
+		// After a pause the history is read again from its start: skip
+		// what was read.
+		for len(events) > 0 && events[0].GetEventId() <= last {
+			events = events[1:]
+		}
+		if len(events) == 0 && len(token) > 0 {
+			continue // the long poll timed out
+		}
+		r.add(events...)
+		s := r.snapshot()
+		last = s.LastEventID
+		f.act(ctx, log, s)
+		if s.Closed {
+			return true
+		}
+		if len(token) == 0 {
+			// The server ends the long polls of a paused run (it is not
+			// running): wait until it runs again, then read on.
+			if ended := f.awaitUnpaused(ctx, log); ended || ctx.Err() != nil {
+				return ended
+			}
+		}
+	}
+	return false
+}
+
+// awaitUnpaused waits until the run is no longer paused; it reports
+// whether the run is gone. The listing, which sees each execution's
+// status every PollInterval, wakes it when the run runs again; it also
+// describes the run every pausedCheck, for a run the listing no longer
+// shows. Nothing is asked of the server per paused run and listing.
+func (f *follower) awaitUnpaused(ctx context.Context, log *zap.Logger) bool {
+	o := &f.w.opts
+	for {
+		d, err := o.Service.DescribeWorkflowExecution(ctx, &workflowservice.DescribeWorkflowExecutionRequest{
+			Namespace: o.Namespace, Execution: &commonpb.WorkflowExecution{WorkflowId: f.workflowID, RunId: f.runID},
+		})
+		var nf *serviceerror.NotFound
+		switch {
+		case errors.As(err, &nf):
+			return true
+		case err != nil && ctx.Err() == nil:
+			log.Warn("watch: describing the paused execution failed; trying again", zap.Error(err))
+		case err == nil && d.GetWorkflowExecutionInfo().GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_PAUSED:
+			return false
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-f.wake:
+		case <-time.After(pausedCheck):
+		}
+	}
+}
+
+// pausedCheck is how often a paused run is described when no listing
+// wakes its follower.
+const pausedCheck = time.Minute
+
+// running tells the follower that the listing saw its run running.
+func (f *follower) running() {
+	select {
+	case f.wake <- struct{}{}:
+	default:
+	}
+}
+
+// act logs and counts new verdicts and answers the pending halt.
+func (f *follower) act(ctx context.Context, log *zap.Logger, s snapshot) {
+	w := f.w
+	f.mu.Lock()
+	f.snap = s
+	if f.acted == nil {
+		f.acted, f.lagSeen = map[int]string{}, map[int]bool{}
+	}
+	newVerdicts := s.Verdicts[min(f.seen, len(s.Verdicts)):]
+	f.seen = len(s.Verdicts)
+	f.mu.Unlock()
+	if s.Err != nil {
+		log.Warn("watch: the history cannot be judged", zap.Error(s.Err))
+		return
+	}
+	if s.GuardVersion > 0 {
+		// The interceptor guards it: its own guard answers its halts.
+		return
+	}
+	warnings, halts := 0, 0
+	for _, v := range newVerdicts {
+		switch {
+		case v.Warning != nil:
+			warnings++
+			log.Warn("watch: loop warning", zap.Int("call", v.Call), zap.String("detector", string(v.Warning.Detector)),
+				zap.String("node", v.Warning.Node), zap.String("message", v.Warning.Message))
+			w.opts.Metrics.WithTags(map[string]string{"detector": string(v.Warning.Detector)}).Counter(MetricWarnings).Inc(1)
+			if w.opts.SignalWarnings && !s.Closed {
+				seq := strconv.Itoa(v.Call)
+				f.signal(ctx, log, WarningSignal, "loopguard-warning:"+f.runID+":"+seq, v.Warning)
+			}
+		case v.Halt != nil:
+			halts++
+			ev, _ := json.Marshal(v.Halt)
+			log.Warn("watch: loop halt", zap.Int("call", v.Call), zap.Int("seq", v.Halt.Seq), zap.String("detector", string(v.Halt.Detector)),
+				zap.String("node", v.Halt.Node), zap.String("message", v.Halt.Message), zap.ByteString("event", ev))
+			w.opts.Metrics.WithTags(map[string]string{"detector": string(v.Halt.Detector)}).Counter(MetricHalts).Inc(1)
+		}
+	}
+	w.count(warnings, halts, 0)
+	for _, h := range s.Halts {
+		if h.Answered && h.PausedBy == PauseRequestID(f.workflowID, f.runID, h.Verdict.Halt.Seq) && f.firstLag(h.Verdict.Halt.Seq) {
+			w.opts.Metrics.Timer(MetricPauseLag).Record(h.PausedAt.Sub(h.Time))
+		}
+	}
+	h := s.pending()
+	if h == nil || s.Closed || s.Paused {
+		// Nothing to answer, or a pause (anyone's) holds it: respected.
+		return
+	}
+	seq := h.Verdict.Halt.Seq
+	f.mu.Lock()
+	done := f.acted[seq] != ""
+	f.mu.Unlock()
+	if done {
+		return
+	}
+	f.setActed(seq, f.answer(ctx, log, s, h))
+}
+
+func (f *follower) firstLag(seq int) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.lagSeen[seq] {
+		return false
+	}
+	f.lagSeen[seq] = true
+	return true
+}
+
+func (f *follower) setActed(seq int, action string) {
+	if action == "" {
+		return
+	}
+	f.mu.Lock()
+	f.acted[seq] = action
+	f.mu.Unlock()
+}
+
+// answer pauses the run for halt h, or applies the fallback when the
+// server refuses pause. It returns what it did, "" to try again at the
+// next snapshot.
+func (f *follower) answer(ctx context.Context, log *zap.Logger, s snapshot, h *halt) string {
+	w := f.w
+	ev := *h.Verdict.Halt
+	id := PauseRequestID(f.workflowID, f.runID, ev.Seq)
+	if !w.refused() {
+		_, err := w.opts.Service.PauseWorkflowExecution(ctx, &workflowservice.PauseWorkflowExecutionRequest{
+			Namespace: w.opts.Namespace, WorkflowId: f.workflowID, RunId: f.runID,
+			Identity: w.opts.Identity, Reason: PauseReason(ev), RequestId: id,
+		})
+		var fp *serviceerror.FailedPrecondition
+		switch {
+		case err == nil:
+			w.count(0, 0, 1)
+			w.opts.Metrics.Counter(MetricPauses).Inc(1)
+			log.Warn("watch: paused", zap.Int("seq", ev.Seq), zap.String("reason", PauseReason(ev)), zap.String("requestId", id))
+			return "pause"
+		case errors.As(err, &fp):
+			// Paused by someone else since the snapshot: respected.
+			log.Info("watch: already paused by another; left alone", zap.Int("seq", ev.Seq), zap.Error(err))
+			return "paused by another"
+		case isRefusal(err):
+			w.refuse(err)
+		case ctx.Err() != nil:
+			return ""
+		default:
+			log.Warn("watch: pause failed; trying again at the next event", zap.Int("seq", ev.Seq), zap.Error(err))
+			return ""
+		}
+	}
+	switch w.opts.OnPauseRefused {
+	case FallbackSignal:
+		f.signal(ctx, log, HaltedSignal, id, ev)
+	case FallbackCancel:
+		_, err := w.opts.Service.RequestCancelWorkflowExecution(ctx, &workflowservice.RequestCancelWorkflowExecutionRequest{
+			Namespace:         w.opts.Namespace,
+			WorkflowExecution: &commonpb.WorkflowExecution{WorkflowId: f.workflowID, RunId: f.runID},
+			Identity:          w.opts.Identity, RequestId: id, Reason: PauseReason(ev),
+		})
+		if err != nil {
+			log.Warn("watch: cancel request failed", zap.Int("seq", ev.Seq), zap.Error(err))
+		}
+	}
+	return w.opts.OnPauseRefused.String()
+}
+
+// signal sends name with payload as JSON; requestID makes a repeat a
+// no-op on the server.
+func (f *follower) signal(ctx context.Context, log *zap.Logger, name, requestID string, payload any) {
+	w := f.w
+	p, err := converter.GetDefaultDataConverter().ToPayloads(payload)
+	if err == nil {
+		_, err = w.opts.Service.SignalWorkflowExecution(ctx, &workflowservice.SignalWorkflowExecutionRequest{
+			Namespace:         w.opts.Namespace,
+			WorkflowExecution: &commonpb.WorkflowExecution{WorkflowId: f.workflowID, RunId: f.runID},
+			SignalName:        name, Input: p, Identity: w.opts.Identity, RequestId: requestID,
+		})
+	}
+	if err != nil {
+		log.Warn("watch: signal failed", zap.String("signal", name), zap.Error(err))
+	}
+}
+
+// isRefusal reports whether err is the server refusing Workflow Pause:
+// the flag off (Unimplemented "workflow pause is not enabled"), or a
+// server without the method.
+func isRefusal(err error) bool {
+	var u *serviceerror.Unimplemented
+	return errors.As(err, &u) || status.Code(err) == codes.Unimplemented
+}
+
+// refused reports whether the server refused Workflow Pause within
+// refusalRetry.
+func (w *Watcher) refused() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.refusal != nil && time.Since(w.refusal.Time) < refusalRetry
+}
+
+// refuse records a refusal; the first is logged and counted, later ones
+// only renew it.
+func (w *Watcher) refuse(err error) {
+	w.mu.Lock()
+	first := w.refusal == nil
+	w.refusal = &Refusal{Error: err.Error(), Time: time.Now(), Fallback: w.opts.OnPauseRefused.String()}
+	w.mu.Unlock()
+	if first {
+		w.opts.Logger.Error("watch: the server refuses Workflow Pause (turn on the dynamic config frontend.WorkflowPauseEnabled for the namespace; server v1.30 or later); halts are answered by the fallback instead",
+			zap.String("namespace", w.opts.Namespace), zap.String("fallback", w.opts.OnPauseRefused.String()), zap.Error(err))
+		w.opts.Metrics.Counter(MetricPauseRefused).Inc(1)
+	}
+}
+
+// status is the follower's line of Status, and whether it has one.
+func (f *follower) status() (ExecutionStatus, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	s := &f.snap
+	es := ExecutionStatus{
+		WorkflowID: f.workflowID, RunID: f.runID, WorkflowType: s.WorkflowType,
+		Interceptor: s.GuardVersion, Paused: s.Paused, PausedBy: s.PauseRequestID,
+	}
+	if s.GuardVersion > 0 {
+		return es, false
+	}
+	for _, v := range s.Verdicts {
+		if v.Warning != nil {
+			es.Warnings++
+		}
+	}
+	pending := s.pending()
+	for i := range s.Halts {
+		h := &s.Halts[i]
+		ev := h.Verdict.Halt
+		hs := HaltStatus{
+			Call: h.Verdict.Call, Seq: ev.Seq, Detector: string(ev.Detector), Node: ev.Node,
+			Answered: h.Answered, PausedBy: h.PausedBy, Action: f.acted[ev.Seq],
+			TrippedAt: h.Time, PausedAt: h.PausedAt, CallsBefore: h.CallsBefore, Event: *ev,
+		}
+		if h.Answered && h.PausedBy != PauseRequestID(f.workflowID, f.runID, ev.Seq) && hs.Action == "" {
+			hs.Action = "paused by another"
+			if (&history.Pause{RequestID: h.PausedBy}).ByWatcher() {
+				hs.Action = "superseded"
+			}
+		}
+		if !h.Answered && h != pending && hs.Action == "" {
+			hs.Action = "superseded"
+		}
+		es.Halts = append(es.Halts, hs)
+	}
+	return es, es.Warnings > 0 || len(es.Halts) > 0
+}

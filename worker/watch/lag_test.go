@@ -1,0 +1,98 @@
+//go:build unix
+
+package watch
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"go.temporal.io/api/workflowservice/v1"
+
+	"github.com/loopguard/loopguard/activities"
+)
+
+// TestWatchLag measures the lag from the call that trips to the pause
+// taking effect, over LOOPGUARD_WATCH_LAG looping agents (100 when set
+// to 1) followed by one watcher:
+//
+//	LOOPGUARD_WATCH_LAG=1 go test ./worker/watch -run TestWatchLag -v -timeout 20m
+//	LOOPGUARD_WATCH_LAG=1000 go test ./worker/watch -run TestWatchLag -v -timeout 60m
+//
+// It reports the median and p99 of (the Paused event's time - the
+// tripping call's event time) for each execution's first halt, and the
+// calls scheduled between them.
+func TestWatchLag(t *testing.T) {
+	n, _ := strconv.Atoi(os.Getenv("LOOPGUARD_WATCH_LAG"))
+	switch {
+	case n <= 0:
+		t.Skip("set LOOPGUARD_WATCH_LAG=1 (100 executions) or to a number of executions")
+	case n == 1:
+		n = 100
+	}
+	ctx := testContext(t, 30*time.Minute+time.Duration(n)*time.Second)
+	ts := startServer(t, true)
+	status, sample := ts.lagWatcher(t)
+	s0 := sample()
+	cpu0 := cpuTime(t)
+	start := time.Now()
+	runs := make([]string, n)
+	var wg sync.WaitGroup
+	for i := range runs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			runs[i] = ts.agent(t, ctx, fmt.Sprintf("lag-%d", i), plainQueue, activities.ParallelStuck).GetRunID()
+		}()
+	}
+	wg.Wait()
+	said := time.Now()
+	eventually(t, ctx, "every agent paused", func() bool {
+		l, err := ts.c.CountWorkflow(ctx, &workflowservice.CountWorkflowExecutionsRequest{Namespace: "default", Query: `ExecutionStatus="Paused"`})
+		if time.Since(said) > 30*time.Second {
+			said = time.Now()
+			t.Logf("%s: %d of %d paused", time.Since(start).Round(time.Second), l.GetCount(), n)
+		}
+		return err == nil && int(l.GetCount()) == n
+	})
+	took, cpu := time.Since(start), cpuTime(t)-cpu0
+	var lags []time.Duration
+	var calls []int
+	s1 := sample()
+	st := status()
+	byRun := map[string][]HaltStatus{}
+	for _, e := range st.Executions {
+		byRun[e.RunID] = e.Halts
+	}
+	agree := 0
+	for i, run := range runs {
+		s := analyse(t, ts.history(t, ctx, fmt.Sprintf("lag-%d", i), run))
+		if sameHalts(byRun[run], s.Halts) {
+			agree++
+		} else {
+			t.Errorf("lag-%d: the watcher's halts %+v, the analysis afterwards %+v", i, byRun[run], s.Halts)
+		}
+		if len(s.Halts) == 0 || !s.Halts[0].Answered {
+			t.Errorf("lag-%d: halts %+v", i, s.Halts)
+			continue
+		}
+		h := s.Halts[0]
+		lags = append(lags, h.PausedAt.Sub(h.Time))
+		calls = append(calls, h.CallsBefore)
+	}
+	slices.Sort(lags)
+	slices.Sort(calls)
+	q := func(p float64) int { return min(len(lags)-1, int(p*float64(len(lags)))) }
+	t.Logf("the watcher's halts agree with the analysis afterwards in %d of %d executions", agree, n)
+	t.Logf("process CPU (server, worker and watcher) %s over %s of wall time", cpu.Round(time.Millisecond), took.Round(time.Millisecond))
+	if s0 != nil {
+		ts.reportWatcher(t, ctx, n, took, s0, s1, sample, runs)
+	}
+	t.Logf("%d executions paused in %s (%d pauses by this watcher); lag from the tripping call to the pause: median %s, p99 %s, max %s; calls scheduled in the lag: median %d, p99 %d, max %d",
+		n, took.Round(time.Millisecond), st.Pauses, lags[q(0.5)].Round(time.Millisecond), lags[q(0.99)].Round(time.Millisecond), lags[len(lags)-1].Round(time.Millisecond),
+		calls[q(0.5)], calls[q(0.99)], calls[len(calls)-1])
+}

@@ -1,0 +1,194 @@
+package watch
+
+import (
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
+
+	"github.com/loopguard/loopguard/interceptor"
+	"github.com/loopguard/loopguard/interceptor/history"
+)
+
+// The watcher's one seam with the reading of histories: a
+// history.Reader fed a growing history, and the snapshot the watcher
+// acts on. The pause semantics (which pause answers which halt, an
+// unpause resumes) are the reader's, so that the analysis of a watched
+// history afterwards reaches exactly the watcher's halts.
+
+// PauseIdentity prefixes the identity the watcher pauses with.
+const PauseIdentity = history.PauseIdentity
+
+// PauseRequestID is the request id of the pause that answers halt seq of
+// a run: derived from the halt alone, so that a restarted watcher, or a
+// second one, asks for the same pause, and the server takes a repeated
+// request while paused as done (history.PauseRequestID).
+func PauseRequestID(workflowID, runID string, haltSeq int) string {
+	return history.PauseRequestID(workflowID, runID, haltSeq)
+}
+
+// PauseReason is a pause's reason: the detector, the node, the loop's
+// count and where the full evidence is, in less than 255 bytes
+// (history.PauseReason).
+func PauseReason(ev interceptor.HaltEvent) string { return history.PauseReason(ev) }
+
+// halt is one halt of a snapshot and how the history answered it.
+type halt struct {
+	Verdict interceptor.Verdict
+	// Time is that of the event of the call that tripped.
+	Time time.Time
+	// Answered is set once a Workflow Pause answered the halt (its own,
+	// or one that superseded it); PausedBy is that pause's request id,
+	// PausedAt its time, and CallsBefore the calls scheduled between
+	// the trip and the pause (the lag).
+	Answered    bool
+	PausedBy    string
+	PausedAt    time.Time
+	CallsBefore int
+}
+
+// snapshot is what the history read so far says of one run.
+type snapshot struct {
+	WorkflowType, WorkflowID, RunID string
+	// GuardVersion is the interceptor's guard version recorded in the
+	// history (0: the run is not guarded by the interceptor).
+	GuardVersion int
+	// Guarded says whether the watcher's options guard the run.
+	Guarded  bool
+	Verdicts []interceptor.Verdict
+	Halts    []halt
+	// Pending is the seq of the newest halt no pause answered, when the
+	// run is neither closed nor paused (0: none).
+	Pending int
+	// Paused is set while the run is paused; PauseRequestID and
+	// PauseIdentity are the pause's.
+	Paused         bool
+	PauseRequestID string
+	PauseIdentity  string
+	Closed         bool
+	// LastEventID is the last event read (the cursor).
+	LastEventID int64
+	Problems    []string
+	Err         error
+}
+
+// pending is the halt the watcher answers, or nil.
+func (s *snapshot) pending() *halt {
+	for i := range s.Halts {
+		if s.Pending != 0 && s.Halts[i].Verdict.Halt.Seq == s.Pending {
+			return &s.Halts[i]
+		}
+	}
+	return nil
+}
+
+// reader reads one run's growing history. Besides the history.Reader it
+// keeps, for the lag, the time of each call's event and of each pause:
+// a few words a call.
+type reader struct {
+	r      *history.Reader
+	calls  []time.Time         // the time of each call's event, in order
+	pauses map[int64]pauseMark // by Paused event id
+	// asked are the request ids of the Paused events read, and
+	// lastPause the id of the last Paused or Unpaused event read.
+	asked     map[string]bool
+	lastPause int64
+	last      int64
+	snap      snapshot
+	key       snapKey
+	keyed     bool
+}
+
+type pauseMark struct {
+	at    time.Time
+	calls int // calls scheduled before the pause
+}
+
+func newReader(opts interceptor.Options) (*reader, error) {
+	r, err := history.NewReader(history.Options{Guard: opts})
+	if err != nil {
+		return nil, err
+	}
+	return &reader{r: r, pauses: map[int64]pauseMark{}, asked: map[string]bool{}}, nil
+}
+
+// add appends events, in history order, and judges them.
+func (r *reader) add(events ...*historypb.HistoryEvent) {
+	for _, e := range events {
+		switch e.GetEventType() {
+		case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED,
+			enumspb.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED:
+			r.calls = append(r.calls, e.GetEventTime().AsTime())
+		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_PAUSED:
+			r.pauses[e.GetEventId()] = pauseMark{at: e.GetEventTime().AsTime(), calls: len(r.calls)}
+			r.asked[e.GetWorkflowExecutionPausedEventAttributes().GetRequestId()] = true
+			r.lastPause = e.GetEventId()
+		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_UNPAUSED:
+			r.lastPause = e.GetEventId()
+		}
+		r.last = e.GetEventId()
+	}
+	err := r.r.Add(events...)
+	ex := r.r.Execution()
+	s := snapshot{
+		WorkflowType: ex.WorkflowType, WorkflowID: ex.WorkflowID, RunID: ex.RunID,
+		GuardVersion: ex.Recorded.Version, Guarded: ex.Guarded,
+		Verdicts: ex.Verdicts, Problems: ex.Problems, Err: err,
+		Closed: ex.Closed, LastEventID: r.last,
+	}
+	if p := ex.Paused(); p != nil {
+		s.Paused, s.PauseRequestID, s.PauseIdentity = true, p.RequestID, p.Identity
+	}
+	// What follows changes only with new verdicts, pauses or the run's
+	// state: a page with none costs nothing more (the halts and pending
+	// are worked out over every verdict and pause).
+	key := snapKey{len(ex.Verdicts), len(ex.Pauses), ex.Closed, s.Paused, ex.LastEvent >= r.lastPause}
+	if key == r.key && r.keyed {
+		s.Halts, s.Pending = r.snap.Halts, r.snap.Pending
+		r.snap = s
+		return
+	}
+	r.key, r.keyed = key, true
+	// The reader judges an event once the rest of its workflow task is
+	// in, so a pause read may not be judged yet: the halt it answered
+	// would look pending. Nothing is pending until every pause read is
+	// judged, and a halt whose pause the history already holds never is.
+	if p := ex.Pending(); p != nil && ex.LastEvent >= r.lastPause && !r.asked[PauseRequestID(ex.WorkflowID, ex.RunID, p.Seq)] {
+		s.Pending = p.Seq
+	}
+	answeredBy := map[int]*history.Pause{}
+	for i := range ex.Pauses {
+		p := &ex.Pauses[i]
+		if p.HaltSeq != 0 {
+			answeredBy[p.HaltSeq] = p
+		}
+		for _, seq := range p.Superseded {
+			answeredBy[seq] = p
+		}
+	}
+	for _, v := range ex.Verdicts {
+		if v.Halt == nil {
+			continue
+		}
+		h := halt{Verdict: v}
+		k := v.Call - ex.FirstCall // the tripping call's index in the run
+		if k >= 0 && k < len(r.calls) {
+			h.Time = r.calls[k]
+		}
+		if p := answeredBy[v.Halt.Seq]; p != nil {
+			m := r.pauses[p.Event]
+			h.Answered, h.PausedBy, h.PausedAt, h.CallsBefore = true, p.RequestID, m.at, max(m.calls-k-1, 0)
+		}
+		s.Halts = append(s.Halts, h)
+	}
+	r.snap = s
+}
+
+// snapKey is what the halts and the pending halt of a snapshot depend on.
+type snapKey struct {
+	verdicts, pauses     int
+	closed, paused, seen bool
+}
+
+// snapshot is what is judged so far.
+func (r *reader) snapshot() snapshot { return r.snap }

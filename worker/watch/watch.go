@@ -1,0 +1,277 @@
+package watch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"sort"
+	"sync"
+	"time"
+
+	commonpb "go.temporal.io/api/common/v1"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.uber.org/zap"
+
+	"github.com/loopguard/loopguard/interceptor"
+)
+
+// Metric names of the watcher.
+const (
+	MetricFollowed     = "loopguard_watch_followed"
+	MetricWarnings     = "loopguard_watch_warnings"
+	MetricHalts        = "loopguard_watch_halts"
+	MetricPauses       = "loopguard_watch_pauses"
+	MetricPauseRefused = "loopguard_watch_pause_refused"
+	MetricPauseLag     = "loopguard_watch_pause_lag"
+)
+
+// refusalRetry is how long after the server refused Workflow Pause the
+// watcher goes straight to the fallback before it asks again: a namespace
+// whose flag is turned on later gets pauses within it, and one whose flag
+// stays off is not asked at every halt.
+const refusalRetry = time.Minute
+
+// Watcher follows the running executions a query selects, judges each
+// one's history as it grows, and pauses the executions the judgement
+// halts.
+type Watcher struct {
+	opts Options
+
+	mu       sync.Mutex
+	followed map[string]*follower // by run id
+	ended    map[string]bool      // runs followed to their end, still listed
+	refusal  *Refusal
+	warnings int
+	halts    int
+	pauses   int
+}
+
+// New returns a Watcher, or an error naming the first invalid option.
+func New(opts Options) (*Watcher, error) {
+	o, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	return &Watcher{opts: o, followed: map[string]*follower{}, ended: map[string]bool{}}, nil
+}
+
+// Query is the visibility query the watcher lists: Options.Query and
+// that the execution runs (Running or Paused).
+func (w *Watcher) Query() string {
+	const running = `(ExecutionStatus="Running" OR ExecutionStatus="Paused")`
+	if w.opts.Query == "" {
+		return running
+	}
+	return "(" + w.opts.Query + ") AND " + running
+}
+
+// Run follows the executions until ctx is done, then waits for its
+// followers and returns nil. It returns an error at once when the server
+// rejects the query.
+func (w *Watcher) Run(ctx context.Context) error {
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	tick := time.NewTicker(w.opts.PollInterval)
+	defer tick.Stop()
+	first := true
+	for {
+		err := w.list(ctx, &wg)
+		var invalid *serviceerror.InvalidArgument
+		switch {
+		case ctx.Err() != nil:
+			return nil
+		case first && errors.As(err, &invalid):
+			return fmt.Errorf("watch: list %s: %w", w.Query(), err)
+		case err != nil:
+			w.opts.Logger.Warn("watch: listing the executions failed; trying again", zap.String("query", w.Query()), zap.Error(err))
+		}
+		first = false
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+		}
+	}
+}
+
+// list lists the query's executions and follows those of the shard not
+// followed yet.
+func (w *Watcher) list(ctx context.Context, wg *sync.WaitGroup) error {
+	var token []byte
+	listed := map[string]bool{}
+	defer func() {
+		// Forget the ended runs the listing no longer shows.
+		w.mu.Lock()
+		for id := range w.ended {
+			if !listed[id] {
+				delete(w.ended, id)
+			}
+		}
+		w.mu.Unlock()
+	}()
+	for {
+		page, err := w.opts.Service.ListWorkflowExecutions(ctx, &workflowservice.ListWorkflowExecutionsRequest{
+			Namespace: w.opts.Namespace, Query: w.Query(), NextPageToken: token, PageSize: 1000,
+		})
+		if err != nil {
+			return err
+		}
+		for _, info := range page.GetExecutions() {
+			ex := info.GetExecution()
+			listed[ex.GetRunId()] = true
+			if !w.inShard(ex.GetWorkflowId()) {
+				continue
+			}
+			w.start(ctx, wg, ex, info.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING)
+		}
+		if token = page.GetNextPageToken(); len(token) == 0 {
+			return nil
+		}
+	}
+}
+
+func (w *Watcher) inShard(workflowID string) bool {
+	if w.opts.Shard.Count <= 1 {
+		return true
+	}
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(workflowID))
+	return int(h.Sum32()%uint32(w.opts.Shard.Count)) == w.opts.Shard.Index
+}
+
+// start follows ex unless it is followed, ended or one too many; it
+// wakes the follower of a paused run that runs again.
+func (w *Watcher) start(ctx context.Context, wg *sync.WaitGroup, ex *commonpb.WorkflowExecution, running bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	id := ex.GetRunId()
+	if f := w.followed[id]; f != nil {
+		if running {
+			f.running()
+		}
+		return
+	}
+	if w.ended[id] || len(w.followed) >= w.opts.MaxFollowed {
+		return
+	}
+	f := &follower{w: w, workflowID: ex.GetWorkflowId(), runID: id, wake: make(chan struct{}, 1)}
+	w.followed[id] = f
+	w.opts.Metrics.Gauge(MetricFollowed).Update(float64(len(w.followed)))
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		ended := f.run(ctx)
+		w.mu.Lock()
+		delete(w.followed, id)
+		if ended {
+			w.ended[id] = true
+		}
+		w.opts.Metrics.Gauge(MetricFollowed).Update(float64(len(w.followed)))
+		w.mu.Unlock()
+	}()
+}
+
+// Status is what the watcher follows and what it did.
+type Status struct {
+	Namespace string `json:"namespace"`
+	Query     string `json:"query"`
+	// Followed counts the executions followed; Interceptor those of them
+	// left to the interceptor's own guard (its version marker is in
+	// their history).
+	Followed    int `json:"followed"`
+	Interceptor int `json:"interceptor"`
+	// Warnings, Halts and Pauses count what this process saw and did.
+	Warnings int `json:"warnings"`
+	Halts    int `json:"halts"`
+	Pauses   int `json:"pauses"`
+	// Executions are the followed executions with a warning or a halt,
+	// by workflow id.
+	Executions []ExecutionStatus `json:"executions,omitempty"`
+	// Refusal is set once the server refused Workflow Pause.
+	Refusal *Refusal `json:"refusal,omitempty"`
+}
+
+// Refusal is the server's refusal of Workflow Pause and what the watcher
+// does instead.
+type Refusal struct {
+	Error    string    `json:"error"`
+	Time     time.Time `json:"time"`
+	Fallback string    `json:"fallback"`
+}
+
+// ExecutionStatus is one followed execution.
+type ExecutionStatus struct {
+	WorkflowID   string `json:"workflowId"`
+	RunID        string `json:"runId"`
+	WorkflowType string `json:"workflowType"`
+	// Interceptor is the interceptor's guard version when it guards the
+	// execution itself (the watcher leaves it alone), else 0.
+	Interceptor int `json:"interceptor,omitempty"`
+	Warnings    int `json:"warnings"`
+	// Paused is set while the execution is paused; PausedBy is the
+	// pause's request id (PauseRequestID for the watcher's).
+	Paused   bool         `json:"paused"`
+	PausedBy string       `json:"pausedBy,omitempty"`
+	Halts    []HaltStatus `json:"halts,omitempty"`
+}
+
+// HaltStatus is one halt and how it was answered: the full evidence is
+// in Event.
+type HaltStatus struct {
+	Call     int    `json:"call"`
+	Seq      int    `json:"seq"`
+	Detector string `json:"detector"`
+	Node     string `json:"node"`
+	// Answered is set once a Workflow Pause followed the halt; PausedBy
+	// is the pause's request id.
+	Answered bool   `json:"answered"`
+	PausedBy string `json:"pausedBy,omitempty"`
+	// Action is what the watcher did: "pause", "paused by another",
+	// "superseded" (a halt met while the pause of an earlier one landed),
+	// or the fallback ("signal", "cancel", "observe").
+	Action string `json:"action,omitempty"`
+	// TrippedAt is the time of the tripping call's event, PausedAt the
+	// pause's, CallsBefore the calls scheduled between them.
+	TrippedAt   time.Time             `json:"trippedAt"`
+	PausedAt    time.Time             `json:"pausedAt,omitzero"`
+	CallsBefore int                   `json:"callsBefore,omitempty"`
+	Event       interceptor.HaltEvent `json:"event"`
+}
+
+// Status says what the watcher follows and did.
+func (w *Watcher) Status() Status {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	s := Status{
+		Namespace: w.opts.Namespace, Query: w.Query(), Followed: len(w.followed),
+		Warnings: w.warnings, Halts: w.halts, Pauses: w.pauses, Refusal: w.refusal,
+	}
+	for _, f := range w.followed {
+		es, ok := f.status()
+		if es.Interceptor > 0 {
+			s.Interceptor++
+		}
+		if ok {
+			s.Executions = append(s.Executions, es)
+		}
+	}
+	sort.Slice(s.Executions, func(a, b int) bool {
+		x, y := &s.Executions[a], &s.Executions[b]
+		if x.WorkflowID != y.WorkflowID {
+			return x.WorkflowID < y.WorkflowID
+		}
+		return x.RunID < y.RunID
+	})
+	return s
+}
+
+func (w *Watcher) count(warnings, halts, pauses int) {
+	w.mu.Lock()
+	w.warnings += warnings
+	w.halts += halts
+	w.pauses += pauses
+	w.mu.Unlock()
+}
