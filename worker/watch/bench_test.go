@@ -3,51 +3,10 @@
 package watch
 
 import (
-	"context"
 	"runtime"
 	"testing"
 	"time"
-
-	enumspb "go.temporal.io/api/enums/v1"
-	historypb "go.temporal.io/api/history/v1"
-	"go.temporal.io/api/workflowservice/v1"
-	"go.uber.org/zap"
-	"google.golang.org/grpc"
-
-	"github.com/loopguard/loopguard/interceptor/history"
 )
-
-// nopService answers the watcher's requests without a server.
-type nopService struct {
-	workflowservice.WorkflowServiceClient
-	pauses int
-}
-
-func (s *nopService) PauseWorkflowExecution(context.Context, *workflowservice.PauseWorkflowExecutionRequest, ...grpc.CallOption) (*workflowservice.PauseWorkflowExecutionResponse, error) {
-	s.pauses++
-	return &workflowservice.PauseWorkflowExecutionResponse{}, nil
-}
-
-// tasks splits a history into the pages a follower gets: each ends with
-// a workflow task's completion.
-func tasks(b *testing.B, path string) ([][]*historypb.HistoryEvent, int) {
-	h, err := history.ReadHistoryFile(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	var out [][]*historypb.HistoryEvent
-	start, calls := 0, 0
-	for i, e := range h.GetEvents() {
-		switch e.GetEventType() {
-		case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
-			calls++
-		case enumspb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED:
-			out = append(out, h.GetEvents()[start:i+1])
-			start = i + 1
-		}
-	}
-	return append(out, h.GetEvents()[start:]), calls
-}
 
 // BenchmarkFollow is the watcher's work for one execution, without the
 // server: a 1000-call history recorded without the guard, fed page by
@@ -63,19 +22,7 @@ func BenchmarkFollow(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	ctx, log := context.Background(), zap.NewNop()
-	follow := func() *reader {
-		r, err := newReader(w.opts.Guard)
-		if err != nil {
-			b.Fatal(err)
-		}
-		f := &follower{w: w, workflowID: "w", runID: "r"}
-		for _, p := range pages {
-			r.add(p...)
-			f.act(ctx, log, r.snapshot())
-		}
-		return r
-	}
+	follow := func() *reader { return followPages(b, w, pages) }
 	b.Run("cpu", func(b *testing.B) {
 		start, cpu := time.Now(), cpuTime(b)
 		for i := 0; i < b.N; i++ {

@@ -12,8 +12,10 @@ import (
 	"time"
 
 	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
 
 	"github.com/loopguard/loopguard/activities"
+	"github.com/loopguard/loopguard/workflows"
 )
 
 // TestWatchLag measures the lag from the call that trips to the pause
@@ -40,16 +42,29 @@ func TestWatchLag(t *testing.T) {
 	s0 := sample()
 	cpu0 := cpuTime(t)
 	start := time.Now()
+	// Started 16 at a time: a thousand starts at once time out on the
+	// loaded machine.
 	runs := make([]string, n)
 	var wg sync.WaitGroup
+	sem := make(chan struct{}, 16)
 	for i := range runs {
 		wg.Add(1)
+		sem <- struct{}{}
 		go func() {
-			defer wg.Done()
-			runs[i] = ts.agent(t, ctx, fmt.Sprintf("lag-%d", i), plainQueue, activities.ParallelStuck).GetRunID()
+			defer func() { <-sem; wg.Done() }()
+			run, err := ts.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: fmt.Sprintf("lag-%d", i), TaskQueue: plainQueue},
+				workflows.ParallelToolAgent, workflows.ParallelInput{Scenario: activities.ParallelStuck, Width: 4, MaxTurns: 10000})
+			if err != nil {
+				t.Errorf("start lag-%d: %v", i, err)
+				return
+			}
+			runs[i] = run.GetRunID()
 		}()
 	}
 	wg.Wait()
+	if t.Failed() {
+		t.FailNow()
+	}
 	said := time.Now()
 	eventually(t, ctx, "every agent paused", func() bool {
 		l, err := ts.c.CountWorkflow(ctx, &workflowservice.CountWorkflowExecutionsRequest{Namespace: "default", Query: `ExecutionStatus="Paused"`})
