@@ -79,7 +79,7 @@ func TestWatchPauseRefused(t *testing.T) {
 	})
 
 	t.Run("observe", func(t *testing.T) {
-		w, stop := ts.watcher(t, Options{Query: `WorkflowId="observe"`, OnPauseRefused: FallbackObserve})
+		w, stop := ts.watcher(t, Options{Query: `WorkflowId="observe"`, OnPauseRefused: FallbackObserve, SignalWarnings: true})
 		run := ts.agent(t, ctx, "observe", plainQueue, activities.ParallelStuck)
 		eventually(t, ctx, "an observed halt", func() bool {
 			for _, e := range w.Status().Executions {
@@ -96,6 +96,20 @@ func TestWatchPauseRefused(t *testing.T) {
 		if n := len(halted(t, events)) + count(events, enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_CANCEL_REQUESTED) +
 			count(events, enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_PAUSED); n != 0 {
 			t.Errorf("observe acted %d times on the run", n)
+		}
+		// The warning before the halt was signalled, once.
+		var warnings []interceptor.Warning
+		for _, e := range events {
+			if a := e.GetWorkflowExecutionSignaledEventAttributes(); a != nil && a.GetSignalName() == WarningSignal {
+				var w interceptor.Warning
+				if err := converter.GetDefaultDataConverter().FromPayloads(a.GetInput(), &w); err != nil {
+					t.Fatalf("loop.warning payload: %v", err)
+				}
+				warnings = append(warnings, w)
+			}
+		}
+		if st := w.Status(); len(warnings) == 0 || len(warnings) > st.Warnings || warnings[0].Node == "" {
+			t.Errorf("%d loop.warning signals (%+v), %d warnings in the status", len(warnings), warnings, st.Warnings)
 		}
 		_ = ts.c.TerminateWorkflow(ctx, "observe", run.GetRunID(), "done")
 	})

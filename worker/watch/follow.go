@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -17,6 +16,8 @@ import (
 	"go.uber.org/zap"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/loopguard/loopguard/interceptor/history"
 )
 
 // retryWait is the wait after a failed history poll.
@@ -346,7 +347,7 @@ func (f *follower) status() (ExecutionStatus, bool) {
 		}
 		if h.Answered && h.PausedBy != PauseRequestID(f.workflowID, f.runID, ev.Seq) && hs.Action == "" {
 			hs.Action = "paused by another"
-			if strings.HasPrefix(h.PausedBy, requestIDPrefix) {
+			if (&history.Pause{RequestID: h.PausedBy}).ByWatcher() {
 				hs.Action = "superseded"
 			}
 		}

@@ -8,13 +8,14 @@ import (
 	"slices"
 	"strconv"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
 
 	"github.com/loopguard/loopguard/activities"
+	"github.com/loopguard/loopguard/workflows"
 )
 
 // TestWatchLag measures the lag from the call that trips to the pause
@@ -41,16 +42,29 @@ func TestWatchLag(t *testing.T) {
 	s0 := sample()
 	cpu0 := cpuTime(t)
 	start := time.Now()
+	// Started 16 at a time: a thousand starts at once time out on the
+	// loaded machine.
 	runs := make([]string, n)
 	var wg sync.WaitGroup
+	sem := make(chan struct{}, 16)
 	for i := range runs {
 		wg.Add(1)
+		sem <- struct{}{}
 		go func() {
-			defer wg.Done()
-			runs[i] = ts.agent(t, ctx, fmt.Sprintf("lag-%d", i), plainQueue, activities.ParallelStuck).GetRunID()
+			defer func() { <-sem; wg.Done() }()
+			run, err := ts.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: fmt.Sprintf("lag-%d", i), TaskQueue: plainQueue},
+				workflows.ParallelToolAgent, workflows.ParallelInput{Scenario: activities.ParallelStuck, Width: 4, MaxTurns: 10000})
+			if err != nil {
+				t.Errorf("start lag-%d: %v", i, err)
+				return
+			}
+			runs[i] = run.GetRunID()
 		}()
 	}
 	wg.Wait()
+	if t.Failed() {
+		t.FailNow()
+	}
 	said := time.Now()
 	eventually(t, ctx, "every agent paused", func() bool {
 		l, err := ts.c.CountWorkflow(ctx, &workflowservice.CountWorkflowExecutionsRequest{Namespace: "default", Query: `ExecutionStatus="Paused"`})
@@ -96,13 +110,4 @@ func TestWatchLag(t *testing.T) {
 	t.Logf("%d executions paused in %s (%d pauses by this watcher); lag from the tripping call to the pause: median %s, p99 %s, max %s; calls scheduled in the lag: median %d, p99 %d, max %d",
 		n, took.Round(time.Millisecond), st.Pauses, lags[q(0.5)].Round(time.Millisecond), lags[q(0.99)].Round(time.Millisecond), lags[len(lags)-1].Round(time.Millisecond),
 		calls[q(0.5)], calls[q(0.99)], calls[len(calls)-1])
-}
-
-// cpuTime is the process's user and system CPU time so far.
-func cpuTime(t *testing.T) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		t.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

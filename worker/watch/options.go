@@ -83,9 +83,10 @@ type Options struct {
 	// the watcher adds that they run (ExecutionStatus "Running" or
 	// "Paused"). Default: every execution.
 	Query string
-	// Guard is the policy judged with, as analyze takes it. Its OnHalt is
-	// not used: a halt pauses the execution. Default: the guard's
-	// defaults.
+	// Guard is the policy judged with, as analyze takes it. Under its
+	// OnHalt pause (the default) or fail a halt pauses the execution;
+	// under observe it is only logged, counted and listed. Default: the
+	// guard's defaults.
 	Guard interceptor.Options
 	// OnPauseRefused is what a halt does when the server refuses Workflow
 	// Pause. Default FallbackSignal.

@@ -1,8 +1,6 @@
 package watch
 
 import (
-	"fmt"
-	"strconv"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -12,58 +10,37 @@ import (
 	"github.com/loopguard/loopguard/interceptor/history"
 )
 
-// This file is the watcher's one seam with the reading of histories: a
-// reader fed a growing history, and the snapshot the watcher acts on.
-//
-// TEMPORARY: until interceptor/history reads a growing history
-// incrementally (history.NewReader, Add, Execution, Close) and answers
-// halts with the Workflow Pause events itself, the reader re-reads the
-// whole history so far with history.Analyzer and works out the pause
-// state from those events here. Only this file changes when it does.
+// The watcher's one seam with the reading of histories: a
+// history.Reader fed a growing history, and the snapshot the watcher
+// acts on. The pause semantics (which pause answers which halt, an
+// unpause resumes) are the reader's, so that the analysis of a watched
+// history afterwards reaches exactly the watcher's halts.
 
 // PauseIdentity prefixes the identity the watcher pauses with.
-const PauseIdentity = "loopguard-watch"
-
-// requestIDPrefix begins the request id of every pause the watcher asks
-// for.
-const requestIDPrefix = "loopguard-halt:"
-
-// maxReasonBytes bounds a pause's reason: the server refuses a reason
-// longer than its ID length limit (1000 bytes by default).
-const maxReasonBytes = 255
+const PauseIdentity = history.PauseIdentity
 
 // PauseRequestID is the request id of the pause that answers halt seq of
 // a run: derived from the halt alone, so that a restarted watcher, or a
 // second one, asks for the same pause, and the server takes a repeated
-// request while paused as done.
+// request while paused as done (history.PauseRequestID).
 func PauseRequestID(workflowID, runID string, haltSeq int) string {
-	return requestIDPrefix + runID + ":" + strconv.Itoa(haltSeq)
+	return history.PauseRequestID(workflowID, runID, haltSeq)
 }
 
 // PauseReason is a pause's reason: the detector, the node, the loop's
-// count and where the full evidence is, in less than 255 bytes.
-func PauseReason(ev interceptor.HaltEvent) string {
-	s := fmt.Sprintf("loopguard: %s on %s", ev.Detector, ev.Node)
-	if ev.MaxIterations > 0 {
-		s += fmt.Sprintf(", loop %d/%d", ev.Iteration, ev.MaxIterations)
-	}
-	s += "; evidence: worker watch status / log"
-	if len(s) > maxReasonBytes {
-		s = s[:maxReasonBytes]
-	}
-	return s
-}
+// count and where the full evidence is, in less than 255 bytes
+// (history.PauseReason).
+func PauseReason(ev interceptor.HaltEvent) string { return history.PauseReason(ev) }
 
 // halt is one halt of a snapshot and how the history answered it.
 type halt struct {
 	Verdict interceptor.Verdict
-	// EventID and Time are those of the event of the call that tripped.
-	EventID int64
-	Time    time.Time
-	// Answered is set once a Workflow Pause event follows the halt;
-	// PausedBy is that pause's request id, PausedAt its time, and
-	// CallsBefore the calls scheduled between the trip and the pause
-	// (the lag).
+	// Time is that of the event of the call that tripped.
+	Time time.Time
+	// Answered is set once a Workflow Pause answered the halt (its own,
+	// or one that superseded it); PausedBy is that pause's request id,
+	// PausedAt its time, and CallsBefore the calls scheduled between
+	// the trip and the pause (the lag).
 	Answered    bool
 	PausedBy    string
 	PausedAt    time.Time
@@ -80,80 +57,113 @@ type snapshot struct {
 	Guarded  bool
 	Verdicts []interceptor.Verdict
 	Halts    []halt
+	// Pending is the seq of the newest halt no pause answered, when the
+	// run is neither closed nor paused (0: none).
+	Pending int
 	// Paused is set while the run is paused; PauseRequestID and
 	// PauseIdentity are the pause's.
 	Paused         bool
 	PauseRequestID string
 	PauseIdentity  string
 	Closed         bool
-	LastEventID    int64
-	Problems       []string
-	Err            error
+	// LastEventID is the last event read (the cursor).
+	LastEventID int64
+	Problems    []string
+	Err         error
 }
 
-// pending is the newest halt no pause answered yet, or nil.
+// pending is the halt the watcher answers, or nil.
 func (s *snapshot) pending() *halt {
-	for i := len(s.Halts) - 1; i >= 0; i-- {
-		if !s.Halts[i].Answered {
+	for i := range s.Halts {
+		if s.Pending != 0 && s.Halts[i].Verdict.Halt.Seq == s.Pending {
 			return &s.Halts[i]
 		}
-		return nil
 	}
 	return nil
 }
 
-// reader reads one run's growing history.
+// reader reads one run's growing history. Besides the history.Reader it
+// keeps, for the lag, the time of each call's event and of each pause:
+// a few words a call.
 type reader struct {
-	opts   history.Options
-	events []*historypb.HistoryEvent
-	snap   snapshot
+	r      *history.Reader
+	calls  []time.Time         // the time of each call's event, in order
+	pauses map[int64]pauseMark // by Paused event id
+	// asked are the request ids of the Paused events read, and
+	// lastPause the id of the last Paused or Unpaused event read.
+	asked     map[string]bool
+	lastPause int64
+	last      int64
+	snap      snapshot
+	key       snapKey
+	keyed     bool
+}
+
+type pauseMark struct {
+	at    time.Time
+	calls int // calls scheduled before the pause
 }
 
 func newReader(opts interceptor.Options) (*reader, error) {
-	ao := history.Options{Guard: opts}
-	if _, err := history.NewAnalyzer(ao); err != nil {
+	r, err := history.NewReader(history.Options{Guard: opts})
+	if err != nil {
 		return nil, err
 	}
-	return &reader{opts: ao}, nil
+	return &reader{r: r, pauses: map[int64]pauseMark{}, asked: map[string]bool{}}, nil
 }
 
 // add appends events, in history order, and judges them.
 func (r *reader) add(events ...*historypb.HistoryEvent) {
-	if len(events) == 0 && len(r.events) > 0 {
-		return
-	}
-	r.events = append(r.events, events...)
-	a, _ := history.NewAnalyzer(r.opts)
-	ex := a.History(&historypb.History{Events: r.events}, "")
-	s := snapshot{
-		WorkflowType: ex.WorkflowType, WorkflowID: ex.WorkflowID, RunID: ex.RunID,
-		GuardVersion: ex.Recorded.Version, Guarded: ex.Guarded,
-		Verdicts: ex.Verdicts, Problems: ex.Problems, Err: ex.Err,
-	}
-	if n := len(r.events); n > 0 {
-		s.LastEventID = r.events[n-1].GetEventId()
-	}
-	// The calls' events, in order: call k is calls[k-FirstCall].
-	var calls []*historypb.HistoryEvent
-	var pauses []pauseEvent
-	for _, e := range r.events {
+	for _, e := range events {
 		switch e.GetEventType() {
 		case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED,
 			enumspb.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED:
-			calls = append(calls, e)
+			r.calls = append(r.calls, e.GetEventTime().AsTime())
 		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_PAUSED:
-			a := e.GetWorkflowExecutionPausedEventAttributes()
-			pauses = append(pauses, pauseEvent{e: e, calls: len(calls)})
-			s.Paused, s.PauseRequestID, s.PauseIdentity = true, a.GetRequestId(), a.GetIdentity()
+			r.pauses[e.GetEventId()] = pauseMark{at: e.GetEventTime().AsTime(), calls: len(r.calls)}
+			r.asked[e.GetWorkflowExecutionPausedEventAttributes().GetRequestId()] = true
+			r.lastPause = e.GetEventId()
 		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_UNPAUSED:
-			s.Paused, s.PauseRequestID, s.PauseIdentity = false, "", ""
-		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED,
-			enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_FAILED,
-			enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_TIMED_OUT,
-			enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_CANCELED,
-			enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_TERMINATED,
-			enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW:
-			s.Closed = true
+			r.lastPause = e.GetEventId()
+		}
+		r.last = e.GetEventId()
+	}
+	err := r.r.Add(events...)
+	ex := r.r.Execution()
+	s := snapshot{
+		WorkflowType: ex.WorkflowType, WorkflowID: ex.WorkflowID, RunID: ex.RunID,
+		GuardVersion: ex.Recorded.Version, Guarded: ex.Guarded,
+		Verdicts: ex.Verdicts, Problems: ex.Problems, Err: err,
+		Closed: ex.Closed, LastEventID: r.last,
+	}
+	if p := ex.Paused(); p != nil {
+		s.Paused, s.PauseRequestID, s.PauseIdentity = true, p.RequestID, p.Identity
+	}
+	// What follows changes only with new verdicts, pauses or the run's
+	// state: a page with none costs nothing more (the halts and pending
+	// are worked out over every verdict and pause).
+	key := snapKey{len(ex.Verdicts), len(ex.Pauses), ex.Closed, s.Paused, ex.LastEvent >= r.lastPause}
+	if key == r.key && r.keyed {
+		s.Halts, s.Pending = r.snap.Halts, r.snap.Pending
+		r.snap = s
+		return
+	}
+	r.key, r.keyed = key, true
+	// The reader judges an event once the rest of its workflow task is
+	// in, so a pause read may not be judged yet: the halt it answered
+	// would look pending. Nothing is pending until every pause read is
+	// judged, and a halt whose pause the history already holds never is.
+	if p := ex.Pending(); p != nil && ex.LastEvent >= r.lastPause && !r.asked[PauseRequestID(ex.WorkflowID, ex.RunID, p.Seq)] {
+		s.Pending = p.Seq
+	}
+	answeredBy := map[int]*history.Pause{}
+	for i := range ex.Pauses {
+		p := &ex.Pauses[i]
+		if p.HaltSeq != 0 {
+			answeredBy[p.HaltSeq] = p
+		}
+		for _, seq := range p.Superseded {
+			answeredBy[seq] = p
 		}
 	}
 	for _, v := range ex.Verdicts {
@@ -161,26 +171,23 @@ func (r *reader) add(events ...*historypb.HistoryEvent) {
 			continue
 		}
 		h := halt{Verdict: v}
-		k := v.Call - ex.FirstCall // the tripping call's index
-		if k >= 0 && k < len(calls) {
-			h.EventID, h.Time = calls[k].GetEventId(), calls[k].GetEventTime().AsTime()
+		k := v.Call - ex.FirstCall // the tripping call's index in the run
+		if k >= 0 && k < len(r.calls) {
+			h.Time = r.calls[k]
 		}
-		for _, p := range pauses {
-			if p.calls > k {
-				a := p.e.GetWorkflowExecutionPausedEventAttributes()
-				h.Answered, h.PausedBy, h.PausedAt = true, a.GetRequestId(), p.e.GetEventTime().AsTime()
-				h.CallsBefore = p.calls - k - 1
-				break
-			}
+		if p := answeredBy[v.Halt.Seq]; p != nil {
+			m := r.pauses[p.Event]
+			h.Answered, h.PausedBy, h.PausedAt, h.CallsBefore = true, p.RequestID, m.at, max(m.calls-k-1, 0)
 		}
 		s.Halts = append(s.Halts, h)
 	}
 	r.snap = s
 }
 
-type pauseEvent struct {
-	e     *historypb.HistoryEvent
-	calls int // calls scheduled before it
+// snapKey is what the halts and the pending halt of a snapshot depend on.
+type snapKey struct {
+	verdicts, pauses     int
+	closed, paused, seen bool
 }
 
 // snapshot is what is judged so far.

@@ -69,6 +69,6 @@ func TestWatchRestartAndTwoWatchers(t *testing.T) {
 		}
 	}
 	if n := pausedEvents(); n != 2 || len(ids) != 2 {
-		t.Errorf("after the restart: %d Paused events for %d pause requests (%v), want 2 and 2", n, len(ids), ids)
+		t.Errorf("after the restart: %d Paused events for %d pause requests (%v), want 2 and 2; halts %+v", n, len(ids), ids, s.Halts)
 	}
 }
