@@ -26,7 +26,9 @@ import (
 // The order, for one guarded call at workflow time now:
 //
 //	node, _ := c.callNode(kind, typ, args)   // a panicking NodeName names the call by its type
-//	c.result(...)                            // the driver reads each finished call, at c.resultAt(now)
+//	// for each finished call, its bytes or error as the driver got them:
+//	obs, canceled, bad := c.observe(p.node, data, err)
+//	c.result(p.ref, obs, canceled, c.resultAt(now))
 //	ref, ok, err := c.begin(node, now, onTrip)
 //	    // outside input, then the detectors; at each trip t, onTrip does:
 //	    w, ev, policy := c.trip(node, t, now) // a warning (the call goes on) or a halt in force
@@ -37,10 +39,11 @@ import (
 //	c.called(node, ref.Seq)                  // counted against the warning in force
 //	// the driver makes the call and keeps its result's handle in c.pending
 //
-// Between calls: c.signal and c.update (the guard's own input or outside
-// input), c.timer when the workflow waits on a durable timer, and, when a
-// run continues as new, c.endRun, c.carry and, in the next run,
-// c.restore. Example_core runs this order.
+// Between calls: c.signal and c.update (the guard's own input, a human's
+// answer taken by c.takeInput or c.answerUpdate, or outside input),
+// c.timer when the workflow waits on a durable timer, and, when a run
+// continues as new, c.endRun, c.carry and, in the next run, c.restore.
+// Example_core runs this order.
 type core struct {
 	cfg   config
 	hooks hooks
@@ -73,6 +76,15 @@ type core struct {
 	// halts counts the halts of the execution (HaltEvent.Seq), carried
 	// across continue-as-new.
 	halts int
+
+	// verified is the last good signature of an answer (operators' keys
+	// set, signed.go): an update's handler does not verify it again.
+	verified *verified
+	// anyWorkflowID is set when the execution replays under a workflow id
+	// that is not its own: the SDK's replayer names every history
+	// "ReplayId" unless told otherwise. A signed answer's run id still
+	// ties it to the execution.
+	anyWorkflowID bool
 }
 
 // callNode names a call by the NodeName hook, or by its type when the hook

@@ -54,9 +54,11 @@ func (c *core) hold() {
 // handled takes the halt handler's decision hd on the halt of t in force,
 // decided at now: a resume ends the halt here; an escalation is returned
 // for the driver to end with decided (it fails the call). A handler that
-// handed over (no action) leaves the halt to a human: ok is false.
+// handed over (no action) leaves the halt to a human, and a decision that
+// came after a human's (or the pause timeout's, or the cancellation's)
+// is dropped: ok is false.
 func (c *core) handled(t *detect.Trip, hd HandlerDecision, now time.Time) (d Decision, ok bool) {
-	if hd.Action == "" {
+	if hd.Action == "" || c.pause.decision != nil {
 		return Decision{}, false
 	}
 	d = hd.decision(c.pause.halt.Seq)
@@ -67,8 +69,9 @@ func (c *core) handled(t *detect.Trip, hd HandlerDecision, now time.Time) (d Dec
 }
 
 // decided ends the halt of t in force with d, a human's, the pause
-// timeout's, the fail policy's or the cancellation's, taken at workflow
-// time now (a resume extends the tripped limit by ext).
+// timeout's, the fail policy's, the handler's escalation or the
+// cancellation's, taken at workflow time now (a resume extends the
+// tripped limit by ext).
 func (c *core) decided(t *detect.Trip, d Decision, ext detect.Extension, now time.Time) {
 	// endHalt decides, by version and decision, whether the time the
 	// halt held the workflow comes off the loop.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/loopguard/loopguard/interceptor/detect"
@@ -53,9 +54,13 @@ func Example_core() {
 		// arrives (a signal or an update) a minute later.
 		c.hold()
 		now = now.Add(time.Minute)
-		d := c.pause.decide(Decision{Action: ActionResume, By: "ana"}, detect.Extension{})
+		answer, _ := converter.GetDefaultDataConverter().ToPayload(ResumeRequest{By: "ana", Reason: "new test data"})
+		took := c.signal(c.cfg.ResumeSignal, func() bool {
+			return c.takeInput(c.cfg.ResumeSignal, answer, now) == nil
+		}, nil) // own: only asked of a loop.halted
+		d := *c.pause.decision
 		c.decided(t, d, detect.Extension{}, now)
-		fmt.Printf("resumed by %s\n", d.By)
+		fmt.Printf("%s taken: %v, by %s: %s\n", c.cfg.ResumeSignal, took, d.By, d.Reason)
 		return now, true, nil
 	}
 	call := func() {
@@ -65,11 +70,12 @@ func Example_core() {
 			fmt.Println("call", n, "not made:", err)
 			return
 		}
+		c.called(node, ref.Seq)
 		// The call runs; the driver reads its result at the next call or
 		// wait, at the time the core charges it up to.
 		now = now.Add(time.Second)
-		obs := detect.Extract(c.cfg.Policy, node, []byte(`"the same patch"`))
-		c.result(ref, obs, false, c.resultAt(now))
+		obs, canceled, _ := c.observe(node, []byte(`"the same patch"`), nil)
+		c.result(ref, obs, canceled, c.resultAt(now))
 	}
 	for n = 1; n <= 8; n++ {
 		if n == 8 {
@@ -84,7 +90,7 @@ func Example_core() {
 	// Output:
 	// call 4: warning 1/1 at Code: stalled
 	// call 7: halt 1 at Code: stalled (pause)
-	// resumed by ana
+	// resume taken: true, by ana: new test data
 	// message taken by the guard: false
 	// halts: 1
 }

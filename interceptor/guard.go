@@ -70,15 +70,9 @@ type guard struct {
 
 	lastRejected *Rejection
 	// refused are the refused answers Status.Refused lists (operators'
-	// keys set), verified the last good signature (signed.go).
-	refused  []*Rejection
-	verified *verified
-	// anyWorkflowID is set when the execution replays under a workflow id
-	// that is not its own: the SDK's replayer names every history
-	// "ReplayId" unless told otherwise. A signed answer's run id still
-	// ties it to the execution.
-	anyWorkflowID bool
-	metrics       guardMetrics // instruments, made on first use (metrics.go)
+	// keys set).
+	refused []*Rejection
+	metrics guardMetrics // instruments, made on first use (metrics.go)
 }
 
 // echoKey identifies a halt's loop.halted echo: its Seq and its workflow

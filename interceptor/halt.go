@@ -51,9 +51,10 @@ func (g *guard) halt(ctx workflow.Context, node string, trip *detect.Trip) error
 	g.countHalt(ctx, ev, policy)
 	g.raiseHalted(ctx, ev, policy)
 
-	if esc, held := g.raised(trip, policy); esc != nil {
+	switch esc, held := g.raised(trip, policy); {
+	case esc != nil:
 		return g.escalate(ctx, trip, *esc)
-	} else if !held {
+	case !held:
 		return nil
 	}
 
@@ -72,20 +73,19 @@ func (g *guard) halt(ctx workflow.Context, node string, trip *detect.Trip) error
 	if !oneLoop || p.decision == nil {
 		hd = g.handle(ctx, ev)
 	}
-	if p.decision == nil {
+	if d, ok := g.handled(trip, hd, workflow.Now(ctx)); ok {
 		// The workflow's own recovery decided before any human did.
-		if d, ok := g.handled(trip, hd, workflow.Now(ctx)); d.Action == ActionEscalate {
+		if d.Action == ActionEscalate {
 			return g.escalate(ctx, trip, d)
-		} else if ok {
-			if published {
-				g.publish(ctx, StateRunning, nil)
-			} else {
-				g.showDetails(ctx, guidanceDetails(g.guidance)) // no command: the halt was never published
-			}
-			log.Info("loopguard: loop resumed by the halt handler", "reason", d.Reason, "haltSeq", d.HaltSeq)
-			g.countDecision(ctx, MetricResumes, &ev)
-			return nil
 		}
+		if published {
+			g.publish(ctx, StateRunning, nil)
+		} else {
+			g.showDetails(ctx, guidanceDetails(g.guidance)) // no command: the halt was never published
+		}
+		log.Info("loopguard: loop resumed by the halt handler", "reason", d.Reason, "haltSeq", d.HaltSeq)
+		g.countDecision(ctx, MetricResumes, &ev)
+		return nil
 	}
 	g.hold()
 	if published {

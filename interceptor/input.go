@@ -131,34 +131,34 @@ type request struct {
 // parse decodes the payload of the named human input, received at
 // workflow time now. With operators' keys pinned, it must be a signed
 // answer (signedRequest).
-func (g *guard) parse(name string, p *commonpb.Payload, now time.Time) (request, error) {
+func (c *core) parse(name string, p *commonpb.Payload, now time.Time) (request, error) {
 	var req request
 	var err error
-	if len(g.cfg.OperatorKeys) == 0 {
-		err = decodeInput(g.cfg.MaxPayloadBytes, p, &req.ResumeRequest)
+	if len(c.cfg.OperatorKeys) == 0 {
+		err = decodeInput(c.cfg.MaxPayloadBytes, p, &req.ResumeRequest)
 	} else {
-		req, err = g.signedInput(name, p, now)
+		req, err = c.signedInput(name, p, now)
 	}
 	if err != nil {
 		return req, &InputError{Name: name, Reason: err.Error()}
 	}
-	if req.Extend != nil && name != g.cfg.ResumeSignal && name != g.cfg.ResumeUpdate {
+	if req.Extend != nil && name != c.cfg.ResumeSignal && name != c.cfg.ResumeUpdate {
 		return req, &InputError{Name: name, Reason: `"extend" is only accepted by resume`}
 	}
 	switch {
 	case req.Guidance == "":
-	case g.version < versionGuidance:
+	case c.version < versionGuidance:
 		// What guards before version 7 said, so that their histories
 		// replay: the field did not exist.
 		return req, &InputError{Name: name, Reason: `unknown field "guidance"`}
-	case name != g.cfg.ResumeSignal && name != g.cfg.ResumeUpdate:
+	case name != c.cfg.ResumeSignal && name != c.cfg.ResumeUpdate:
 		return req, &InputError{Name: name, Reason: `"guidance" is only accepted by resume`}
 	case len(req.Guidance) > MaxGuidanceBytes:
 		return req, &InputError{Name: name, Reason: fmt.Sprintf(`"guidance" is %d bytes, at most %d`, len(req.Guidance), MaxGuidanceBytes)}
 	case !utf8.ValidString(req.Guidance):
 		return req, &InputError{Name: name, Reason: `"guidance" is not valid UTF-8`}
 	}
-	if req.Extend != nil && g.version >= versionLiveness {
+	if req.Extend != nil && c.version >= versionLiveness {
 		if err := checkExtension(req.Extend); err != nil {
 			return req, &InputError{Name: name, Reason: err.Error()}
 		}
@@ -194,18 +194,18 @@ func checkExtension(e *detect.Extension) error {
 }
 
 // decide records a human decision for the halt in force.
-func (g *guard) decide(action Action, req ResumeRequest) Decision {
-	return g.decideSigned(action, request{ResumeRequest: req})
+func (c *core) decide(action Action, req ResumeRequest) Decision {
+	return c.decideSigned(action, request{ResumeRequest: req})
 }
 
 // decideSigned is decide for a request a key may have signed: the
 // decision names the key.
-func (g *guard) decideSigned(action Action, req request) Decision {
+func (c *core) decideSigned(action Action, req request) Decision {
 	var ext detect.Extension
 	if req.Extend != nil {
 		ext = *req.Extend
 	}
-	return g.pause.decide(Decision{Action: action, Reason: req.Reason, By: req.By, Guidance: req.Guidance, KeyID: req.signer}, ext)
+	return c.pause.decide(Decision{Action: action, Reason: req.Reason, By: req.By, Guidance: req.Guidance, KeyID: req.signer}, ext)
 }
 
 // onSignal handles the guard's signals. It runs outside any coroutine and
@@ -233,34 +233,34 @@ func (g *guard) onSignal(ctx workflow.Context, name string, args *commonpb.Paylo
 // takeInput carries out the guard's signal name with its plain payload p
 // at workflow time now: a decision for the halt in force, or a stop. The
 // analysis of past histories (Judge) feeds it the signals it reads.
-func (g *guard) takeInput(name string, p *commonpb.Payload, now time.Time) error {
-	req, err := g.parse(name, p, now)
+func (c *core) takeInput(name string, p *commonpb.Payload, now time.Time) error {
+	req, err := c.parse(name, p, now)
 	if err != nil {
 		return err
 	}
 	switch name {
-	case g.cfg.ResumeSignal:
-		if err = g.pause.checkDecision(name); err == nil {
-			g.decideSigned(ActionResume, req)
+	case c.cfg.ResumeSignal:
+		if err = c.pause.checkDecision(name); err == nil {
+			c.decideSigned(ActionResume, req)
 		}
-	case g.cfg.EscalateSignal:
-		if err = g.pause.checkDecision(name); err == nil {
-			g.decideSigned(ActionEscalate, req)
+	case c.cfg.EscalateSignal:
+		if err = c.pause.checkDecision(name); err == nil {
+			c.decideSigned(ActionEscalate, req)
 		}
-	case g.cfg.HaltSignal:
-		err = g.stop(name, req.ResumeRequest, now)
+	case c.cfg.HaltSignal:
+		err = c.stop(name, req.ResumeRequest, now)
 	}
 	return err
 }
 
 // stop asks for a user_stop halt at the next guarded call.
-func (g *guard) stop(name string, req ResumeRequest, now time.Time) error {
-	held := g.pause.phase == phasePaused
-	if g.version >= versionSafety {
-		held = g.pause.showsHalted()
+func (c *core) stop(name string, req ResumeRequest, now time.Time) error {
+	held := c.pause.phase == phasePaused
+	if c.version >= versionSafety {
+		held = c.pause.showsHalted()
 	}
 	if held {
-		return &InputError{Name: name, Reason: fmt.Sprintf("already halted (halt %d)", g.pause.halt.Seq)}
+		return &InputError{Name: name, Reason: fmt.Sprintf("already halted (halt %d)", c.pause.halt.Seq)}
 	}
 	msg := "a human asked to stop"
 	if req.By != "" {
@@ -273,14 +273,14 @@ func (g *guard) stop(name string, req ResumeRequest, now time.Time) error {
 	// fail it stops the workflow anyway, so the stop adds nothing; under
 	// observe it is only recorded, so from version 5 the stop waits behind
 	// it and pauses the call after it is observed.
-	queue := g.version >= versionSteady && g.cfg.OnHalt == OnHaltObserve
+	queue := c.version >= versionSteady && c.cfg.OnHalt == OnHaltObserve
 	switch {
-	case g.state.Stop(msg, now, queue):
+	case c.state.Stop(msg, now, queue):
 		return nil
-	case g.state.Stopping():
+	case c.state.Stopping():
 		return &InputError{Name: name, Reason: "a human's stop is already pending"}
 	}
-	return &InputError{Name: name, Reason: fmt.Sprintf("a halt is already pending (%s)", g.state.Pending().Reason)}
+	return &InputError{Name: name, Reason: fmt.Sprintf("a halt is already pending (%s)", c.state.Pending().Reason)}
 }
 
 // reject records refused input in the status and the log.
@@ -366,15 +366,15 @@ func (g *guard) registerUpdates(ctx workflow.Context) error {
 // payload p at workflow time now: the decision for the halt in force, or
 // why the update is refused. The update's handler and the Judge both
 // take it here.
-func (g *guard) answerUpdate(name string, action Action, p *commonpb.Payload, now time.Time) (Decision, error) {
-	req, err := g.parse(name, p, now)
+func (c *core) answerUpdate(name string, action Action, p *commonpb.Payload, now time.Time) (Decision, error) {
+	req, err := c.parse(name, p, now)
 	if err == nil {
-		err = g.pause.checkDecision(name)
+		err = c.pause.checkDecision(name)
 	}
 	if err != nil {
 		return Decision{}, err
 	}
-	return g.decideSigned(action, req), nil
+	return c.decideSigned(action, req), nil
 }
 
 // InputRejectedErrorType is the ApplicationError type an update caller

@@ -14,7 +14,7 @@ import (
 )
 
 // Judge is the guard's judgement of one workflow execution fed from
-// outside a workflow: the analysis of past histories (testsuite.Analyze)
+// outside a workflow: the analysis of past histories (package interceptor/history)
 // reads a history's events into it. One judgement, two inputs: a Judge
 // drives the guard's own core (the node name, the reading of results and
 // errors, the detectors, the warning rung, the halt and its ends, the
@@ -166,10 +166,11 @@ func (j *Judge) Verdicts() []Verdict {
 }
 
 // Logs returns what the guard would have logged as a problem (a
-// ResultHook that panicked) and forgets it.
+// ResultHook or a NodeName hook that panicked), each line once over the
+// Judge's life, and forgets it.
 func (j *Judge) Logs() []string {
-	l := j.logs
-	j.logs = nil
+	l := j.logs.lines
+	j.logs.lines = nil
 	return l
 }
 
@@ -349,10 +350,13 @@ func (j *Judge) Handled(action Action, guidance string) bool {
 	if b == nil || action != ActionResume && action != ActionEscalate {
 		return false
 	}
-	j.blocked = nil
 	// The handler's reason is in the worker's log and the workflow's
 	// current details, not in its history: the decision has none.
-	d, _ := j.g.handled(b.trip, HandlerDecision{Action: action, Guidance: guidance}, j.now)
+	d, ok := j.g.handled(b.trip, HandlerDecision{Action: action, Guidance: guidance}, j.now)
+	if !ok {
+		return false
+	}
+	j.blocked = nil
 	if action != ActionResume {
 		j.answer(b.trip, d, detect.Extension{})
 		return true
@@ -557,12 +561,25 @@ type judgeOutbound struct {
 
 func (o *judgeOutbound) GetLogger(workflow.Context) log.Logger { return o.log }
 
-// judgeLog keeps the guard's warnings and errors.
-type judgeLog []string
+// judgeLog keeps the guard's warnings and errors, each line once: a hook
+// that panics at every call of a node says so once, however the history
+// is fed (at once, or as it grows).
+type judgeLog struct {
+	lines []string
+	seen  map[string]bool
+}
 
 func (l *judgeLog) Debug(string, ...any) {}
 func (l *judgeLog) Info(string, ...any)  {}
 func (l *judgeLog) Warn(msg string, kv ...any) {
-	*l = append(*l, fmt.Sprint(append([]any{msg, " "}, kv...)...))
+	line := fmt.Sprint(append([]any{msg, " "}, kv...)...)
+	if l.seen[line] {
+		return
+	}
+	if l.seen == nil {
+		l.seen = map[string]bool{}
+	}
+	l.seen[line] = true
+	l.lines = append(l.lines, line)
 }
 func (l *judgeLog) Error(msg string, kv ...any) { l.Warn(msg, kv...) }

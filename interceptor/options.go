@@ -230,8 +230,10 @@ type Options struct {
 	SupervisorWorkflowID string
 	// SearchAttribute names a registered Keyword search attribute the guard
 	// sets to "halted:<reason>", "escalated:<reason>" or "running" on halts
-	// and decisions, so halted workflows can be listed. It must be
-	// registered on the namespace first. Default none: not set.
+	// and decisions, so halted workflows can be listed (HaltsQuery). It must
+	// be registered on the namespace first (RegisterSearchAttributes does
+	// it): an unregistered one makes the halt's workflow task fail until it
+	// is. Default none: not set.
 	SearchAttribute string
 	// PausedSinceAttribute names a registered Datetime search attribute the
 	// guard sets to the workflow time a pause began, and unsets when it

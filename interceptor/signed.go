@@ -224,11 +224,11 @@ type verified struct {
 }
 
 // answerAction is the Action an answer sent as name must carry.
-func (g *guard) answerAction(name string) Action {
+func (c *core) answerAction(name string) Action {
 	switch name {
-	case g.cfg.ResumeSignal, g.cfg.ResumeUpdate:
+	case c.cfg.ResumeSignal, c.cfg.ResumeUpdate:
 		return ActionResume
-	case g.cfg.EscalateSignal, g.cfg.EscalateUpdate:
+	case c.cfg.EscalateSignal, c.cfg.EscalateUpdate:
 		return ActionEscalate
 	}
 	return ActionHalt
@@ -239,12 +239,12 @@ const maxRefused = 8
 
 // signedInput reads the payload p of name as a signed answer
 // (signedRequest) and checks what it carries as any request is checked.
-func (g *guard) signedInput(name string, p *commonpb.Payload, now time.Time) (request, error) {
-	data, err := inputData(g.cfg.MaxPayloadBytes, p)
+func (c *core) signedInput(name string, p *commonpb.Payload, now time.Time) (request, error) {
+	data, err := inputData(c.cfg.MaxPayloadBytes, p)
 	if err != nil {
 		return request{}, err
 	}
-	req, err := g.signedRequest(name, data, now)
+	req, err := c.signedRequest(name, data, now)
 	if err != nil {
 		return request{}, err
 	}
@@ -258,7 +258,7 @@ func (g *guard) signedInput(name string, p *commonpb.Payload, now time.Time) (re
 // workflow time (now) inside its window. It returns the request the answer
 // carries, or why it is refused. It reads the guard's state and changes
 // none but the memo of the last good signature.
-func (g *guard) signedRequest(name string, data []byte, now time.Time) (request, error) {
+func (c *core) signedRequest(name string, data []byte, now time.Time) (request, error) {
 	if len(data) == 0 || data[0] != '{' {
 		return request{}, fmt.Errorf("unsigned: operators' keys are set, so an answer must be a SignedAnswer (see docs/halts.md)")
 	}
@@ -273,7 +273,7 @@ func (g *guard) signedRequest(name string, data []byte, now time.Time) (request,
 	}
 	a := s.Answer
 	var key ed25519.PublicKey
-	for _, k := range g.cfg.OperatorKeys {
+	for _, k := range c.cfg.OperatorKeys {
 		if k.ID == a.KeyID {
 			key = k.PublicKey
 			break
@@ -291,18 +291,18 @@ func (g *guard) signedRequest(name string, data []byte, now time.Time) (request,
 		return request{}, fmt.Errorf("malformed signature: %d bytes, want %d", len(s.Signature), ed25519.SignatureSize)
 	}
 	msg := a.SigningBytes()
-	if v := g.verified; v == nil || v.keyID != a.KeyID || !bytes.Equal(v.sig, s.Signature) || !bytes.Equal(v.msg, msg) {
+	if v := c.verified; v == nil || v.keyID != a.KeyID || !bytes.Equal(v.sig, s.Signature) || !bytes.Equal(v.msg, msg) {
 		if !ed25519.Verify(key, msg, s.Signature) {
 			return request{}, fmt.Errorf("bad signature: key %q did not sign this answer (altered after signing, or signed with another key)", a.KeyID)
 		}
-		g.verified = &verified{keyID: a.KeyID, msg: msg, sig: s.Signature}
+		c.verified = &verified{keyID: a.KeyID, msg: msg, sig: s.Signature}
 	}
 	// Signed by an operator: now whether it is for this, here and now.
-	if want := g.answerAction(name); a.Action != want {
+	if want := c.answerAction(name); a.Action != want {
 		return request{}, fmt.Errorf("signed for %q, sent as %s", truncate(string(a.Action), 32), name)
 	}
-	info := g.info.WorkflowExecution
-	if a.RunID != info.RunID || a.WorkflowID != info.ID && !g.anyWorkflowID {
+	info := c.info.WorkflowExecution
+	if a.RunID != info.RunID || a.WorkflowID != info.ID && !c.anyWorkflowID {
 		return request{}, fmt.Errorf("signed for another execution (workflow %q run %q), not workflow %q run %q",
 			truncate(a.WorkflowID, 200), truncate(a.RunID, 64), info.ID, info.RunID)
 	}
@@ -318,11 +318,11 @@ func (g *guard) signedRequest(name string, data []byte, now time.Time) (request,
 	}
 	switch {
 	case a.Action == ActionHalt:
-		if a.HaltSeq != g.halts {
-			return request{}, fmt.Errorf("signed after halt %d, but the execution has had %d halts", a.HaltSeq, g.halts)
+		if a.HaltSeq != c.halts {
+			return request{}, fmt.Errorf("signed after halt %d, but the execution has had %d halts", a.HaltSeq, c.halts)
 		}
-	case g.pause.inForce() && a.HaltSeq != g.pause.halt.Seq:
-		return request{}, fmt.Errorf("signed for halt %d, but halt %d is in force", a.HaltSeq, g.pause.halt.Seq)
+	case c.pause.inForce() && a.HaltSeq != c.pause.halt.Seq:
+		return request{}, fmt.Errorf("signed for halt %d, but halt %d is in force", a.HaltSeq, c.pause.halt.Seq)
 	}
 	// With nothing in force, the decision's own check says so.
 	return request{ResumeRequest{Reason: a.Reason, By: a.By, Guidance: a.Guidance, Extend: a.Extend}, a.KeyID}, nil

@@ -145,9 +145,9 @@ func (c *core) called(node string, step int) *Warning {
 // node alone.
 func (c *core) loopNodes(cycleID, node string) []string {
 	if cycleID != "" {
-		for _, c := range c.state.View().Cycles {
-			if c.CycleID == cycleID {
-				return append([]string(nil), c.Nodes...)
+		for _, cy := range c.state.View().Cycles {
+			if cy.CycleID == cycleID {
+				return append([]string(nil), cy.Nodes...)
 			}
 		}
 	}

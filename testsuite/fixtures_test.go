@@ -216,7 +216,7 @@ func TestReplayErrors(t *testing.T) {
 		require.NoError(t, os.WriteFile(p, []byte(`{"events": 3}`), 0o644))
 		err := testsuite.ReplayFile(p, testsuite.ReplayOptions{})
 		require.Error(t, err)
-		assert.Contains(t, err.Error(), "not a JSON workflow history")
+		assert.Contains(t, err.Error(), "bad.json is JSON but not a workflow history")
 	})
 	t.Run("workflow not registered", func(t *testing.T) {
 		err := testsuite.ReplayFile(filepath.Join(historiesDir, "converging-guarded.json"), testsuite.ReplayOptions{})

@@ -317,6 +317,10 @@ func (r Report) String() string {
 	return b.String()
 }
 
+// runStallLimit is how long Run lets workflow code run without yielding
+// before the SDK reports a deadlock.
+const runStallLimit = 10 * time.Second
+
 // Run runs workflow (a function or a registered type name) with args in
 // Temporal's TestWorkflowEnvironment, with the guard installed on its worker,
 // and reports the outcome. When the guard halts the workflow, Run asks
@@ -327,6 +331,10 @@ func (r Report) String() string {
 // workflow is blocked and after each local activity (the guard raises its
 // loop.halted signal through one; in the test environment that signal
 // cannot be delivered, for lack of a client, and the guard logs it).
+//
+// Workflow code may run for runStallLimit (10 s) without yielding before
+// the SDK reports a deadlock, not the SDK's 1 s: a loaded machine must not
+// fail a correct test.
 //
 // Run fails t when it cannot set up the run (invalid guard options), and
 // when the workflow is not guarded under opts.Guard (Options.Workflows
@@ -349,6 +357,11 @@ func Run(t testing.TB, opts RunOptions, workflow any, args ...any) Report {
 	s.SetLogger(logger)
 	env := s.NewTestWorkflowEnvironment()
 	notices := &noticeRecorder{}
+	// A loaded machine can stall correct workflow code for the SDK's one
+	// second (TMPRL1101, "Potential deadlock detected": the README's own
+	// test failed so at load average 20); a workflow that really blocks
+	// still fails, after runStallLimit.
+	wo := worker.Options{DeadlockDetectionTimeout: runStallLimit}
 	if !o.Unguarded {
 		g, err := interceptor.New(o.Guard)
 		if err != nil {
@@ -357,8 +370,9 @@ func Run(t testing.TB, opts RunOptions, workflow any, args ...any) Report {
 		if name, err := interceptor.WorkflowTypeName(workflow); err == nil && len(o.Guard.Workflows) > 0 && !slices.Contains(o.Guard.Workflows, name) {
 			t.Fatalf("testsuite.Run: workflow %s is not guarded: Options.Workflows names %q, not %q", name, o.Guard.Workflows, name)
 		}
-		env.SetWorkerOptions(worker.Options{Interceptors: []sdkinterceptor.WorkerInterceptor{g, notices}})
+		wo.Interceptors = []sdkinterceptor.WorkerInterceptor{g, notices}
 	}
+	env.SetWorkerOptions(wo)
 	if o.Register != nil {
 		o.Register(env)
 	}

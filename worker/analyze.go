@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"sort"
 	"strings"
@@ -213,16 +214,27 @@ func runAnalyze(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	if cfg.output == "json" {
-		return out.close(sweep)
-	}
-	if len(sweep) == 1 {
+	switch {
+	case cfg.output == "json":
+		err = out.close(sweep)
+	case len(sweep) == 1:
 		printAnalysis(stdout, sweep[0])
-		return nil
+	default:
+		printSweep(stdout, sweep)
 	}
-	printSweep(stdout, sweep)
+	if err != nil {
+		return err
+	}
+	// A history that could not be read is a verdict missing: the report
+	// stands, and the exit status says it is incomplete.
+	if s := sweep[0].sum(); s.Failed > 0 {
+		return fmt.Errorf("%d of %d histories could not be read (each is named above)", s.Failed, s.Executions)
+	}
 	return nil
 }
+
+// builtinPolicies are the --policy names that are not files.
+var builtinPolicies = []string{"defaults", "tool_call"}
 
 // analyzeOptions are the guard's options of one --policy.
 func analyzeOptions(policy, workflows string) (interceptor.Options, error) {
@@ -233,6 +245,9 @@ func analyzeOptions(policy, workflows string) (interceptor.Options, error) {
 		o.Grain = interceptor.GrainToolCall
 	default:
 		data, err := os.ReadFile(policy)
+		if errors.Is(err, fs.ErrNotExist) {
+			return o, usagef("--policy %s: neither a built-in policy (%s) nor a file", policy, strings.Join(builtinPolicies, ", "))
+		}
 		if err != nil {
 			return o, &usageError{err: fmt.Errorf("--policy: %w", err)}
 		}
@@ -246,7 +261,8 @@ func analyzeOptions(policy, workflows string) (interceptor.Options, error) {
 	return o, nil
 }
 
-// analyzeFiles reads the named files and folders' *.json histories, runs
+// analyzeFiles reads the named files and the histories in the named
+// folders and those under them (history.HistoryFiles), runs
 // continued as new after the runs they continue.
 func analyzeFiles(paths []string, opts []history.Options, sweep []*judged, each func(history.Execution, *judged), stderr io.Writer) error {
 	var files []string
@@ -585,6 +601,10 @@ reports, per execution, every warning and halt, and a summary.
 Usage:
   %[1]s %[2]s [flags] FILE|DIR...     histories exported with temporal workflow show --output json
   %[1]s %[2]s [flags] --query QUERY   the executions a visibility query selects, read from the server
+
+A folder is read with the folders under it: its *.json and *.json.gz files
+(manifest.json aside). The exit status is 1 when a history could not be read
+(the report covers the others), 2 for bad flags or policy.
 
 Connection (--query) follows the temporal CLI: --address and --namespace, else
 TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TLS and profile settings.

@@ -97,12 +97,14 @@ func TestAnalyzeCommand(t *testing.T) {
 }
 
 // TestAnalyzeCommandBadInput: a file that is not a history is reported on
-// stderr by name, and the rest are analysed; bad flags are usage errors.
+// stderr by name, and the rest are analysed, the exit status saying the
+// report lacks one (TestAnalyzeBadInput has each kind); bad flags are
+// usage errors.
 func TestAnalyzeCommandBadInput(t *testing.T) {
 	bad := filepath.Join(t.TempDir(), "bad.json")
 	require.NoError(t, os.WriteFile(bad, []byte(`{"events": [`), 0o644))
 	out, stderr, err := runAnalyzeArgs(t, bad, filepath.Join(fixtureHistories, "unguarded-identical-patch.json"))
-	require.NoError(t, err)
+	require.EqualError(t, err, "1 of 2 histories could not be read (each is named above)")
 	assert.Contains(t, stderr, bad)
 	assert.Contains(t, out, "2 histories (1 guarded under defaults)")
 	assert.Contains(t, out, "1 histories could not be read")

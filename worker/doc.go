@@ -35,8 +35,9 @@
 // node rules, default thresholds), overlaid with the --policy file, then
 // with --on-halt and --pause-timeout. Its SupervisorWorkflowID is the
 // Supervisor workflow (--supervisor-id, default "loopguard-supervisor"),
-// which the worker starts unless it is running; query "halted" on it lists
-// every halt. Its SearchAttribute is LoopGuardState with the embedded
+// which the worker starts unless it is running; query "halted" on it
+// returns a log of the newest halts signalled to it, answered or not (not
+// a list of the workflows halted now: the search attribute's query is). Its SearchAttribute is LoopGuardState with the embedded
 // server; on an external server it is --search-attribute (which must be a
 // registered Keyword) or, by default, LoopGuardState when the namespace has
 // it registered.

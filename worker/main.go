@@ -17,6 +17,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/loopguard/loopguard/interceptor"
+	"github.com/loopguard/loopguard/workflows"
 )
 
 func main() {
@@ -226,10 +227,11 @@ func printBanner(w io.Writer, cfg config, b *backend, metrics *metricsServer) {
 	fmt.Fprintf(w, "  namespace        %s\n", b.namespace)
 	fmt.Fprintf(w, "  task queue       %s\n", cfg.taskQueue)
 	if cfg.supervisorID != "" {
-		fmt.Fprintf(w, "  supervisor       %s (query %q lists the halted workflows)\n", cfg.supervisorID, "halted")
+		fmt.Fprintf(w, "  supervisor       %s (query %q: a log of the newest %d halts signalled to it, answered or not)\n",
+			cfg.supervisorID, workflows.HaltedQuery, workflows.SupervisorMaxHalts)
 	}
 	if b.searchAttribute != "" {
-		fmt.Fprintf(w, "  search attribute %s (paused: %s)\n", b.searchAttribute, interceptor.PausedQuery(b.searchAttribute))
+		fmt.Fprintf(w, "  search attribute %s (every halt waiting for an answer: %s)\n", b.searchAttribute, interceptor.HaltsQuery(b.searchAttribute))
 	}
 	if metrics != nil {
 		fmt.Fprintf(w, "  metrics          http://%s/metrics\n", metrics.addr)

@@ -422,3 +422,24 @@ func TestDemoProgressOnTerminal(t *testing.T) {
 	require.NoError(t, d.wait(testContext(t, 5*time.Second), results))
 	assert.Equal(t, "waiting: 2/2 settled (1 halted)\n", out.String())
 }
+
+// TestGettingStartedShowsTheBanner: the demo's banner in
+// docs/getting-started.md is what the worker prints (it once said the
+// supervisor's query listed the halted workflows; it is a log of halts).
+func TestGettingStartedShowsTheBanner(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "docs", "getting-started.md"))
+	require.NoError(t, err)
+	cfg := config{taskQueue: workflows.TaskQueue, supervisorID: defaultSupervisorID}
+	var out bytes.Buffer
+	printBanner(&out, cfg, &backend{namespace: "default", searchAttribute: defaultSearchAttribute}, nil)
+	checked := 0
+	for _, l := range strings.Split(out.String(), "\n") {
+		for _, field := range []string{"  namespace ", "  task queue ", "  supervisor ", "  search attribute "} {
+			if strings.HasPrefix(l, field) {
+				checked++
+				assert.Contains(t, string(doc), l+"\n", "docs/getting-started.md's banner")
+			}
+		}
+	}
+	assert.Equal(t, 4, checked, "banner lines checked")
+}

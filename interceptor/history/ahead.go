@@ -22,11 +22,12 @@ import (
 //   - the guard's version marker and pinned options (recordedGuard): to
 //     the end of the first completed workflow task's markers;
 //   - with Options.AsRecorded only, the guard's loop.halted local
-//     activity (attempt): to its echo, the loop.halted signal, and to
-//     the call the halt held, which comes once the halt ended; and the
-//     end of a halt read as the halt handler's (handled): to the first
-//     call carrying its guidance. A recorded halt that pauses is judged
-//     once its answer is in the history.
+//     activity (attempt): to its echo, the loop.halted signal (before the
+//     next workflow task ends), and to the call the halt held, which
+//     comes once the halt ended; and the end of a halt read as the halt
+//     handler's (handled): to the first call carrying its guidance. A
+//     recorded halt that pauses is judged once its answer is in the
+//     history: what the guard did there is known no sooner.
 //
 // So without AsRecorded (what a watcher of running executions judges),
 // the reader holds at most the events of one workflow task ahead.
@@ -145,18 +146,22 @@ func (r *runReader) attempt(i int) {
 
 // echoed finds the echo of the halt raised at event i, the loop.halted
 // signal of its local activity: the first not matched to a halt yet after
-// it or (a workflow task that failed and was retried, guard version 1)
-// before it. With commit it matches it (and notes a payload that does not
+// it, before the next workflow task ends, or (a workflow task that failed
+// and was retried, guard version 1) before it. With commit it matches it (and notes a payload that does not
 // decode as a problem).
 func (r *runReader) echoed(i int, commit bool) (ev interceptor.HaltEvent, found, decided bool) {
-	for k := i + 1; k < r.end(); k++ {
-		if e := r.at(k); r.unmatchedEcho(e) {
-			ev, found = r.echo(e, commit)
-			if found {
+	for k := i + 1; k < r.end() && !decided; k++ {
+		switch e := r.at(k); {
+		case r.unmatchedEcho(e):
+			if ev, found = r.echo(e, commit); found {
 				return ev, true, true
 			}
 			decided = true
-			break
+		case taskEnds(e):
+			// The local activity signalled while its workflow task ran:
+			// the server wrote the signal when that task completed, before
+			// any later task ends. None by then: it failed to signal.
+			decided = true
 		}
 	}
 	if !decided && !r.closed {
@@ -172,6 +177,15 @@ func (r *runReader) echoed(i int, commit bool) (ev interceptor.HaltEvent, found,
 		return ev, found, true
 	}
 	return ev, false, true
+}
+
+// taskEnds reports whether e ends a workflow task.
+func taskEnds(e *historypb.HistoryEvent) bool {
+	switch e.GetEventType() {
+	case enumspb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED, enumspb.EVENT_TYPE_WORKFLOW_TASK_FAILED, enumspb.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT:
+		return true
+	}
+	return false
 }
 
 // unmatchedEcho reports whether e is a loop.halted signal not matched to

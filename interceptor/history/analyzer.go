@@ -148,8 +148,9 @@ func Sweep(paths []string, opts []Options, each func(i int, ex Execution)) ([]Su
 	return sums, nil
 }
 
-// AnalyzeDir analyses every *.json history in dir (manifest.json
-// excepted) and returns the report.
+// AnalyzeDir analyses every history HistoryFiles finds in dir and the
+// folders under it (*.json and *.json.gz, manifest.json excepted) and
+// returns the report.
 func AnalyzeDir(dir string, opts Options) (Analysis, error) {
 	files, err := HistoryFiles(dir)
 	if err != nil {

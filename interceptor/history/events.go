@@ -110,13 +110,11 @@ func (r *runReader) call(i int, e *historypb.HistoryEvent, kind interceptor.Call
 	}
 }
 
+// nodeName names a call as the guard does (Judge.Node): a NodeName hook
+// that panics names it by its type, as live, rather than failing the
+// history.
 func (r *runReader) nodeName(kind interceptor.CallKind, typ string, args []any) string {
-	if f := r.opts.Guard.NodeName; f != nil {
-		if n := f(interceptor.Call{Kind: kind, Type: typ, Args: args}); n != "" {
-			return n
-		}
-	}
-	return typ
+	return r.judge.Node(kind, typ, args)
 }
 
 // args decodes a call's arguments for Options.NodeName, each into the

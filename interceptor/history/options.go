@@ -21,8 +21,9 @@ type Options struct {
 	// AsRecorded judges a history recorded with the guard under the
 	// options it pinned, with its guard version, and follows the
 	// decisions it holds at each halt: the analysis then tells what the
-	// guard did. Histories recorded without the guard are judged under
-	// Guard.
+	// guard did. Histories recorded without the guard are not guarded
+	// (NotGuarded "recorded without the guard"): the guard did nothing to
+	// them.
 	AsRecorded bool
 	// DataConverter is the workers' data converter, with their codecs.
 	// Default: the SDK's default converter.

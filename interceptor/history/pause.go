@@ -42,7 +42,7 @@ const PauseIdentity = "loopguard-watch"
 const pauseRequestPrefix = "loopguard-halt:"
 
 // PauseRequestID is the request id of the pause that answers halt haltSeq
-// of run runID of workflowID. It is derived from the halt alone, so that
+// of run runID (the run the watcher pauses) of workflowID. It is derived from the halt alone, so that
 // a watcher restarted at any moment, or two watchers, ask for the same
 // pause: the server takes a repeated pause with the request id of the
 // pause in force as done. The run id alone names the run (a UUID): the
@@ -112,6 +112,21 @@ type Pause struct {
 	UnpauseReason string `json:"unpauseReason,omitempty"`
 }
 
+// requestedHalt is the halt seq a PauseRequestID names (0: not one). The
+// run id in it is not compared: a reset run's history names its base
+// run, where the watcher names the run it pauses.
+func requestedHalt(requestID string) int {
+	rest, ok := strings.CutPrefix(requestID, pauseRequestPrefix)
+	if !ok {
+		return 0
+	}
+	seq, err := strconv.Atoi(rest[strings.LastIndexByte(rest, ':')+1:])
+	if err != nil || seq <= 0 {
+		return 0
+	}
+	return seq
+}
+
 // ByWatcher reports whether a watcher paused (its request id is a
 // PauseRequestID).
 func (p *Pause) ByWatcher() bool { return strings.HasPrefix(p.RequestID, pauseRequestPrefix) }
@@ -135,9 +150,10 @@ func (r *runReader) paused(e *historypb.HistoryEvent) {
 	}
 	if r.pausable() {
 		waiting := unanswered(r.judge.Judged(), r.ex.Pauses)
+		seq := requestedHalt(p.RequestID)
 		for _, ev := range waiting {
-			if p.RequestID == PauseRequestID(r.ex.WorkflowID, r.ex.RunID, ev.Seq) {
-				p.HaltSeq = ev.Seq
+			if ev.Seq == seq {
+				p.HaltSeq = seq
 			}
 		}
 		if p.HaltSeq == 0 && len(waiting) > 0 {

@@ -37,12 +37,14 @@ type Reader struct {
 	run  *runReader
 	// final is the current run's analysis once the run closed.
 	final *Execution
-	// runs are the analyses of the chain's runs before the current one.
-	runs []Execution
 	// nextRun and carried are the run the current one continued as new
 	// into and the state it hands over.
 	nextRun string
 	carried *openChain
+	// closed is set by Close: no event comes any more.
+	closed bool
+	// cursor is the id of the last event added to the current run.
+	cursor int64
 }
 
 // NewReader returns a Reader judging under opts, or an error naming the
@@ -62,6 +64,9 @@ func NewReader(opts Options) (*Reader, error) {
 // with its run, events out of any order a server writes); the Reader
 // then judges no more and Execution's Err is that error.
 func (r *Reader) Add(events ...*historypb.HistoryEvent) error {
+	if r.closed && len(events) > 0 {
+		return errors.New("history: events added after Close")
+	}
 	for len(events) > 0 {
 		if err := r.err(); err != nil {
 			return err
@@ -72,7 +77,6 @@ func (r *Reader) Add(events ...*historypb.HistoryEvent) error {
 				return fmt.Errorf("event %d (%s) after the run closed: a continued run starts with %s",
 					e.GetEventId(), eventName(e), enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED)
 			}
-			r.runs = append(r.runs, *r.final)
 			r.final, r.run = nil, nil
 		}
 		if r.run == nil {
@@ -84,6 +88,9 @@ func (r *Reader) Add(events ...*historypb.HistoryEvent) error {
 				n = k + 1
 				break
 			}
+		}
+		if n > 0 {
+			r.cursor = events[n-1].GetEventId()
 		}
 		r.run.add(events[:n])
 		events = events[n:]
@@ -122,8 +129,18 @@ func (r *Reader) finish() {
 	r.nextRun, r.carried = r.run.next()
 }
 
+// Cursor is the id of the last event added to the current run (0: none
+// yet): a follower whose long poll ended reads the history again and adds
+// the events after it. (Server v1.32.1 ends the long poll of a paused
+// execution's history at once, as it ends a closed one's: it waits only
+// while the execution is Running.)
+func (r *Reader) Cursor() int64 { return r.cursor }
+
 // Execution is the analysis of the current run so far: the verdicts of
-// the events judged, up to LastEvent. Once the run closed, it is final.
+// the events judged, up to LastEvent. Once the run closed, it is final
+// (Closed), until the first event of the run it continued as new into
+// comes: the Reader keeps the state that run carries over, not the
+// analysis of the runs before it.
 func (r *Reader) Execution() Execution {
 	if r.final != nil {
 		return *r.final
@@ -134,13 +151,11 @@ func (r *Reader) Execution() Execution {
 	return r.run.execution(false)
 }
 
-// Runs are the final analyses of the chain's runs before the current one.
-func (r *Reader) Runs() []Execution { return r.runs }
-
 // Close ends the history: no event will come any more (the run closed, or
 // the caller stops reading). The events held are judged as the end of the
 // history leaves them, and the current run's final analysis returned.
 func (r *Reader) Close() Execution {
+	r.closed = true
 	if r.final != nil {
 		return *r.final
 	}

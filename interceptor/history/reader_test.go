@@ -1,6 +1,7 @@
 package history
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -102,7 +103,11 @@ func feed(t *testing.T, opts Options, chain []*historypb.History, want []Executi
 	if err != nil {
 		t.Fatal(err)
 	}
+	var got []Execution
 	for n, h := range chain {
+		if n > 0 {
+			got = append(got, r.Execution()) // the run before, closed
+		}
 		evs := h.GetEvents()
 		// lastTask is the last workflow task scheduled or started fed
 		// after the first completed one (whose markers the run's start
@@ -127,6 +132,9 @@ func feed(t *testing.T, opts Options, chain []*historypb.History, want []Executi
 			if err != nil {
 				break
 			}
+			if got := r.Cursor(); got != evs[k-1].GetEventId() {
+				t.Fatalf("cursor %d after adding up to event %d", got, evs[k-1].GetEventId())
+			}
 			if r.final != nil {
 				continue
 			}
@@ -138,8 +146,7 @@ func feed(t *testing.T, opts Options, chain []*historypb.History, want []Executi
 			}
 		}
 	}
-	got := append(r.Runs(), r.Close())
-	return got
+	return append(got, r.Close())
 }
 
 // prefix checks that so far is what is judged of want up to its last
@@ -276,5 +283,44 @@ func TestAnalyzeDamagedHistories(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestReaderBadInput: a Reader given no history, a history that does not
+// start with its run, a nil event, or an event after its run closed gets
+// an error that says so, never a panic; a closed Reader takes no more.
+func TestReaderBadInput(t *testing.T) {
+	started := newBuilder(t).evs[0]
+	completed := &historypb.HistoryEvent{EventId: 2, EventType: enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED}
+	signal := &historypb.HistoryEvent{EventId: 3, EventType: enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED}
+	tests := []struct {
+		name   string
+		events []*historypb.HistoryEvent
+		want   string
+	}{
+		{"nothing", nil, "no history events"},
+		{"no start", []*historypb.HistoryEvent{signal}, "does not start with WorkflowExecutionStarted"},
+		{"nil event", []*historypb.HistoryEvent{nil}, "does not start with WorkflowExecutionStarted"},
+		{"after the close", []*historypb.HistoryEvent{started, completed, signal}, "event 3 (WorkflowExecutionSignaled) after the run closed"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := NewReader(Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			addErr := r.Add(tt.events...)
+			ex := r.Close()
+			err = cmp.Or(addErr, ex.Err)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("error %v, want one saying %q", err, tt.want)
+			}
+			if again := r.Add(started); again == nil {
+				t.Fatalf("a closed Reader took more events")
+			}
+		})
+	}
+	if _, err := NewReader(Options{Guard: interceptor.Options{MaxCycleIterations: -1}}); err == nil {
+		t.Fatal("invalid guard options: no error")
 	}
 }

@@ -209,8 +209,14 @@ func (r *runReader) start() bool {
 		ex.FirstCall = c.calls + 1
 		j.NextRun(info, now)
 	} else {
+		guard := r.opts.Guard
+		if r.opts.AsRecorded && version == 0 {
+			// Recorded without the guard, the run was not guarded, whatever
+			// the options say (the demo's supervisor was listed as guarded).
+			guard.Retire = true
+		}
 		var err error
-		if j, err = interceptor.NewJudge(r.opts.Guard); err != nil {
+		if j, err = interceptor.NewJudge(guard); err != nil {
 			ex.Err = err
 			return true
 		}

@@ -304,6 +304,10 @@ func TestDocLinksResolve(t *testing.T) {
 			}
 			where := fmt.Sprintf("%s:%d", d.path, line(d.text, m[0]))
 			file, frag, _ := strings.Cut(target, "#")
+			// A page that links to itself by name sends the reader to its
+			// top (operations.md once did, for a section of its own).
+			assert.False(t, file != "" && filepath.ToSlash(filepath.Join(filepath.Dir(d.path), file)) == d.path,
+				"%s links to its own page (%s): link the section, #anchor", where, target)
 			path := d.path
 			if file != "" {
 				path = filepath.ToSlash(filepath.Join(filepath.Dir(d.path), file))
@@ -390,6 +394,13 @@ func TestReadmeDetectionFiguresAreMeasured(t *testing.T) {
 	_, sec, ok := strings.Cut(readme, "## How well it detects\n")
 	require.True(t, ok, "README has a section \"How well it detects\"")
 	sec, _, _ = strings.Cut(sec, "\n## ")
+	// Rows labelled tune / check are figures on data the budgets were tuned
+	// on, beside held-out ones: the section must not say nobody tuned on
+	// them (it once did).
+	if strings.Contains(sec, "tune") {
+		assert.NotRegexp(t, `(?i)nobody[^.]*tun|untuned|not tuned`, sec, "README's detection section labels rows tune and says nobody tuned on them")
+		assert.Contains(t, sec, "held-out", "README's detection section says which half is held out")
+	}
 	figure := regexp.MustCompile(`\d+/\d+|\d+(\.\d+)?×`)
 	n := 0
 	for _, line := range strings.Split(sec, "\n") {
@@ -462,4 +473,58 @@ func requireBound(t *testing.T, field string, ok, bad int64) {
 	if assert.True(t, errors.As(err, &oe), "configuration.md: %s refuses %d", field, bad) {
 		assert.Equal(t, field, oe.Field)
 	}
+}
+
+// TestAnalysisFiguresAgree: analysis.md's example summary line is the
+// defaults column of its own table (it once said 779 halts where the table
+// said 659), and a duration it quotes for a command is the one
+// measurements.md gives that command (it once said 13.5 minutes where
+// measurements.md said 10 min 44 s).
+func TestAnalysisFiguresAgree(t *testing.T) {
+	read := func(p string) string {
+		b, err := os.ReadFile(filepath.Join(root, p))
+		require.NoError(t, err)
+		return string(b)
+	}
+	analysis, measurements := read("docs/analysis.md"), read("docs/measurements.md")
+
+	line := regexp.MustCompile(`(\d+) histories \(\d+ guarded under defaults\), (\d+) calls: (\d+) would be warned, (\d+) would halt \((\d+) halts\), (\d+) calls saved`).FindStringSubmatch(analysis)
+	require.NotNil(t, line, "analysis.md's example summary line")
+	column := map[string]string{}
+	for _, row := range regexp.MustCompile(`(?m)^\| ([a-z_ ]+?) +\| ([\d,]+) \|`).FindAllStringSubmatch(analysis, -1) {
+		column[row[1]] = strings.ReplaceAll(row[2], ",", "")
+	}
+	for i, name := range []string{"histories", "calls", "would warn", "would halt", "halts", "calls saved"} {
+		assert.Equal(t, column[name], line[i+1], "analysis.md: the summary line's %s, and the table's defaults column", name)
+	}
+
+	// A duration quoted just before an indented command.
+	quoted := regexp.MustCompile(`(\d+(?:\.\d+)? minutes|\d+ min \d+ s)\):\n\n    (go [^\n]+)`).FindAllStringSubmatch(analysis, -1)
+	require.NotEmpty(t, quoted, "analysis.md quotes a duration for a command")
+	for _, q := range quoted {
+		found := false
+		for _, row := range strings.Split(measurements, "\n") {
+			if strings.Contains(row, "`"+q[2]+"`") {
+				found = true
+				assert.Contains(t, row, q[1], "analysis.md quotes %s for %s; measurements.md's row does not", q[1], q[2])
+			}
+		}
+		assert.True(t, found, "measurements.md has no row for %s", q[2])
+	}
+}
+
+// TestDocsQuoteTheHaltsQuery: a page that gives the listing of every halt
+// (the guard's and Workflow Pause's) gives interceptor.HaltsQuery's, so
+// that operators copy a query that finds both.
+func TestDocsQuoteTheHaltsQuery(t *testing.T) {
+	want := interceptor.HaltsQuery("LoopGuardState")
+	quoted := 0
+	for _, d := range markdown(t) {
+		text := strings.Join(strings.Fields(d.text), " ") // queries wrapped over lines
+		for _, m := range regexp.MustCompile(`(?:^|[\s'\x60])(\(?LoopGuardState STARTS_WITH[^'\x60]*?ExecutionStatus = "Paused")`).FindAllStringSubmatch(text, -1) {
+			quoted++
+			assert.Equal(t, want, m[1], "%s gives a listing of every halt that is not interceptor.HaltsQuery", d.path)
+		}
+	}
+	assert.GreaterOrEqual(t, quoted, 3, "README, halts.md and operations.md give it")
 }

@@ -1,57 +1,25 @@
 package docs
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// readmeHarness wraps the README's Go blocks, in order: the first is the
-// body of a function given a client, the second declares the workflow and
-// its halt handler, the third is the body of a test given the options.
-const readmeHarness = `package readme
-
-import (
-	"context"
-	"log"
-	"testing"
-	"time"
-
-	"github.com/stretchr/testify/require"
-	"go.temporal.io/sdk/client"
-	sdkinterceptor "go.temporal.io/sdk/interceptor"
-	"go.temporal.io/sdk/worker"
-	"go.temporal.io/sdk/workflow"
-
-	"github.com/loopguard/loopguard/interceptor"
-	"github.com/loopguard/loopguard/testsuite"
-)
-
-func CallModel(context.Context, []string) (string, error) { return "DONE", nil }
-
-func register(c client.Client) error {
-%s
-	_ = w
-	return nil
-}
-
-%s
-
-func testIt(t *testing.T, opts interceptor.Options) {
-%s
-}
-`
-
-// TestReadmeCodeCompiles: the README's Go snippets are what a new user
-// copies; they compile and vet against the current API.
-func TestReadmeCodeCompiles(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the go command")
-	}
+// readmeGoBlocks returns the README's Go blocks, in order: registering the
+// guard, the workflow and its halt handler, the test.
+func readmeGoBlocks(t *testing.T) []string {
+	t.Helper()
 	data, err := os.ReadFile(filepath.Join(root, "README.md"))
 	require.NoError(t, err)
 	var blocks []string
@@ -66,9 +34,96 @@ func TestReadmeCodeCompiles(t *testing.T) {
 		rest = rest[end:]
 	}
 	require.Len(t, blocks, 3, "the README's Go blocks: registering, the workflow, the test")
-	src := strings.Replace(readmeHarness, "%s", blocks[0], 1)
-	src = strings.Replace(src, "%s", blocks[1], 1)
-	src = strings.Replace(src, "%s", blocks[2], 1)
+	return blocks
+}
+
+// parseBlock parses a README block as a file of package readme.
+func parseBlock(t *testing.T, fset *token.FileSet, i int, block string) *ast.File {
+	t.Helper()
+	f, err := parser.ParseFile(fset, "README block "+strconv.Itoa(i+1), "package readme\n"+block, parser.ParseComments)
+	require.NoError(t, err, "README Go block %d does not parse as Go declarations", i+1)
+	return f
+}
+
+// TestReadmeCodeShowsItsImports: a new user copies the README's blocks
+// with their imports, so each block imports exactly the packages it uses
+// (the sdk's interceptor package as sdkinterceptor beside ours: an alias
+// nobody should have to guess).
+func TestReadmeCodeShowsItsImports(t *testing.T) {
+	fset := token.NewFileSet()
+	for i, block := range readmeGoBlocks(t) {
+		f := parseBlock(t, fset, i, block)
+		imported := map[string]bool{}
+		for _, spec := range f.Imports {
+			path, err := strconv.Unquote(spec.Path.Value)
+			require.NoError(t, err)
+			name := path[strings.LastIndex(path, "/")+1:]
+			if spec.Name != nil {
+				name = spec.Name.Name
+			}
+			imported[name] = true
+		}
+		// Package names are the identifiers the parser cannot resolve in
+		// the block that select something.
+		unresolved := map[*ast.Ident]bool{}
+		for _, id := range f.Unresolved {
+			unresolved[id] = true
+		}
+		used := map[string]bool{}
+		ast.Inspect(f, func(n ast.Node) bool {
+			if sel, ok := n.(*ast.SelectorExpr); ok {
+				if id, ok := sel.X.(*ast.Ident); ok && unresolved[id] {
+					used[id.Name] = true
+				}
+			}
+			return true
+		})
+		assert.Equal(t, sortedKeys(used), sortedKeys(imported), "README Go block %d: the packages it uses, and those it imports", i+1)
+	}
+}
+
+func sortedKeys(m map[string]bool) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// TestReadmeCodeCompiles: the README's Go snippets are what a new user
+// copies; together, as one package, they compile and vet against the
+// current API, with nothing but a stub activity added.
+func TestReadmeCodeCompiles(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the go command")
+	}
+	fset := token.NewFileSet()
+	imports := map[string]bool{`"context"`: true} // the stub's
+	var decls strings.Builder
+	for i, block := range readmeGoBlocks(t) {
+		f := parseBlock(t, fset, i, block)
+		for _, spec := range f.Imports {
+			name := ""
+			if spec.Name != nil {
+				name = spec.Name.Name + " "
+			}
+			imports[name+spec.Path.Value] = true
+		}
+		// The declarations, from the end of the imports on.
+		start := 0
+		for _, d := range f.Decls {
+			if g, ok := d.(*ast.GenDecl); ok && g.Tok == token.IMPORT {
+				start = fset.Position(g.End()).Offset - len("package readme\n")
+			}
+		}
+		decls.WriteString(block[start:] + "\n")
+	}
+	src := "package readme\n\nimport (\n"
+	for _, imp := range sortedKeys(imports) {
+		src += "\t" + imp + "\n"
+	}
+	src += ")\n\nfunc CallModel(context.Context, []string) (string, error) { return \"DONE\", nil }\n" + decls.String()
 
 	// A package inside the module (testdata, so ./... never sees it), so
 	// that its imports resolve as the repository's own.

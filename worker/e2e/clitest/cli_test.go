@@ -25,6 +25,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -58,6 +60,25 @@ var cliVersionFile string
 
 var cliVersion = strings.TrimSpace(cliVersionFile)
 
+// cliLdflags stamps the version into the CLI as its release build
+// (goreleaser) does: built with plain go install, `temporal --version`
+// says 0.0.0-DEV.
+func cliLdflags() string {
+	return "-X github.com/temporalio/cli/temporalcli.Version=" + strings.TrimPrefix(cliVersion, "v")
+}
+
+// reportsVersion checks that the CLI at bin says it is cliVersion.
+func reportsVersion(bin string) error {
+	out, err := exec.Command(bin, "--version").Output()
+	if err != nil {
+		return fmt.Errorf("%s --version: %w", bin, err)
+	}
+	if want := "temporal version " + strings.TrimPrefix(cliVersion, "v") + " "; !strings.HasPrefix(string(out), want) {
+		return fmt.Errorf("%s says %q, not version %s", bin, strings.TrimSpace(string(out)), cliVersion)
+	}
+	return nil
+}
+
 func executable(path string) error {
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -77,6 +98,9 @@ func temporalCLI(t *testing.T) string {
 		if err := executable(p); err != nil {
 			t.Fatalf("LOOPGUARD_TEMPORAL_CLI=%s: %v (under .ci/run: the build of the temporal CLI %s failed, see its output above)", p, err, cliVersion)
 		}
+		if err := reportsVersion(p); err != nil {
+			t.Fatalf("LOOPGUARD_TEMPORAL_CLI: %v", err)
+		}
 		return p
 	}
 	cache, err := os.UserCacheDir()
@@ -86,9 +110,13 @@ func temporalCLI(t *testing.T) string {
 	dir := filepath.Join(cache, "loopguard", "temporal-cli-"+cliVersion)
 	bin := filepath.Join(dir, "temporal")
 	if executable(bin) == nil {
-		return bin
+		err := reportsVersion(bin)
+		if err == nil {
+			return bin
+		}
+		t.Logf("building the CLI again: %v", err) // built before it was stamped: a link, when the build cache has it
 	}
-	howto := fmt.Sprintf("build it once with\n\tGOBIN=%s go install %s@%s\n(or run `bash .ci/run`)", dir, cliModule, cliVersion)
+	howto := fmt.Sprintf("build it once with\n\tGOBIN=%s go install -ldflags '%s' %s@%s\n(or run `bash .ci/run`)", dir, cliLdflags(), cliModule, cliVersion)
 	if testing.Short() {
 		t.Skipf("the temporal CLI %s is not built yet (-short): %s", cliVersion, howto)
 	}
@@ -104,7 +132,7 @@ func temporalCLI(t *testing.T) string {
 	ctx, cancel := context.WithTimeout(context.Background(), budget)
 	defer cancel()
 	began := time.Now()
-	cmd := exec.CommandContext(ctx, "go", "install", cliModule+"@"+cliVersion)
+	cmd := exec.CommandContext(ctx, "go", "install", "-ldflags", cliLdflags(), cliModule+"@"+cliVersion)
 	cmd.Dir = t.TempDir() // outside this module
 	cmd.Env = append(os.Environ(), "GOBIN="+dir, "GOWORK=off")
 	out, err := cmd.CombinedOutput()
@@ -112,6 +140,9 @@ func temporalCLI(t *testing.T) string {
 		t.Fatalf("cannot build the temporal CLI in %v (go install %s@%s): %v\n%s\n%s", time.Since(began).Round(time.Second), cliModule, cliVersion, errors.Join(err, ctx.Err()), tail(out, 40), howto)
 	}
 	t.Logf("built the temporal CLI in %v", time.Since(began).Round(time.Second))
+	if err := reportsVersion(bin); err != nil {
+		t.Fatal(err)
+	}
 	return bin
 }
 
@@ -333,4 +364,23 @@ func TestCLI(t *testing.T) {
 		assert.Zero(t, info.WorkflowTaskFailures)
 		fmt.Println("replayed", path, "exported by temporal workflow show")
 	})
+}
+
+// TestDocsStateTheCLIBuildLimits: what docs/getting-started.md says of the
+// CLI's build is what .ci/run and this test do (it once said a 40-minute
+// build fitted the 30-minute -timeout).
+func TestDocsStateTheCLIBuildLimits(t *testing.T) {
+	read := func(p string) string {
+		b, err := os.ReadFile(filepath.Join("..", "..", "..", p))
+		require.NoError(t, err)
+		return strings.Join(strings.Fields(string(b)), " ")
+	}
+	doc, ci := read("docs/getting-started.md"), read(".ci/run")
+	minutes := func(d time.Duration) string { return strconv.Itoa(int(d / time.Minute)) }
+	ciLimit := regexp.MustCompile(`timeout (\d+)m go install`).FindStringSubmatch(ci)
+	require.NotNil(t, ciLimit, ".ci/run bounds the CLI's build")
+	assert.Contains(t, doc, "before the tests, giving it "+ciLimit[1]+" minutes", ".ci/run's limit")
+	assert.Contains(t, doc, "giving it at most "+minutes(buildTimeout)+" minutes and leaving the test "+minutes(testNeeds), "this test's limits")
+	assert.Contains(t, doc, "`temporal --version` says "+strings.TrimPrefix(cliVersion, "v"), "the stamped version")
+	assert.Contains(t, ci, cliLdflags()[:strings.Index(cliLdflags(), "=")], ".ci/run stamps the version as this test does")
 }
