@@ -63,7 +63,7 @@ func PauseReason(ev interceptor.HaltEvent) string {
 	if ev.MaxIterations > 0 {
 		loop = fmt.Sprintf(", loop %d/%d", ev.Iteration, ev.MaxIterations)
 	}
-	const evidence = "; evidence: worker watch status / loop.halted memo"
+	const evidence = "; evidence: watcher log and /status, or worker analyze"
 	node := ev.Node
 	head := fmt.Sprintf("loopguard: %s on ", ev.Detector)
 	if over := len(head) + len(node) + len(loop) + len(evidence) - maxPauseReason; over > 0 {

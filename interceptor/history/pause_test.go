@@ -160,11 +160,11 @@ func TestPauseRequestIDAndReason(t *testing.T) {
 		}
 	}
 	ev := interceptor.HaltEvent{Detector: "identical_output", Node: "Think", Iteration: 3, MaxIterations: 8}
-	if got, want := PauseReason(ev), "loopguard: identical_output on Think, loop 3/8; evidence: worker watch status / loop.halted memo"; got != want {
+	if got, want := PauseReason(ev), "loopguard: identical_output on Think, loop 3/8; evidence: watcher log and /status, or worker analyze"; got != want {
 		t.Errorf("PauseReason = %q, want %q", got, want)
 	}
 	ev.Node = strings.Repeat("é", 300)
-	if got := PauseReason(ev); len(got) >= 255 || !strings.HasSuffix(got, "…, loop 3/8; evidence: worker watch status / loop.halted memo") {
+	if got := PauseReason(ev); len(got) >= 255 || !strings.HasSuffix(got, "…, loop 3/8; evidence: watcher log and /status, or worker analyze") {
 		t.Errorf("PauseReason of a long node: %d bytes: %q", len(got), got)
 	}
 }

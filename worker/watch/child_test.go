@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 	"testing"
@@ -46,6 +47,9 @@ func TestWatchChild(t *testing.T) {
 	if addr == "" {
 		t.Skip("the lag benchmark's watcher process (TestWatchLag with LOOPGUARD_WATCH_CHILD=1)")
 	}
+	if os.Getenv("LOOPGUARD_WATCH_HEAPPROFILE") != "" {
+		runtime.MemProfileRate = 4096
+	}
 	c, err := client.Dial(client.Options{HostPort: addr, Logger: discardLogger()})
 	if err != nil {
 		t.Fatal(err)
@@ -66,6 +70,13 @@ func TestWatchChild(t *testing.T) {
 		runtime.ReadMemStats(&ms)
 		var ru syscall.Rusage
 		_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+		if path := os.Getenv("LOOPGUARD_WATCH_HEAPPROFILE"); path != "" {
+			// Where the heap goes: the last sample's profile.
+			if f, err := os.Create(path); err == nil {
+				_ = pprof.WriteHeapProfile(f)
+				_ = f.Close()
+			}
+		}
 		b, _ := json.Marshal(childSample{CPU: time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), Heap: ms.HeapAlloc, Status: w.Status()})
 		fmt.Printf("CHILD %s\n", b)
 	}

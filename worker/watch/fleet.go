@@ -52,6 +52,9 @@ const (
 	// refuses heartbeat details above 2 MB (blob size limit), and a run's
 	// cursor takes about 120 bytes of JSON.
 	MaxHeartbeatRuns = 5000
+	// MaxHeartbeatHalts bounds the halted runs a heartbeat lists, for the
+	// same limit (about 250 bytes each).
+	MaxHeartbeatHalts = 1000
 )
 
 // retryPolicy retries a shard forever: the first retry after a second,
@@ -130,6 +133,24 @@ type ShardProgress struct {
 	Halts    int         `json:"halts"`
 	Pauses   int         `json:"pauses"`
 	Refusal  *Refusal    `json:"refusal,omitempty"`
+	// Halted are the followed runs with a halt, each with its newest
+	// halt, the first MaxHeartbeatHalts by workflow id: the fleet's
+	// listing of its halts (the full evidence is in the shard's log).
+	Halted []ShardHalt `json:"halted,omitempty"`
+}
+
+// ShardHalt is a followed run's newest halt, as a shard lists it.
+type ShardHalt struct {
+	WorkflowID string `json:"workflowId"`
+	RunID      string `json:"runId"`
+	Call       int    `json:"call"`
+	Seq        int    `json:"seq"`
+	Detector   string `json:"detector"`
+	Node       string `json:"node"`
+	// Action is what the watcher did (HaltStatus.Action); Paused is
+	// set while the run is paused.
+	Action string `json:"action,omitempty"`
+	Paused bool   `json:"paused"`
 }
 
 // RunCursor is one followed run and the last event of its history read.
@@ -400,10 +421,19 @@ func (w *Watcher) resume(ctx context.Context, wg *sync.WaitGroup, prev ShardProg
 
 // progress is the watcher's heartbeat, without the attempt's identity.
 func (w *Watcher) progress() ShardProgress {
+	var halted []ShardHalt
+	for _, e := range w.Status().Executions {
+		if len(e.Halts) == 0 || len(halted) == MaxHeartbeatHalts {
+			continue
+		}
+		h := e.Halts[len(e.Halts)-1]
+		halted = append(halted, ShardHalt{WorkflowID: e.WorkflowID, RunID: e.RunID, Call: h.Call, Seq: h.Seq,
+			Detector: h.Detector, Node: h.Node, Action: h.Action, Paused: e.Paused})
+	}
 	w.mu.Lock()
 	p := ShardProgress{
 		Index: w.opts.Shard.Index, Count: w.opts.Shard.Count, Followed: len(w.followed),
-		Warnings: w.warnings, Halts: w.halts, Pauses: w.pauses, Refusal: w.refusal,
+		Warnings: w.warnings, Halts: w.halts, Pauses: w.pauses, Refusal: w.refusal, Halted: halted,
 	}
 	fs := make([]*follower, 0, len(w.followed))
 	for _, f := range w.followed {

@@ -244,8 +244,23 @@ func TestFleetFailover(t *testing.T) {
 			t.Errorf("%s: halts afterwards %+v", id, s.Halts)
 		}
 	}
-	ps, _ = kept.f.Shards(ctx)
-	t.Logf("shards after the loss: %+v", ps)
+	// The shards' heartbeats list every halted agent: the fleet's
+	// listing of its halts.
+	eventually(t, ctx, "every halt listed in the heartbeats", func() bool {
+		ps, err := kept.f.Shards(ctx)
+		if err != nil {
+			return false
+		}
+		listed := map[string]bool{}
+		for _, p := range ps {
+			for _, h := range p.Halted {
+				if h.Paused && h.RunID == runs[h.WorkflowID] && h.Detector != "" {
+					listed[h.WorkflowID] = true
+				}
+			}
+		}
+		return len(listed) == len(runs)
+	})
 }
 
 // A fleet whose query the server rejects fails with the reason, once,
@@ -303,6 +318,7 @@ func TestFleetDocsStateTheDefaults(t *testing.T) {
 		"`" + ShardActivity + "`", "`" + FleetInputQuery + "`",
 		fmt.Sprintf("default %s)", DefaultHeartbeatTimeout),
 		fmt.Sprintf("`MaxHeartbeatRuns`, %d,", MaxHeartbeatRuns),
+		fmt.Sprintf("`MaxHeartbeatHalts`, %d)", MaxHeartbeatHalts),
 		fmt.Sprintf("(%s, its StartToClose timeout)", strings.TrimSuffix(ShardTerm.String(), "0m0s")),
 		fmt.Sprintf("the first retry after %d s, doubling to at most %d s", int(retryPolicy.InitialInterval.Seconds()), int(retryPolicy.MaximumInterval.Seconds())),
 		fmt.Sprintf("(default %d)", DefaultMaxFollowed),
