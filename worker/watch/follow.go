@@ -146,7 +146,8 @@ func (f *follower) awaitUnpaused(ctx context.Context, log *zap.Logger) bool {
 // wakes its follower.
 const pausedCheck = time.Minute
 
-// running tells the follower that the listing saw its run running.
+// running tells the follower that the listing saw its run running, or
+// no longer shows it.
 func (f *follower) running() {
 	select {
 	case f.wake <- struct{}{}:

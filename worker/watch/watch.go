@@ -131,6 +131,16 @@ func (w *Watcher) list(ctx context.Context, wg *sync.WaitGroup) error {
 			w.start(ctx, wg, ex, info.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING)
 		}
 		if token = page.GetNextPageToken(); len(token) == 0 {
+			// A followed run the listing no longer shows has ended (or
+			// left the query): its follower, if it waits out a pause,
+			// looks again now.
+			w.mu.Lock()
+			for id, f := range w.followed {
+				if !listed[id] {
+					f.running()
+				}
+			}
+			w.mu.Unlock()
 			return nil
 		}
 	}
