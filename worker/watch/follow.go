@@ -182,8 +182,9 @@ func (f *follower) act(ctx context.Context, log *zap.Logger, s snapshot) {
 				zap.String("node", v.Warning.Node), zap.String("message", v.Warning.Message))
 			w.opts.Metrics.WithTags(map[string]string{"detector": string(v.Warning.Detector)}).Counter(MetricWarnings).Inc(1)
 			if w.opts.SignalWarnings && !s.Closed {
-				seq := strconv.Itoa(v.Call)
-				f.signal(ctx, log, WarningSignal, "loopguard-warning:"+f.runID+":"+seq, v.Warning)
+				// The request id tells the reader it is the watcher's own
+				// output, not outside input.
+				f.signal(ctx, log, WarningSignal, history.WarningRequestID(f.runID, v.Call), v.Warning)
 			}
 		case v.Halt != nil:
 			halts++
