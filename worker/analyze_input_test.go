@@ -120,12 +120,17 @@ func TestAnalyzeFoldersRecursively(t *testing.T) {
 }
 
 // TestAnalyzePolicyNames: a --policy that is neither a built-in nor a
-// file lists the built-ins (usage error, exit status 2).
+// file lists the built-ins (usage error, exit status 2), for analyze and
+// watch alike.
 func TestAnalyzePolicyNames(t *testing.T) {
 	_, _, err := runAnalyzeArgs(t, "--policy", "toolcall", fixtureHistories)
 	require.Error(t, err)
 	var msg bytes.Buffer
 	assert.Equal(t, 2, exitCode(err, &msg))
+	assert.Equal(t, progName+": --policy toolcall: neither a built-in policy (defaults, tool_call) nor a file\n", msg.String())
+	_, _, err = watchOptions([]string{"--query", `WorkflowType="AgentLoop"`, "--policy", "toolcall"})
+	msg.Reset()
+	assert.Equal(t, 2, exitCode(err, &msg), "watch takes --policy as analyze does")
 	assert.Equal(t, progName+": --policy toolcall: neither a built-in policy (defaults, tool_call) nor a file\n", msg.String())
 	for _, name := range builtinPolicies {
 		_, stderr, err := runAnalyzeArgs(t, "--policy", name, filepath.Join(fixtureHistories, "unguarded-converging.json"))

@@ -58,8 +58,8 @@ func ExampleReader() {
 	ex := r.Close()
 	fmt.Println("closed:", ex.Closed, "halts:", len(ex.Halts()))
 	// Output:
-	// judged up to event 99: 16 calls, 3 halts; a watcher pauses for halt 3: "loopguard: identical_output on Code, loop 8/8; evidence: worker watch status / loop.halted memo"
-	// judged up to event 200: 33 calls, 8 halts; a watcher pauses for halt 8: "loopguard: cycle_iterations on Code, loop 8/8; evidence: worker watch status / loop.halted memo"
+	// judged up to event 99: 16 calls, 3 halts; a watcher pauses for halt 3: "loopguard: identical_output on Code, loop 8/8; evidence: watcher log and /status, or worker analyze"
+	// judged up to event 200: 33 calls, 8 halts; a watcher pauses for halt 8: "loopguard: cycle_iterations on Code, loop 8/8; evidence: watcher log and /status, or worker analyze"
 	// judged up to event 245: 40 calls, 9 halts
 	// closed: true halts: 9
 }

@@ -127,6 +127,12 @@ func TestDocsNameExportedMetrics(t *testing.T) {
 		interceptor.MetricRejectedInputs, interceptor.MetricPauseWait} {
 		names = append(names, n, n+"_seconds")
 	}
+	// The watcher's (worker/watch, another module: read from its source).
+	watch, err := os.ReadFile(filepath.Join(root, "worker", "watch", "watch.go"))
+	require.NoError(t, err)
+	for _, m := range regexp.MustCompile(`\bMetric\w+\s*=\s*"(loopguard_watch_[a-z_]+)"`).FindAllStringSubmatch(string(watch), -1) {
+		names = append(names, m[1])
+	}
 	ref := regexp.MustCompile(`\bloopguard_[a-z_]*[a-z]`)
 	checked := 0
 	for _, d := range append(markdown(t), goDocs(t)...) {
@@ -141,7 +147,7 @@ func TestDocsNameExportedMetrics(t *testing.T) {
 				assert.Contains(t, series, name, "%s: the selector %s{…} names no series a scrape holds (interceptor.MetricSeries)", where, name)
 				continue
 			}
-			assert.Contains(t, names, name, "%s: %s is no metric of the guard", where, name)
+			assert.Contains(t, names, name, "%s: %s is no metric of the guard or the watcher", where, name)
 		}
 	}
 	assert.NotZero(t, checked)

@@ -3,12 +3,9 @@
 package watch
 
 import (
-	"context"
 	"runtime"
 	"testing"
 	"time"
-
-	"go.uber.org/zap"
 )
 
 // BenchmarkFollow is the watcher's work for one execution, without the
@@ -25,19 +22,7 @@ func BenchmarkFollow(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	ctx, log := context.Background(), zap.NewNop()
-	follow := func() *reader {
-		r, err := newReader(w.opts.Guard)
-		if err != nil {
-			b.Fatal(err)
-		}
-		f := &follower{w: w, workflowID: "w", runID: "r"}
-		for _, p := range pages {
-			r.add(p...)
-			f.act(ctx, log, r.snapshot())
-		}
-		return r
-	}
+	follow := func() *reader { return followPages(b, w, pages) }
 	b.Run("cpu", func(b *testing.B) {
 		start, cpu := time.Now(), cpuTime(b)
 		for i := 0; i < b.N; i++ {

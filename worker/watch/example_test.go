@@ -43,5 +43,5 @@ func ExamplePauseReason() {
 	fmt.Println(watch.PauseReason(ev))
 	// Output:
 	// loopguard-halt:0199a2c4:1
-	// loopguard: identical_output on WebSearch, loop 3/3; evidence: worker watch status / loop.halted memo
+	// loopguard: identical_output on WebSearch, loop 3/3; evidence: watcher log and /status, or worker analyze
 }

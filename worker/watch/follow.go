@@ -4,12 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
 
 	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/converter"
@@ -39,6 +42,12 @@ type follower struct {
 	seen    int            // verdicts already logged and counted
 	acted   map[int]string // halt seq -> what the watcher did
 	lagSeen map[int]bool   // halts whose pause lag is recorded
+	// unstartedFailed are the workflow tasks a pause failed before they
+	// started; resetTo is the last workflow task completed before the
+	// first of them, where a reset of such a run goes.
+	unstartedFailed   []int64
+	resetTo           int64
+	lastTaskCompleted int64
 }
 
 // run follows the run until it ends (true) or ctx is done (false).
@@ -49,6 +58,14 @@ func (f *follower) run(ctx context.Context) bool {
 	if err != nil { // checked by New
 		log.Error("watch: cannot judge", zap.Error(err))
 		return false
+	}
+	if err := f.readChain(ctx, r); err != nil {
+		if ctx.Err() != nil {
+			return false
+		}
+		// The judgement goes on from this run alone, as the interceptor's
+		// does for a run whose carried state it cannot read.
+		log.Warn("watch: the runs this one continued from cannot be read; judging it alone", zap.Error(err))
 	}
 	var token []byte
 	var last int64 // the cursor: the last event read
@@ -86,6 +103,7 @@ func (f *follower) run(ctx context.Context) bool {
 		if len(events) == 0 && len(token) > 0 {
 			continue // the long poll timed out
 		}
+		f.noteUnstartedTaskFailures(log, events)
 		r.add(events...)
 		s := r.snapshot()
 		last = s.LastEventID
@@ -103,6 +121,70 @@ func (f *follower) run(ctx context.Context) bool {
 	}
 	return false
 }
+
+// readChain reads the closed runs that the followed run continued as new
+// from, first to last, into r: the judgement of a chain goes on across
+// continue-as-new, as the interceptor's carried state does, so that a
+// loop that continues as new before it trips is still halted. It reads
+// from the chain's first run (the start event's FirstExecutionRunId) by
+// each close event's NewExecutionRunId, a whole history each: nothing is
+// kept that the histories cannot rebuild. A run that started the chain
+// reads nothing.
+func (f *follower) readChain(ctx context.Context, r *reader) error {
+	o := &f.w.opts
+	get := func(runID string, max int32, each func(*historypb.HistoryEvent) bool) error {
+		var token []byte
+		for {
+			resp, err := o.Service.GetWorkflowExecutionHistory(ctx, &workflowservice.GetWorkflowExecutionHistoryRequest{
+				Namespace: o.Namespace, Execution: &commonpb.WorkflowExecution{WorkflowId: f.workflowID, RunId: runID},
+				NextPageToken: token, MaximumPageSize: max,
+			})
+			if err != nil {
+				return err
+			}
+			for _, e := range resp.GetHistory().GetEvents() {
+				if !each(e) {
+					return nil
+				}
+			}
+			if token = resp.GetNextPageToken(); len(token) == 0 {
+				return nil
+			}
+		}
+	}
+	var first string
+	if err := get(f.runID, 1, func(e *historypb.HistoryEvent) bool {
+		if a := e.GetWorkflowExecutionStartedEventAttributes(); a.GetContinuedExecutionRunId() != "" {
+			first = a.GetFirstExecutionRunId()
+		}
+		return false
+	}); err != nil || first == "" {
+		return err
+	}
+	for run, n := first, 0; run != f.runID; n++ {
+		if n >= maxChainRuns {
+			return fmt.Errorf("more than %d runs before run %s", maxChainRuns, f.runID)
+		}
+		var events []*historypb.HistoryEvent
+		next := ""
+		if err := get(run, 0, func(e *historypb.HistoryEvent) bool {
+			events = append(events, e)
+			next = e.GetWorkflowExecutionContinuedAsNewEventAttributes().GetNewExecutionRunId()
+			return true
+		}); err != nil {
+			return err
+		}
+		if next == "" {
+			return fmt.Errorf("run %s of the chain did not continue as new", run)
+		}
+		r.add(events...)
+		run = next
+	}
+	return nil
+}
+
+// maxChainRuns bounds the runs read before a followed run.
+const maxChainRuns = 1000
 
 // awaitUnpaused waits until the run is no longer paused; it reports
 // whether the run is gone. The listing, which sees each execution's
@@ -173,8 +255,9 @@ func (f *follower) act(ctx context.Context, log *zap.Logger, s snapshot) {
 				zap.String("node", v.Warning.Node), zap.String("message", v.Warning.Message))
 			w.opts.Metrics.WithTags(map[string]string{"detector": string(v.Warning.Detector)}).Counter(MetricWarnings).Inc(1)
 			if w.opts.SignalWarnings && !s.Closed {
-				seq := strconv.Itoa(v.Call)
-				f.signal(ctx, log, WarningSignal, "loopguard-warning:"+f.runID+":"+seq, v.Warning)
+				// The request id tells the reader it is the watcher's own
+				// output, not outside input.
+				f.signal(ctx, log, WarningSignal, history.WarningRequestID(f.runID, v.Call), v.Warning)
 			}
 		case v.Halt != nil:
 			halts++
@@ -232,6 +315,13 @@ func (f *follower) answer(ctx context.Context, log *zap.Logger, s snapshot, h *h
 	ev := *h.Verdict.Halt
 	id := PauseRequestID(f.workflowID, f.runID, ev.Seq)
 	if !w.refused() {
+		if f.taskWaitsToStart(ctx, log) {
+			// A pause now would fail that task before it started, which
+			// sdk-core based SDKs (TypeScript, Python) cannot replay: the
+			// run would stay stuck after the unpause. The task's start is
+			// the next event; the pause follows it.
+			return ""
+		}
 		_, err := w.opts.Service.PauseWorkflowExecution(ctx, &workflowservice.PauseWorkflowExecutionRequest{
 			Namespace: w.opts.Namespace, WorkflowId: f.workflowID, RunId: f.runID,
 			Identity: w.opts.Identity, Reason: PauseReason(ev), RequestId: id,
@@ -319,6 +409,61 @@ func (w *Watcher) refuse(err error) {
 	}
 }
 
+// taskWaitsToStart reports whether the run has a workflow task scheduled
+// and not yet started. Server v1.32.1 fails such a task when a pause
+// lands (cause WorkflowPauseRequestedBeforeTaskStarted), and the
+// TypeScript SDK 1.24.0 cannot replay the history that leaves: every
+// workflow task of the run fails after the unpause until the run is reset
+// (worker/e2e/typescript, TestPauseBeforeWorkflowTaskStarted). A task
+// already started is safe: the server accepts its completion while
+// paused. The check narrows the window to the describe's round trip; it
+// does not close it (noteUnstartedTaskFailures reports what slips through).
+// A describe that fails says nothing: the pause goes ahead.
+func (f *follower) taskWaitsToStart(ctx context.Context, log *zap.Logger) bool {
+	o := &f.w.opts
+	d, err := o.Service.DescribeWorkflowExecution(ctx, &workflowservice.DescribeWorkflowExecutionRequest{
+		Namespace: o.Namespace, Execution: &commonpb.WorkflowExecution{WorkflowId: f.workflowID, RunId: f.runID},
+	})
+	if err != nil {
+		return false
+	}
+	if d.GetPendingWorkflowTask().GetState() == enumspb.PENDING_WORKFLOW_TASK_STATE_SCHEDULED {
+		log.Debug("watch: a workflow task waits to start; pausing once it has")
+		return true
+	}
+	return false
+}
+
+// noteUnstartedTaskFailures reports each workflow task a pause failed
+// before it started (see taskWaitsToStart): a run of an sdk-core based
+// SDK stays stuck after its unpause until an operator resets it to the
+// last completed workflow task before it. The follower logs the reset
+// command and lists the event in Status.
+func (f *follower) noteUnstartedTaskFailures(log *zap.Logger, events []*historypb.HistoryEvent) {
+	for _, e := range events {
+		f.mu.Lock()
+		if e.GetEventType() == enumspb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED {
+			f.lastTaskCompleted = e.GetEventId()
+		}
+		last := f.lastTaskCompleted
+		f.mu.Unlock()
+		if e.GetWorkflowTaskFailedEventAttributes().GetCause() != enumspb.WORKFLOW_TASK_FAILED_CAUSE_WORKFLOW_PAUSE_REQUESTED_BEFORE_TASK_STARTED {
+			continue
+		}
+		f.mu.Lock()
+		f.unstartedFailed = append(f.unstartedFailed, e.GetEventId())
+		if f.resetTo == 0 { // the first such failure is where the replay breaks
+			f.resetTo = last
+		}
+		f.mu.Unlock()
+		f.w.opts.Metrics.Counter(MetricUnstartedTaskFailed).Inc(1)
+		log.Warn("watch: a pause failed a workflow task before it started; a TypeScript or Python run then fails every workflow task after the unpause until it is reset",
+			zap.Int64("eventId", e.GetEventId()),
+			zap.String("reset", "temporal workflow reset --workflow-id "+f.workflowID+" --run-id "+f.runID+
+				" --event-id "+strconv.FormatInt(last, 10)+" --reason 'pause before task start'"))
+	}
+}
+
 // status is the follower's line of Status, and whether it has one.
 func (f *follower) status() (ExecutionStatus, bool) {
 	f.mu.Lock()
@@ -327,6 +472,7 @@ func (f *follower) status() (ExecutionStatus, bool) {
 	es := ExecutionStatus{
 		WorkflowID: f.workflowID, RunID: f.runID, WorkflowType: s.WorkflowType,
 		Interceptor: s.GuardVersion, Paused: s.Paused, PausedBy: s.PauseRequestID,
+		UnstartedTaskFailed: slices.Clone(f.unstartedFailed), ResetTo: f.resetTo,
 	}
 	if s.GuardVersion > 0 {
 		return es, false

@@ -60,18 +60,24 @@ func TestWatchOnHalt(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, err := newReader(w.opts.Guard)
-		if err != nil {
-			t.Fatal(err)
-		}
-		f := &follower{w: w, workflowID: "w", runID: "r"}
-		for _, p := range pages {
-			r.add(p...)
-			f.act(context.Background(), zap.NewNop(), r.snapshot())
-		}
-		halts := len(r.snapshot().Halts)
+		halts := len(followPages(t, w, pages).snapshot().Halts)
 		if halts == 0 || (svc.pauses > 0) != tc.pause {
 			t.Errorf("OnHalt %q: %d halts, %d pauses asked", tc.onHalt, halts, svc.pauses)
 		}
 	}
+}
+
+// followPages follows one run of w, "w"/"r", through pages as the long
+// poll hands them, with no server.
+func followPages(t testing.TB, w *Watcher, pages [][]*historypb.HistoryEvent) *reader {
+	r, err := newReader(w.opts.Guard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &follower{w: w, workflowID: "w", runID: "r"}
+	for _, p := range pages {
+		r.add(p...)
+		f.act(context.Background(), zap.NewNop(), r.snapshot())
+	}
+	return r
 }

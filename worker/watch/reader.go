@@ -82,13 +82,20 @@ func (s *snapshot) pending() *halt {
 	return nil
 }
 
+// recentCalls is how many of the last calls' event times a reader keeps:
+// a halt is judged at most a workflow task after its call, and a task
+// schedules far fewer calls.
+const recentCalls = 256
+
 // reader reads one run's growing history. Besides the history.Reader it
-// keeps, for the lag, the time of each call's event and of each pause:
-// a few words a call.
+// keeps, for the lag, the times of the last recentCalls calls' events,
+// and a few words a halt and a pause: nothing that grows with the calls.
 type reader struct {
 	r      *history.Reader
-	calls  []time.Time         // the time of each call's event, in order
-	pauses map[int64]pauseMark // by Paused event id
+	calls  int                    // the calls read
+	recent [recentCalls]time.Time // call i's event time at i%recentCalls
+	halted map[int]time.Time      // the tripping call's time, by halt seq
+	pauses map[int64]pauseMark    // by Paused event id
 	// asked are the request ids of the Paused events read, and
 	// lastPause the id of the last Paused or Unpaused event read.
 	asked     map[string]bool
@@ -109,18 +116,21 @@ func newReader(opts interceptor.Options) (*reader, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &reader{r: r, pauses: map[int64]pauseMark{}, asked: map[string]bool{}}, nil
+	return &reader{r: r, halted: map[int]time.Time{}, pauses: map[int64]pauseMark{}, asked: map[string]bool{}}, nil
 }
 
 // add appends events, in history order, and judges them.
 func (r *reader) add(events ...*historypb.HistoryEvent) {
 	for _, e := range events {
 		switch e.GetEventType() {
+		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED:
+			r.calls = 0 // a run of a chain: calls are counted in the run
 		case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED,
 			enumspb.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED:
-			r.calls = append(r.calls, e.GetEventTime().AsTime())
+			r.recent[r.calls%recentCalls] = e.GetEventTime().AsTime()
+			r.calls++
 		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_PAUSED:
-			r.pauses[e.GetEventId()] = pauseMark{at: e.GetEventTime().AsTime(), calls: len(r.calls)}
+			r.pauses[e.GetEventId()] = pauseMark{at: e.GetEventTime().AsTime(), calls: r.calls}
 			r.asked[e.GetWorkflowExecutionPausedEventAttributes().GetRequestId()] = true
 			r.lastPause = e.GetEventId()
 		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_UNPAUSED:
@@ -172,8 +182,11 @@ func (r *reader) add(events ...*historypb.HistoryEvent) {
 		}
 		h := halt{Verdict: v}
 		k := v.Call - ex.FirstCall // the tripping call's index in the run
-		if k >= 0 && k < len(r.calls) {
-			h.Time = r.calls[k]
+		if t, ok := r.halted[v.Halt.Seq]; ok {
+			h.Time = t
+		} else if k >= 0 && k < r.calls && r.calls-k <= recentCalls {
+			h.Time = r.recent[k%recentCalls]
+			r.halted[v.Halt.Seq] = h.Time
 		}
 		if p := answeredBy[v.Halt.Seq]; p != nil {
 			m := r.pauses[p.Event]

@@ -26,6 +26,9 @@ const (
 	MetricPauses       = "loopguard_watch_pauses"
 	MetricPauseRefused = "loopguard_watch_pause_refused"
 	MetricPauseLag     = "loopguard_watch_pause_lag"
+	// MetricUnstartedTaskFailed counts the workflow tasks a pause failed
+	// before they started (see ExecutionStatus.UnstartedTaskFailed).
+	MetricUnstartedTaskFailed = "loopguard_watch_unstarted_task_failed"
 )
 
 // refusalRetry is how long after the server refused Workflow Pause the
@@ -216,6 +219,15 @@ type ExecutionStatus struct {
 	Paused   bool         `json:"paused"`
 	PausedBy string       `json:"pausedBy,omitempty"`
 	Halts    []HaltStatus `json:"halts,omitempty"`
+	// UnstartedTaskFailed are the event ids of workflow tasks a pause
+	// failed before they started (cause
+	// WorkflowPauseRequestedBeforeTaskStarted). A run of the TypeScript
+	// SDK 1.24.0 fails every workflow task after such a pause is lifted,
+	// until it is reset to ResetTo, the last completed workflow task
+	// before it (docs/watch.md, "Limits"). The watcher avoids pausing
+	// while a task waits to start, but cannot rule it out.
+	UnstartedTaskFailed []int64 `json:"unstartedTaskFailed,omitempty"`
+	ResetTo             int64   `json:"resetTo,omitempty"`
 }
 
 // HaltStatus is one halt and how it was answered: the full evidence is

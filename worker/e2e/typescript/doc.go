@@ -44,7 +44,8 @@
 //
 // Start skips the test (t.Skip, with the reason) where Node.js or npm is
 // missing or too old for the SDK, unless the environment sets
-// LOOPGUARD_REQUIRE_TS_E2E=1, as CI does: then it fails the test. The
+// LOOPGUARD_REQUIRE_TS_E2E=1, as CI does where node is new enough: then
+// it fails the test. The
 // first Start on a machine runs npm ci into a cache directory keyed by the
 // hash of agent/package-lock.json ($XDG_CACHE_HOME/loopguard, or
 // ~/.cache/loopguard), then compiles the TypeScript and bundles the

@@ -41,6 +41,7 @@ func pauseServer(t *testing.T) (*devserver.Server, client.Client) {
 // it go on, a terminate ends it; and the analysis halts the loop, not the
 // progressing run.
 func TestTypeScriptAgentUnderWorkflowPause(t *testing.T) {
+	t.Parallel()
 	typescript.Require(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
@@ -75,10 +76,7 @@ func TestTypeScriptAgentUnderWorkflowPause(t *testing.T) {
 		return d.GetPendingWorkflowTask() == nil && len(acts) == 1 && acts[0].GetActivityType().GetName() == "ModelTurn" &&
 			acts[0].GetState() == enumspb.PENDING_ACTIVITY_STATE_STARTED && time.Since(acts[0].GetLastStartedTime().AsTime()) < 200*time.Millisecond
 	}, time.Minute, 20*time.Millisecond)
-	_, err = c.WorkflowService().PauseWorkflowExecution(ctx, &workflowservice.PauseWorkflowExecutionRequest{
-		Namespace: srv.Namespace(), WorkflowId: "ts-loop", RunId: loop.GetRunID(),
-		Identity: "typescript-test", Reason: "the test pauses the loop", RequestId: "ts-loop-pause-1"})
-	require.NoError(t, err)
+	pause(ctx, t, c, srv.Namespace(), "ts-loop", loop.GetRunID(), "ts-loop-pause-1")
 	d, err := c.DescribeWorkflowExecution(ctx, "ts-loop", loop.GetRunID())
 	require.NoError(t, err)
 	require.Equal(t, enumspb.WORKFLOW_EXECUTION_STATUS_PAUSED, d.GetWorkflowExecutionInfo().GetStatus())
@@ -99,17 +97,11 @@ func TestTypeScriptAgentUnderWorkflowPause(t *testing.T) {
 	t.Logf("paused at %d scheduled calls; the model's answer came, no call was scheduled", before)
 
 	// The same request id again is no second pause.
-	_, err = c.WorkflowService().PauseWorkflowExecution(ctx, &workflowservice.PauseWorkflowExecutionRequest{
-		Namespace: srv.Namespace(), WorkflowId: "ts-loop", RunId: loop.GetRunID(),
-		Identity: "typescript-test", Reason: "the test pauses the loop", RequestId: "ts-loop-pause-1"})
-	require.NoError(t, err)
+	pause(ctx, t, c, srv.Namespace(), "ts-loop", loop.GetRunID(), "ts-loop-pause-1")
 	require.Equal(t, 1, count(export(ctx, t, c, "ts-loop"), enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_PAUSED))
 
 	// Unpause: the loop goes on.
-	_, err = c.WorkflowService().UnpauseWorkflowExecution(ctx, &workflowservice.UnpauseWorkflowExecutionRequest{
-		Namespace: srv.Namespace(), WorkflowId: "ts-loop", RunId: loop.GetRunID(),
-		Identity: "typescript-test", Reason: "the test lets it go on", RequestId: "ts-loop-unpause-1"})
-	require.NoError(t, err)
+	unpause(ctx, t, c, srv.Namespace(), "ts-loop", loop.GetRunID(), "ts-loop-unpause-1")
 	require.Eventually(t, func() bool {
 		return count(export(ctx, t, c, "ts-loop"), enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED) >= after+6
 	}, time.Minute, 100*time.Millisecond, "the loop does not go on after the unpause: %s\n%s", lastEvents(export(ctx, t, c, "ts-loop"), 12), w.Output())
@@ -152,6 +144,7 @@ func TestTypeScriptAgentUnderWorkflowPause(t *testing.T) {
 // in the instant between a task's scheduling and its start. If the
 // TypeScript half fails, the SDK was fixed: update docs/watch.md.
 func TestPauseBeforeWorkflowTaskStarted(t *testing.T) {
+	t.Parallel()
 	typescript.Require(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -161,9 +154,7 @@ func TestPauseBeforeWorkflowTaskStarted(t *testing.T) {
 		run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: id},
 			workflows.WorkflowParallelTool, workflows.ParallelInput{Scenario: activities.ParallelStuck, Width: 3})
 		require.NoError(t, err)
-		_, err = c.WorkflowService().PauseWorkflowExecution(ctx, &workflowservice.PauseWorkflowExecutionRequest{
-			Namespace: srv.Namespace(), WorkflowId: id, Identity: "typescript-test", RequestId: id + "-pause"})
-		require.NoError(t, err)
+		pause(ctx, t, c, srv.Namespace(), id, "", id+"-pause")
 		require.Equal(t, []enumspb.EventType{
 			enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED,
 			enumspb.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED,
@@ -172,11 +163,6 @@ func TestPauseBeforeWorkflowTaskStarted(t *testing.T) {
 		}, eventTypes(export(ctx, t, c, id)))
 		return run
 	}
-	unpause := func(t *testing.T, id string) {
-		_, err := c.WorkflowService().UnpauseWorkflowExecution(ctx, &workflowservice.UnpauseWorkflowExecutionRequest{
-			Namespace: srv.Namespace(), WorkflowId: id, Identity: "typescript-test", RequestId: id + "-unpause"})
-		require.NoError(t, err)
-	}
 
 	t.Run("go", func(t *testing.T) {
 		run := pauseUnstarted(t, "pause-unstarted-go")
@@ -184,7 +170,7 @@ func TestPauseBeforeWorkflowTaskStarted(t *testing.T) {
 			r.RegisterWorkflow(workflows.ParallelToolAgent)
 			r.RegisterActivity(&activities.ParallelTools{})
 		}})
-		unpause(t, "pause-unstarted-go")
+		unpause(ctx, t, c, srv.Namespace(), "pause-unstarted-go", "", "unpause-go")
 		var res workflows.ParallelResult
 		require.NoError(t, run.Get(ctx, &res))
 		require.Equal(t, workflows.DefaultMaxTurns, res.Iterations)
@@ -197,7 +183,7 @@ func TestPauseBeforeWorkflowTaskStarted(t *testing.T) {
 		run := pauseUnstarted(t, "pause-unstarted-ts")
 		w, err := typescript.Start(ctx, t, srv.FrontendHostPort(), srv.Namespace(), "pause-unstarted-ts")
 		require.NoError(t, err)
-		unpause(t, "pause-unstarted-ts")
+		unpause(ctx, t, c, srv.Namespace(), "pause-unstarted-ts", "", "unpause-ts")
 		const stuck = "WorkflowTaskMachine in state Scheduled says the transition is invalid"
 		require.Eventually(t, func() bool { return strings.Contains(w.Output(), stuck) }, time.Minute, 100*time.Millisecond,
 			"the TypeScript SDK now replays a task failed by a pause: update docs/watch.md and this test\n%s", w.Output())
@@ -218,12 +204,7 @@ func TestPauseBeforeWorkflowTaskStarted(t *testing.T) {
 		const id = "pause-midrun-ts"
 		w1, err := typescript.Start(ctx, t, srv.FrontendHostPort(), srv.Namespace(), id)
 		require.NoError(t, err)
-		run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: id},
-			workflows.WorkflowParallelTool, workflows.ParallelInput{Scenario: activities.ParallelStuck, Width: 3, MaxTurns: 200})
-		require.NoError(t, err)
-		require.Eventually(t, func() bool {
-			return count(export(ctx, t, c, id), enumspb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED) >= 4
-		}, time.Minute, 50*time.Millisecond)
+		run := startLoop(ctx, t, c, id, id, enumspb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED, 4)
 		// No worker: the next workflow task waits, scheduled.
 		require.NoError(t, w1.Stop())
 		require.NoError(t, c.SignalWorkflow(ctx, id, "", "nudge", nil))
@@ -232,9 +213,7 @@ func TestPauseBeforeWorkflowTaskStarted(t *testing.T) {
 			require.NoError(t, err)
 			return d.GetPendingWorkflowTask().GetState() == enumspb.PENDING_WORKFLOW_TASK_STATE_SCHEDULED
 		}, time.Minute, 50*time.Millisecond)
-		_, err = c.WorkflowService().PauseWorkflowExecution(ctx, &workflowservice.PauseWorkflowExecutionRequest{
-			Namespace: srv.Namespace(), WorkflowId: id, Identity: "typescript-test", RequestId: id + "-pause"})
-		require.NoError(t, err)
+		pause(ctx, t, c, srv.Namespace(), id, "", id+"-pause")
 		failed, resetTo := int64(0), int64(0)
 		for _, e := range export(ctx, t, c, id).GetEvents() {
 			switch {
@@ -247,7 +226,7 @@ func TestPauseBeforeWorkflowTaskStarted(t *testing.T) {
 		require.NotZero(t, failed, "the pause failed no workflow task")
 		w2, err := typescript.Start(ctx, t, srv.FrontendHostPort(), srv.Namespace(), id)
 		require.NoError(t, err)
-		unpause(t, id)
+		unpause(ctx, t, c, srv.Namespace(), id, "", id+"-unpause")
 		require.Eventually(t, func() bool { return strings.Contains(w2.Output(), "WorkflowTaskMachine in state Scheduled") },
 			time.Minute, 100*time.Millisecond, "not stuck after the unpause\n%s", w2.Output())
 
@@ -276,6 +255,7 @@ func TestPauseBeforeWorkflowTaskStarted(t *testing.T) {
 // passes it to its model, which changes approach and answers; a warning
 // signalled to the stuck agent changes none of its calls.
 func TestTypeScriptAgentHeedsLoopWarning(t *testing.T) {
+	t.Parallel()
 	typescript.Require(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
@@ -319,6 +299,7 @@ func TestTypeScriptAgentHeedsLoopWarning(t *testing.T) {
 // make the same calls with the same arguments and results, byte for byte,
 // and the analysis gives both the same verdicts, call for call.
 func TestTypeScriptAgentReadsAsGo(t *testing.T) {
+	t.Parallel()
 	typescript.Require(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
@@ -418,6 +399,35 @@ func verdicts(ex history.Execution) []string {
 		}
 	}
 	return out
+}
+
+// pause pauses a workflow with Workflow Pause (runID "" for the latest
+// run), as a test's identity.
+func pause(ctx context.Context, t *testing.T, c client.Client, namespace, id, runID, requestID string) {
+	t.Helper()
+	_, err := c.WorkflowService().PauseWorkflowExecution(ctx, &workflowservice.PauseWorkflowExecutionRequest{
+		Namespace: namespace, WorkflowId: id, RunId: runID,
+		Identity: "typescript-test", Reason: "the test pauses it", RequestId: requestID})
+	require.NoError(t, err)
+}
+
+func unpause(ctx context.Context, t *testing.T, c client.Client, namespace, id, runID, requestID string) {
+	t.Helper()
+	_, err := c.WorkflowService().UnpauseWorkflowExecution(ctx, &workflowservice.UnpauseWorkflowExecutionRequest{
+		Namespace: namespace, WorkflowId: id, RunId: runID,
+		Identity: "typescript-test", Reason: "the test lets it go on", RequestId: requestID})
+	require.NoError(t, err)
+}
+
+// startLoop starts a stuck TypeScript loop of up to 200 turns on queue
+// and waits for n events of type typ in its history.
+func startLoop(ctx context.Context, t *testing.T, c client.Client, id, queue string, typ enumspb.EventType, n int) client.WorkflowRun {
+	t.Helper()
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: queue},
+		workflows.WorkflowParallelTool, workflows.ParallelInput{Scenario: activities.ParallelStuck, Width: 3, MaxTurns: 200})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return count(export(ctx, t, c, id), typ) >= n }, time.Minute, 20*time.Millisecond)
+	return run
 }
 
 // export exports a workflow's current history.
