@@ -63,7 +63,9 @@ func (r *runReader) event(i int, e *historypb.HistoryEvent) {
 		r.marker(i, e)
 	case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED:
 		a := e.GetWorkflowExecutionSignaledEventAttributes()
-		r.input(e, a.GetSignalName(), a.GetInput(), false)
+		if !ownWarning(a.GetSignalName(), a.GetRequestId()) {
+			r.input(e, a.GetSignalName(), a.GetInput(), false)
+		}
 	case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED:
 		in := e.GetWorkflowExecutionUpdateAcceptedEventAttributes().GetAcceptedRequest().GetInput()
 		r.input(e, in.GetName(), in.GetArgs(), true)

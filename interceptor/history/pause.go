@@ -38,6 +38,28 @@ import (
 // a watcher may add its own name after it).
 const PauseIdentity = "loopguard-watch"
 
+// WarningSignal is the signal a watcher sends a workflow that chose to
+// hear its warnings (watch.Options.SignalWarnings), the interceptor's
+// Warning as JSON.
+const WarningSignal = "loop.warning"
+
+// warningRequestPrefix starts the request id of a watcher's warning.
+const warningRequestPrefix = "loopguard-warning:"
+
+// WarningRequestID is the request id of the warning signal a watcher
+// sends for the warning at call of run runID. The reader knows the
+// watcher's own warnings by it: they are the guard's output, not the
+// outside input a signal otherwise is (a barrier to the detectors), as
+// the interceptor's notices are not; anyone else's loop.warning is.
+func WarningRequestID(runID string, call int) string {
+	return warningRequestPrefix + runID + ":" + strconv.Itoa(call)
+}
+
+// ownWarning reports whether a signal is a watcher's warning.
+func ownWarning(name, requestID string) bool {
+	return name == WarningSignal && strings.HasPrefix(requestID, warningRequestPrefix)
+}
+
 // pauseRequestPrefix starts the request id of a watcher's pause.
 const pauseRequestPrefix = "loopguard-halt:"
 

@@ -99,6 +99,15 @@ func (b *builder) pause(identity, requestID string) *builder {
 	return b
 }
 
+// signal writes a signal name with request id, and its workflow task.
+func (b *builder) signal(name, requestID string) *builder {
+	b.add(enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED, func(e *historypb.HistoryEvent) {
+		e.Attributes = &historypb.HistoryEvent_WorkflowExecutionSignaledEventAttributes{WorkflowExecutionSignaledEventAttributes: &historypb.WorkflowExecutionSignaledEventAttributes{
+			SignalName: name, Input: b.payloads("{}"), Identity: "someone", RequestId: requestID}}
+	})
+	return b.task()
+}
+
 func (b *builder) unpause(identity string) *builder {
 	b.add(enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_UNPAUSED, func(e *historypb.HistoryEvent) {
 		e.Attributes = &historypb.HistoryEvent_WorkflowExecutionUnpausedEventAttributes{WorkflowExecutionUnpausedEventAttributes: &historypb.WorkflowExecutionUnpausedEventAttributes{
@@ -232,6 +241,18 @@ func TestWorkflowPauseAnswersHalts(t *testing.T) {
 				t.Fatalf("pause %+v: want halt 1 answered by a human", p)
 			}
 		},
+	}, {
+		name: "the watcher's own loop.warning signals are not outside input",
+		give: func(b *builder) {
+			b.calls(2, "Think", "same").signal(WarningSignal, WarningRequestID(testRunID, 2)).calls(10, "Think", "same")
+		},
+		check: func(t *testing.T, ex Execution) { identicalFirst(t, ex, 4, 7) },
+	}, {
+		name: "anyone else's signal is outside input",
+		give: func(b *builder) {
+			b.calls(2, "Think", "same").signal(WarningSignal, "someone-else").calls(10, "Think", "same")
+		},
+		check: func(t *testing.T, ex Execution) { identicalFirst(t, ex, 6) }, // the barrier: two more calls
 	}, {
 		name: "someone else's pause with no halt waiting changes nothing",
 		give: func(b *builder) {

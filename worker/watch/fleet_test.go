@@ -178,7 +178,10 @@ func TestFleetFailover(t *testing.T) {
 		t.Errorf("progressing agent paused %d times", n)
 	}
 
-	// Lose the process that holds a shard (both may).
+	// Lose the process that holds a shard (both may), once the shards'
+	// heartbeats carry their runs (the SDK sends one at most every 0.8 x
+	// the heartbeat timeout).
+	eventually(t, ctx, "the runs in every shard's heartbeat", shardsUp(a, func(p ShardProgress) bool { return len(p.Runs) >= 2 }))
 	ps, err := a.f.Shards(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -351,6 +354,12 @@ func TestFleetWorkflow(t *testing.T) {
 			t.Errorf("shard %d: heartbeat timeout %s", in.Index, info.HeartbeatTimeout)
 		}
 		if in.Index == 2 {
+			// Fail once every shard runs, so that the others are cancelled.
+			for deadline := time.Now().Add(10 * time.Second); len(started) < 3 && time.Now().Before(deadline); {
+				mu.Unlock()
+				time.Sleep(10 * time.Millisecond)
+				mu.Lock()
+			}
 			return temporal.NewNonRetryableApplicationError("no such attribute", fleetConfigError, nil)
 		}
 		mu.Unlock()

@@ -25,7 +25,8 @@ func (s *nopService) PauseWorkflowExecution(context.Context, *workflowservice.Pa
 	return &workflowservice.PauseWorkflowExecutionResponse{}, nil
 }
 
-// DescribeWorkflowExecution says no workflow task waits to start.
+// DescribeWorkflowExecution describes a run with no workflow task
+// waiting to start.
 func (s *nopService) DescribeWorkflowExecution(context.Context, *workflowservice.DescribeWorkflowExecutionRequest, ...grpc.CallOption) (*workflowservice.DescribeWorkflowExecutionResponse, error) {
 	return &workflowservice.DescribeWorkflowExecutionResponse{}, nil
 }

@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/loopguard/loopguard/interceptor"
+	"github.com/loopguard/loopguard/interceptor/history"
 )
 
 // Fallback is what the watcher does at a halt when the server refuses
@@ -61,7 +62,7 @@ const (
 	// HaltedSignal carries a HaltEvent (FallbackSignal).
 	HaltedSignal = interceptor.DefaultHaltedSignal
 	// WarningSignal carries a Warning (Options.SignalWarnings).
-	WarningSignal = "loop.warning"
+	WarningSignal = history.WarningSignal
 )
 
 // Defaults of Options.
