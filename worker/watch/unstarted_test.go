@@ -57,6 +57,14 @@ func TestWatchWaitsForTheTaskToStart(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// The task that waits: the newest scheduled.
+	var waiting int64
+	for _, e := range ts.history(t, ctx, "waits", waits.GetRunID()) {
+		if e.GetEventType() == enumspb.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED {
+			waiting = e.GetEventId()
+		}
+	}
+
 	w, _ := ts.watcher(t, Options{Query: `TaskQueue="lone"`})
 	eventually(t, ctx, "the watcher to see both halts", func() bool {
 		n := 0
@@ -87,10 +95,22 @@ func TestWatchWaitsForTheTaskToStart(t *testing.T) {
 		return ts.describe(t, ctx, "waits", "").GetWorkflowExecutionInfo().GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_PAUSED
 	})
 	events := ts.history(t, ctx, "waits", waits.GetRunID())
+	started := false
 	for _, e := range events {
-		if e.GetWorkflowTaskFailedEventAttributes().GetCause() == enumspb.WORKFLOW_TASK_FAILED_CAUSE_WORKFLOW_PAUSE_REQUESTED_BEFORE_TASK_STARTED {
-			t.Fatalf("the watcher's pause failed workflow task %d before it started", e.GetEventId())
+		if e.GetWorkflowTaskStartedEventAttributes().GetScheduledEventId() == waiting {
+			started = true
 		}
+		if e.GetWorkflowTaskFailedEventAttributes().GetCause() == enumspb.WORKFLOW_TASK_FAILED_CAUSE_WORKFLOW_PAUSE_REQUESTED_BEFORE_TASK_STARTED {
+			if e.GetWorkflowTaskFailedEventAttributes().GetScheduledEventId() == waiting {
+				t.Fatalf("the watcher's pause failed the waiting workflow task %d before it started", waiting)
+			}
+			// A task scheduled after the describe that let the pause go
+			// (the window docs/watch.md states): not this test's point.
+			t.Logf("a later task (event %d) was scheduled between the describe and the pause", e.GetEventId())
+		}
+	}
+	if !started {
+		t.Errorf("the waiting task %d never started", waiting)
 	}
 	if n := count(events, enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_PAUSED); n != 1 {
 		t.Errorf("%d Paused events, want 1", n)
