@@ -113,13 +113,50 @@ func (f *follower) run(ctx context.Context) bool {
 		}
 		if len(token) == 0 {
 			// The server ends the long polls of a paused run (it is not
-			// running): wait until it runs again, then read on.
+			// running): its history is at rest. The reader may hold its
+			// last workflow task (and the pause after it) for the next
+			// task; what the status says meanwhile is the analysis of
+			// the history as it stands, read again from the server.
+			f.atRest(ctx, log)
+			// Wait until it runs again, then read on.
 			if ended := f.awaitUnpaused(ctx, log); ended || ctx.Err() != nil {
 				return ended
 			}
 		}
 	}
 	return false
+}
+
+// atRest acts on the analysis of the paused run's whole history so far,
+// judged to its end (reader.rest): the halts the pause answered show as
+// answered. A history that cannot be read leaves the snapshot as it is.
+func (f *follower) atRest(ctx context.Context, log *zap.Logger) {
+	r, err := newReader(f.w.opts.Guard)
+	if err != nil {
+		return
+	}
+	if err := f.readChain(ctx, r); err != nil {
+		return
+	}
+	var token []byte
+	for {
+		resp, err := f.w.opts.Service.GetWorkflowExecutionHistory(ctx, &workflowservice.GetWorkflowExecutionHistoryRequest{
+			Namespace: f.w.opts.Namespace, Execution: &commonpb.WorkflowExecution{WorkflowId: f.workflowID, RunId: f.runID},
+			NextPageToken: token,
+		})
+		if err != nil {
+			return
+		}
+		r.add(resp.GetHistory().GetEvents()...)
+		if token = resp.GetNextPageToken(); len(token) == 0 {
+			break
+		}
+	}
+	s := r.rest()
+	if s.Closed = false; !s.Paused {
+		return // unpaused meanwhile: the live reading goes on
+	}
+	f.act(ctx, log, s)
 }
 
 // readChain reads the closed runs that the followed run continued as new

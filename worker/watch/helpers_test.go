@@ -179,7 +179,8 @@ func eventually(t *testing.T, ctx context.Context, what string, cond func() bool
 	}
 }
 
-// analyse judges a whole history as the analysis does afterwards.
+// analyse judges a history as the analysis does afterwards: to its end
+// as it stands.
 func analyse(t *testing.T, events []*historypb.HistoryEvent) snapshot {
 	t.Helper()
 	r, err := newReader(workflows.ParallelGuardOptions())
@@ -187,7 +188,7 @@ func analyse(t *testing.T, events []*historypb.HistoryEvent) snapshot {
 		t.Fatal(err)
 	}
 	r.add(events...)
-	return r.snapshot()
+	return r.rest()
 }
 
 // observed is a logger whose lines a test can count.

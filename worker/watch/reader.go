@@ -138,7 +138,23 @@ func (r *reader) add(events ...*historypb.HistoryEvent) {
 		}
 		r.last = e.GetEventId()
 	}
-	err := r.r.Add(events...)
+	r.judged(r.r.Add(events...))
+}
+
+// rest judges the events held as the history's end leaves them: what the
+// analysis of the history as it stands says (a paused run's history is at
+// rest until its unpause, and the reader may hold its last workflow
+// task, the pause after it too, waiting for the next task). The reader
+// takes no more events after it.
+func (r *reader) rest() snapshot {
+	r.r.Close()
+	r.judged(nil)
+	return r.snap
+}
+
+// judged makes the snapshot of what the reader has judged; err is the
+// reading's.
+func (r *reader) judged(err error) {
 	ex := r.r.Execution()
 	s := snapshot{
 		WorkflowType: ex.WorkflowType, WorkflowID: ex.WorkflowID, RunID: ex.RunID,
