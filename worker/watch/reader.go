@@ -54,9 +54,15 @@ type snapshot struct {
 	// history (0: the run is not guarded by the interceptor).
 	GuardVersion int
 	// Guarded says whether the watcher's options guard the run.
-	Guarded  bool
-	Verdicts []interceptor.Verdict
-	Halts    []halt
+	Guarded bool
+	// Verdicts are the verdicts judged since the snapshot before, in
+	// full, after the run's earlier halts (without their evidence: the
+	// reader follows the run, history.Options.Follow); VerdictsSeen and
+	// WarningsSeen count every verdict and warning of the run so far.
+	Verdicts     []interceptor.Verdict
+	VerdictsSeen int
+	WarningsSeen int
+	Halts        []halt
 	// Pending is the seq of the newest halt no pause answered, when the
 	// run is neither closed nor paused (0: none).
 	Pending int
@@ -112,7 +118,7 @@ type pauseMark struct {
 }
 
 func newReader(opts interceptor.Options) (*reader, error) {
-	r, err := history.NewReader(history.Options{Guard: opts})
+	r, err := history.NewReader(history.Options{Guard: opts, Follow: true})
 	if err != nil {
 		return nil, err
 	}
@@ -141,7 +147,8 @@ func (r *reader) add(events ...*historypb.HistoryEvent) {
 	s := snapshot{
 		WorkflowType: ex.WorkflowType, WorkflowID: ex.WorkflowID, RunID: ex.RunID,
 		GuardVersion: ex.Recorded.Version, Guarded: ex.Guarded,
-		Verdicts: ex.Verdicts, Problems: ex.Problems, Err: err,
+		Verdicts: ex.Verdicts, VerdictsSeen: ex.VerdictsSeen, WarningsSeen: ex.WarningsSeen,
+		Problems: ex.Problems, Err: err,
 		Closed: ex.Closed, LastEventID: r.last,
 	}
 	if p := ex.Paused(); p != nil {
@@ -150,7 +157,7 @@ func (r *reader) add(events ...*historypb.HistoryEvent) {
 	// What follows changes only with new verdicts, pauses or the run's
 	// state: a page with none costs nothing more (the halts and pending
 	// are worked out over every verdict and pause).
-	key := snapKey{len(ex.Verdicts), len(ex.Pauses), ex.Closed, s.Paused, ex.LastEvent >= r.lastPause}
+	key := snapKey{ex.VerdictsSeen, len(ex.Pauses), ex.Closed, s.Paused, ex.LastEvent >= r.lastPause}
 	if key == r.key && r.keyed {
 		s.Halts, s.Pending = r.snap.Halts, r.snap.Pending
 		r.snap = s
