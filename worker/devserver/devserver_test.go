@@ -3,6 +3,8 @@ package devserver_test
 import (
 	"context"
 	"errors"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"io"
 	"log/slog"
 	"net"
@@ -172,6 +174,14 @@ func TestEphemeralWorkflowUIAndSearchAttribute(t *testing.T) {
 		return err == nil && len(resp.GetExecutions()) == 1 &&
 			resp.GetExecutions()[0].GetExecution().GetWorkflowId() == "greet-ephemeral"
 	}, 10*time.Second, 50*time.Millisecond)
+
+	// Workflow Pause is on by default (for `worker watch`): a pause of the
+	// completed workflow is refused as such, not as Unimplemented.
+	_, err = c.WorkflowService().PauseWorkflowExecution(ctx, &workflowservice.PauseWorkflowExecutionRequest{
+		Namespace: s.Namespace(), WorkflowId: "greet-ephemeral", RequestId: "devserver-test",
+	})
+	require.Error(t, err)
+	require.NotEqual(t, codes.Unimplemented, status.Code(err), "Workflow Pause is off: %v", err)
 
 	// The UI serves its app and lists the workflow through its API.
 	code, body := httpGet(t, ctx, s.UIURL()+"/")

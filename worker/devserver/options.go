@@ -105,7 +105,8 @@ type Options struct {
 	// DynamicConfig overrides server dynamic config values, keyed by setting
 	// name (e.g. "limit.maxIDLength": 255). Values must have the Go type the
 	// setting expects (int, not int64, for integers). They take precedence
-	// over the few defaults this package sets. Default none.
+	// over the few defaults this package sets (among them
+	// frontend.WorkflowPauseEnabled: true). Default none.
 	DynamicConfig map[string]any
 }
 

@@ -340,6 +340,10 @@ func (s *Server) startServer(sqlCfg *config.SQL, ports servicePorts) error {
 		dynamicconfig.HistoryPersistenceMaxQPS.Key():                45000,
 		// The UI lists workflows often.
 		dynamicconfig.FrontendMaxNamespaceVisibilityRPSPerInstance.Key(): 100,
+		// Workflow Pause (pre-release, off by default in the server) is on,
+		// so that `worker watch` pauses what it halts on the demo's server
+		// (docs/watch.md); DynamicConfig turns it off.
+		dynamicconfig.WorkflowPauseEnabled.Key(): true,
 	}
 	for k, v := range o.DynamicConfig {
 		dc[dynamicconfig.MakeKey(k)] = v

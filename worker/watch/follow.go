@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strconv"
 	"sync"
@@ -57,6 +58,14 @@ func (f *follower) run(ctx context.Context) bool {
 	if err != nil { // checked by New
 		log.Error("watch: cannot judge", zap.Error(err))
 		return false
+	}
+	if err := f.readChain(ctx, r); err != nil {
+		if ctx.Err() != nil {
+			return false
+		}
+		// The judgement goes on from this run alone, as the interceptor's
+		// does for a run whose carried state it cannot read.
+		log.Warn("watch: the runs this one continued from cannot be read; judging it alone", zap.Error(err))
 	}
 	var token []byte
 	var last int64 // the cursor: the last event read
@@ -112,6 +121,70 @@ func (f *follower) run(ctx context.Context) bool {
 	}
 	return false
 }
+
+// readChain reads the closed runs that the followed run continued as new
+// from, first to last, into r: the judgement of a chain goes on across
+// continue-as-new, as the interceptor's carried state does, so that a
+// loop that continues as new before it trips is still halted. It reads
+// from the chain's first run (the start event's FirstExecutionRunId) by
+// each close event's NewExecutionRunId, a whole history each: nothing is
+// kept that the histories cannot rebuild. A run that started the chain
+// reads nothing.
+func (f *follower) readChain(ctx context.Context, r *reader) error {
+	o := &f.w.opts
+	get := func(runID string, max int32, each func(*historypb.HistoryEvent) bool) error {
+		var token []byte
+		for {
+			resp, err := o.Service.GetWorkflowExecutionHistory(ctx, &workflowservice.GetWorkflowExecutionHistoryRequest{
+				Namespace: o.Namespace, Execution: &commonpb.WorkflowExecution{WorkflowId: f.workflowID, RunId: runID},
+				NextPageToken: token, MaximumPageSize: max,
+			})
+			if err != nil {
+				return err
+			}
+			for _, e := range resp.GetHistory().GetEvents() {
+				if !each(e) {
+					return nil
+				}
+			}
+			if token = resp.GetNextPageToken(); len(token) == 0 {
+				return nil
+			}
+		}
+	}
+	var first string
+	if err := get(f.runID, 1, func(e *historypb.HistoryEvent) bool {
+		if a := e.GetWorkflowExecutionStartedEventAttributes(); a.GetContinuedExecutionRunId() != "" {
+			first = a.GetFirstExecutionRunId()
+		}
+		return false
+	}); err != nil || first == "" {
+		return err
+	}
+	for run, n := first, 0; run != f.runID; n++ {
+		if n >= maxChainRuns {
+			return fmt.Errorf("more than %d runs before run %s", maxChainRuns, f.runID)
+		}
+		var events []*historypb.HistoryEvent
+		next := ""
+		if err := get(run, 0, func(e *historypb.HistoryEvent) bool {
+			events = append(events, e)
+			next = e.GetWorkflowExecutionContinuedAsNewEventAttributes().GetNewExecutionRunId()
+			return true
+		}); err != nil {
+			return err
+		}
+		if next == "" {
+			return fmt.Errorf("run %s of the chain did not continue as new", run)
+		}
+		r.add(events...)
+		run = next
+	}
+	return nil
+}
+
+// maxChainRuns bounds the runs read before a followed run.
+const maxChainRuns = 1000
 
 // awaitUnpaused waits until the run is no longer paused; it reports
 // whether the run is gone. The listing, which sees each execution's

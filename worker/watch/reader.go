@@ -129,6 +129,8 @@ func newReader(opts interceptor.Options) (*reader, error) {
 func (r *reader) add(events ...*historypb.HistoryEvent) {
 	for _, e := range events {
 		switch e.GetEventType() {
+		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED:
+			r.calls = 0 // a run of a chain: calls are counted in the run
 		case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED,
 			enumspb.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED:
 			r.recent[r.calls%recentCalls] = e.GetEventTime().AsTime()
