@@ -32,8 +32,8 @@ type Options struct {
 	// state plus the history cursor. Execution.Calls stays empty (Called
 	// counts the calls); Execution.Verdicts holds in full the verdicts
 	// judged since the previous call to Execution, after the run's
-	// earlier halts without their evidence and warnings (Evidence,
-	// Warnings, SuggestedActions); earlier warnings are dropped
+	// earlier halts without their evidence and message (Evidence,
+	// Warnings, SuggestedActions, Message); earlier warnings are dropped
 	// (VerdictsSeen and WarningsSeen count every verdict). The verdicts'
 	// calls, detectors, nodes and the pauses are the same as without it.
 	// Default false: the whole analysis. Not with AsRecorded, whose

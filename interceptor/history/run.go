@@ -120,7 +120,7 @@ func (r *runReader) hand() []interceptor.Verdict {
 	for i, v := range r.kept {
 		if i >= r.handed && v.Halt != nil {
 			h := *v.Halt
-			h.Evidence, h.Warnings, h.SuggestedActions = interceptor.Evidence{}, nil, nil
+			h.Evidence, h.Warnings, h.SuggestedActions, h.Message = interceptor.Evidence{}, nil, nil, ""
 			v.Halt, v.Evidence = &h, nil
 		}
 		if v.Halt != nil {

@@ -236,7 +236,7 @@ func (f *follower) act(ctx context.Context, log *zap.Logger, s snapshot) {
 		f.acted, f.lagSeen = map[int]string{}, map[int]bool{}
 	}
 	// The newest verdicts are the last of s.Verdicts (the reader
-	// follows the run: it hands each over in full once).
+	// follows the run: a snapshot holds those since the one before).
 	newVerdicts := s.Verdicts[len(s.Verdicts)-min(max(s.VerdictsSeen-f.seen, 0), len(s.Verdicts)):]
 	f.seen = s.VerdictsSeen
 	f.mu.Unlock()

@@ -25,6 +25,11 @@ func (s *nopService) PauseWorkflowExecution(context.Context, *workflowservice.Pa
 	return &workflowservice.PauseWorkflowExecutionResponse{}, nil
 }
 
+// DescribeWorkflowExecution: no workflow task waits to start.
+func (s *nopService) DescribeWorkflowExecution(context.Context, *workflowservice.DescribeWorkflowExecutionRequest, ...grpc.CallOption) (*workflowservice.DescribeWorkflowExecutionResponse, error) {
+	return &workflowservice.DescribeWorkflowExecutionResponse{}, nil
+}
+
 // tasks splits a history into the pages a follower gets: each ends with
 // a workflow task's completion.
 func tasks(b testing.TB, path string) ([][]*historypb.HistoryEvent, int) {

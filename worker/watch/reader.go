@@ -1,6 +1,7 @@
 package watch
 
 import (
+	"slices"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -56,9 +57,9 @@ type snapshot struct {
 	// Guarded says whether the watcher's options guard the run.
 	Guarded bool
 	// Verdicts are the verdicts judged since the snapshot before, in
-	// full, after the run's earlier halts (without their evidence: the
-	// reader follows the run, history.Options.Follow); VerdictsSeen and
-	// WarningsSeen count every verdict and warning of the run so far.
+	// full (the reader follows the run, history.Options.Follow: the run's
+	// earlier halts are in Halts, without their evidence); VerdictsSeen
+	// and WarningsSeen count every verdict and warning of the run so far.
 	Verdicts     []interceptor.Verdict
 	VerdictsSeen int
 	WarningsSeen int
@@ -107,6 +108,7 @@ type reader struct {
 	asked     map[string]bool
 	lastPause int64
 	last      int64
+	handed    int // the run's verdicts handed over so far
 	snap      snapshot
 	key       snapKey
 	keyed     bool
@@ -149,7 +151,7 @@ func (r *reader) add(events ...*historypb.HistoryEvent) {
 	s := snapshot{
 		WorkflowType: ex.WorkflowType, WorkflowID: ex.WorkflowID, RunID: ex.RunID,
 		GuardVersion: ex.Recorded.Version, Guarded: ex.Guarded,
-		Verdicts: ex.Verdicts, VerdictsSeen: ex.VerdictsSeen, WarningsSeen: ex.WarningsSeen,
+		Verdicts: r.fresh(ex), VerdictsSeen: ex.VerdictsSeen, WarningsSeen: ex.WarningsSeen,
 		Problems: ex.Problems, Err: err,
 		Closed: ex.Closed, LastEventID: r.last,
 	}
@@ -183,6 +185,13 @@ func (r *reader) add(events ...*historypb.HistoryEvent) {
 			answeredBy[seq] = p
 		}
 	}
+	n := 0
+	for _, v := range ex.Verdicts {
+		if v.Halt != nil {
+			n++
+		}
+	}
+	s.Halts = make([]halt, 0, n) // held as long as the run is followed: no spare room
 	for _, v := range ex.Verdicts {
 		if v.Halt == nil {
 			continue
@@ -202,6 +211,20 @@ func (r *reader) add(events ...*historypb.HistoryEvent) {
 		s.Halts = append(s.Halts, h)
 	}
 	r.snap = s
+}
+
+// fresh are the verdicts the reader handed over in full since the
+// snapshot before (the last of ex.Verdicts, the others being the run's
+// earlier halts), copied: the snapshot holds them, not the run's halts a
+// second time.
+func (r *reader) fresh(ex history.Execution) []interceptor.Verdict {
+	n := ex.VerdictsSeen - r.handed
+	if ex.RunID != r.snap.RunID {
+		n = ex.VerdictsSeen // a run of a chain: its verdicts are counted from 0
+	}
+	r.handed = ex.VerdictsSeen
+	n = min(max(n, 0), len(ex.Verdicts))
+	return slices.Clone(ex.Verdicts[len(ex.Verdicts)-n:])
 }
 
 // snapKey is what the halts and the pending halt of a snapshot depend on.
