@@ -100,7 +100,7 @@ const recentCalls = 256
 type reader struct {
 	r      *history.Reader
 	calls  int                    // the calls read
-	recent [recentCalls]time.Time // call i's event time at i%recentCalls
+	recent [recentCalls]int64 // call i's event time (Unix ns, a third of a time.Time) at i%recentCalls
 	halted map[int]time.Time      // the tripping call's time, by halt seq
 	pauses map[int64]pauseMark    // by Paused event id
 	// asked are the request ids of the Paused events read, and
@@ -135,7 +135,7 @@ func (r *reader) add(events ...*historypb.HistoryEvent) {
 			r.calls = 0 // a run of a chain: calls are counted in the run
 		case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED,
 			enumspb.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED:
-			r.recent[r.calls%recentCalls] = e.GetEventTime().AsTime()
+			r.recent[r.calls%recentCalls] = e.GetEventTime().AsTime().UnixNano()
 			r.calls++
 		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_PAUSED:
 			r.pauses[e.GetEventId()] = pauseMark{at: e.GetEventTime().AsTime(), calls: r.calls}
@@ -201,7 +201,7 @@ func (r *reader) add(events ...*historypb.HistoryEvent) {
 		if t, ok := r.halted[v.Halt.Seq]; ok {
 			h.Time = t
 		} else if k >= 0 && k < r.calls && r.calls-k <= recentCalls {
-			h.Time = r.recent[k%recentCalls]
+			h.Time = time.Unix(0, r.recent[k%recentCalls]).UTC()
 			r.halted[v.Halt.Seq] = h.Time
 		}
 		if p := answeredBy[v.Halt.Seq]; p != nil {
