@@ -99,10 +99,10 @@ const recentCalls = 256
 // and a few words a halt and a pause: nothing that grows with the calls.
 type reader struct {
 	r      *history.Reader
-	calls  int                    // the calls read
-	recent [recentCalls]int64 // call i's event time (Unix ns, a third of a time.Time) at i%recentCalls
-	halted map[int]time.Time      // the tripping call's time, by halt seq
-	pauses map[int64]pauseMark    // by Paused event id
+	calls  int                 // the calls read
+	recent [recentCalls]int64  // call i's event time (Unix ns, a third of a time.Time) at i%recentCalls
+	halted map[int]time.Time   // the tripping call's time, by halt seq
+	pauses map[int64]pauseMark // by Paused event id
 	// asked are the request ids of the Paused events read, and
 	// lastPause the id of the last Paused or Unpaused event read.
 	asked     map[string]bool
