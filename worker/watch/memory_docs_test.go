@@ -12,16 +12,7 @@ import (
 // as the code has it: the times of the last recentCalls calls, each an
 // int64.
 func TestCapacityDocsStateTheConstant(t *testing.T) {
-	b, err := os.ReadFile("../../docs/watch.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, sec, ok := strings.Cut(string(b), "\n## Capacity\n")
-	if !ok {
-		t.Fatal("docs/watch.md has no Capacity section")
-	}
-	sec, _, _ = strings.Cut(sec, "\n## ")
-	sec = strings.Join(strings.Fields(sec), " ")
+	sec := docSection(t, "Capacity")
 	var r reader
 	for _, want := range []string{
 		fmt.Sprintf("the times of the last %d calls, %d KB", recentCalls, unsafe.Sizeof(r.recent)/1024),
@@ -31,4 +22,20 @@ func TestCapacityDocsStateTheConstant(t *testing.T) {
 			t.Errorf("docs/watch.md, Capacity: %q not found", want)
 		}
 	}
+}
+
+// docSection is the section of docs/watch.md under heading, its spaces
+// and line breaks made single spaces.
+func docSection(t *testing.T, heading string) string {
+	t.Helper()
+	b, err := os.ReadFile("../../docs/watch.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, sec, ok := strings.Cut(string(b), "\n## "+heading+"\n")
+	if !ok {
+		t.Fatalf("docs/watch.md has no %s section", heading)
+	}
+	sec, _, _ = strings.Cut(sec, "\n## ")
+	return strings.Join(strings.Fields(sec), " ")
 }
