@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"testing"
 
+	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
 
 	"github.com/loopguard/loopguard/internal/cputime"
@@ -99,6 +100,95 @@ func BenchmarkReaderFollow(b *testing.B) {
 					b.Fatalf("%d calls judged, want about %d", got, calls)
 				}
 				runtime.KeepAlive(rs)
+			}
+			b.ReportMetric(per, "B/execution")
+		})
+	}
+}
+
+// BenchmarkFollowMemory weighs what a followed execution holds against
+// the guard's own state, on the 1000-call workload the watcher's
+// BenchmarkFollow reads (recorded without the guard; judged with halts
+// answered as observe answers them, so that its stuck loop halts again
+// and again), fed a workflow task at a time up to the task before the
+// run's last, 100 executions live at once; B/execution is the heap they
+// hold after a GC, divided by 100:
+//
+//   - guard: the guard's own state after those calls, the interceptor's
+//     guard value with its detectors, its warnings' evidence and its
+//     halt, which the Judge drives as the interceptor does (the Judge
+//     kept alone, its verdicts taken out): the budget;
+//   - reader: a Reader with the whole analysis (Options{}), every
+//     verdict with its evidence and every call's node;
+//   - follow: a Reader under Options.Follow, whose Executions a follower
+//     has read after each task.
+//
+// held-events is the events the Reader holds besides (the cursor: the
+// rest of a workflow task), shared here with the other executions as a
+// watcher's page is its own.
+//
+//	go test ./interceptor/history/ -run '^$' -bench FollowMemory -benchtime 3x
+func BenchmarkFollowMemory(b *testing.B) {
+	h, err := ReadHistoryFile(filepath.Join(fixtureDir, "workload-1000-unguarded.json"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var pages [][]*historypb.HistoryEvent
+	start := 0
+	for i, e := range h.GetEvents() {
+		if e.GetEventType() == enumspb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED {
+			pages = append(pages, h.GetEvents()[start:i+1])
+			start = i + 1
+		}
+	}
+	pages = pages[:len(pages)-1] // the run still going
+	follow := func(opts Options) *Reader {
+		r, err := NewReader(opts)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, p := range pages {
+			if err := r.Add(p...); err != nil {
+				b.Fatal(err)
+			}
+			r.Execution()
+		}
+		return r
+	}
+	for _, tc := range []struct {
+		name string
+		keep func() any
+	}{
+		{"guard", func() any {
+			j := follow(Options{Follow: true}).run.judge
+			j.Verdicts()
+			return j
+		}},
+		{"reader", func() any { return follow(Options{}) }},
+		{"follow", func() any { return follow(Options{Follow: true}) }},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			const n = 100
+			var per float64
+			for i := 0; i < b.N; i++ {
+				var before, after runtime.MemStats
+				runtime.GC()
+				runtime.ReadMemStats(&before)
+				kept := make([]any, n)
+				for k := range kept {
+					kept[k] = tc.keep()
+				}
+				runtime.GC()
+				runtime.ReadMemStats(&after)
+				per = float64(after.HeapAlloc-before.HeapAlloc) / n
+				if r, ok := kept[0].(*Reader); ok {
+					b.ReportMetric(float64(len(r.run.evs)), "held-events")
+					ex := r.Execution()
+					b.ReportMetric(float64(ex.Called), "calls")
+					b.ReportMetric(float64(ex.VerdictsSeen), "verdicts")
+					b.ReportMetric(float64(len(ex.Verdicts)), "verdicts-held")
+				}
+				runtime.KeepAlive(kept)
 			}
 			b.ReportMetric(per, "B/execution")
 		})

@@ -108,7 +108,7 @@ func (r *runReader) call(i int, e *historypb.HistoryEvent, kind interceptor.Call
 	}
 	if id := r.judge.Call(kind, typ, args); id >= 0 {
 		r.calls[e.GetEventId()] = id
-		r.ex.Calls = append(r.ex.Calls, r.nodeName(kind, typ, args))
+		r.called(r.nodeName(kind, typ, args))
 	}
 }
 
@@ -196,7 +196,7 @@ func (r *runReader) marker(i int, e *historypb.HistoryEvent) {
 // failure) is in its marker: in at once.
 func (r *runReader) localActivity(a *historypb.MarkerRecordedEventAttributes, typ string) {
 	if id := r.judge.Call(interceptor.KindLocalActivity, typ, nil); id >= 0 {
-		r.ex.Calls = append(r.ex.Calls, r.nodeName(interceptor.KindLocalActivity, typ, nil))
+		r.called(r.nodeName(interceptor.KindLocalActivity, typ, nil))
 		var err error
 		if f := a.GetFailure(); f != nil {
 			err = r.fc.FailureToError(f)

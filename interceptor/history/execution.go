@@ -26,8 +26,17 @@ type Execution struct {
 	// first run).
 	Calls     []string `json:"calls"`
 	FirstCall int      `json:"firstCall"`
-	// Verdicts are the warnings and halts the guard raises, in order.
-	Verdicts []interceptor.Verdict `json:"verdicts,omitempty"`
+	// Called counts the run's guarded calls (len(Calls) unless
+	// Options.Follow left Calls empty).
+	Called int `json:"-"`
+	// Verdicts are the warnings and halts the guard raises, in order
+	// (Options.Follow keeps fewer). VerdictsSeen counts the verdicts of
+	// the run so far and WarningsSeen the warnings among them, including
+	// those Follow dropped: the newest VerdictsSeen-n verdicts are the
+	// last of Verdicts, for a follower that acted on n of them.
+	Verdicts     []interceptor.Verdict `json:"verdicts,omitempty"`
+	VerdictsSeen int                   `json:"-"`
+	WarningsSeen int                   `json:"-"`
 	// Saved counts the calls a halt that pauses or fails would have
 	// saved: the first such halt's call and every call after it.
 	Saved int `json:"saved,omitempty"`

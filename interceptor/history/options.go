@@ -1,6 +1,7 @@
 package history
 
 import (
+	"errors"
 	"fmt"
 
 	"go.temporal.io/sdk/converter"
@@ -25,6 +26,19 @@ type Options struct {
 	// (NotGuarded "recorded without the guard"): the guard did nothing to
 	// them.
 	AsRecorded bool
+	// Follow says the Reader follows a live run for a watcher, which
+	// acts on each verdict once: it keeps what the watcher acts on, not
+	// the whole analysis, so that a followed run holds the guard's own
+	// state plus the history cursor. Execution.Calls stays empty (Called
+	// counts the calls); Execution.Verdicts holds in full the verdicts
+	// judged since the previous call to Execution, after the run's
+	// earlier halts without their evidence and message (Evidence,
+	// Warnings, SuggestedActions, Message); earlier warnings are dropped
+	// (VerdictsSeen and WarningsSeen count every verdict). The verdicts'
+	// calls, detectors, nodes and the pauses are the same as without it.
+	// Default false: the whole analysis. Not with AsRecorded, whose
+	// recorded decisions are noted on earlier halts.
+	Follow bool
 	// DataConverter is the workers' data converter, with their codecs.
 	// Default: the SDK's default converter.
 	DataConverter converter.DataConverter
@@ -37,6 +51,9 @@ type Options struct {
 func (opts Options) withDefaults() (Options, error) {
 	if _, err := interceptor.NewJudge(opts.Guard); err != nil {
 		return opts, fmt.Errorf("history: invalid guard options: %w", err)
+	}
+	if opts.Follow && opts.AsRecorded {
+		return opts, errors.New("history: Follow and AsRecorded do not go together")
 	}
 	if opts.DataConverter == nil {
 		opts.DataConverter = converter.GetDefaultDataConverter()

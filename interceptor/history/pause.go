@@ -171,7 +171,7 @@ func (r *runReader) paused(e *historypb.HistoryEvent) {
 		last.Ended = e.GetEventId()
 	}
 	if r.pausable() {
-		waiting := unanswered(r.judge.Judged(), r.ex.Pauses)
+		waiting := unanswered(r.verdicts(), r.ex.Pauses)
 		seq := requestedHalt(p.RequestID)
 		for _, ev := range waiting {
 			if ev.Seq == seq {
@@ -203,9 +203,23 @@ func (r *runReader) unpaused(e *historypb.HistoryEvent) {
 	if p.HaltSeq == 0 || !r.pausable() {
 		return
 	}
-	for _, v := range r.judge.Judged() {
+	for _, v := range r.verdicts() {
 		if v.Halt != nil && v.Halt.Seq == p.HaltSeq {
-			r.judge.Resumed(*v.Halt, a.GetIdentity(), a.GetReason(), e.GetEventTime().AsTime())
+			if r.judge.Resumed(*v.Halt, a.GetIdentity(), a.GetReason(), e.GetEventTime().AsTime()) {
+				r.noteKept(interceptor.Decision{Action: interceptor.ActionResume, Reason: a.GetReason(), By: a.GetIdentity(), HaltSeq: p.HaltSeq})
+			}
+			return
+		}
+	}
+}
+
+// noteKept notes decision d on the halt it ends among the verdicts
+// Options.Follow took from the Judge, as the Judge notes it on those it
+// holds.
+func (r *runReader) noteKept(d interceptor.Decision) {
+	for i := range r.kept {
+		if h := r.kept[i].Halt; h != nil && h.Seq == d.HaltSeq {
+			r.kept[i].Decision = &d
 			return
 		}
 	}

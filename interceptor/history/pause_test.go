@@ -152,6 +152,7 @@ func (b *builder) read(opts Options) Execution {
 	got := r.Close()
 	want := batch(b.t, opts, []*historypb.History{{Events: b.evs}})
 	sameExecutions(b.t, []Execution{got}, want)
+	followed(b.t, opts, [][]*historypb.HistoryEvent{b.evs}, want)
 	return got
 }
 

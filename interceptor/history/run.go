@@ -67,6 +67,68 @@ type runReader struct {
 	last int64
 	// ended is the run's close event, once judged.
 	ended *historypb.HistoryEvent
+	// Under Options.Follow: kept are the verdicts taken from the Judge
+	// as they come (the verdicts before handed were handed over in full
+	// by execution and are kept stripped: halts only, without their
+	// evidence), seen and warned count every verdict and warning.
+	kept         []interceptor.Verdict
+	handed       int
+	seen, warned int
+}
+
+// called notes a guarded call of node.
+func (r *runReader) called(node string) {
+	r.ex.Called++
+	if !r.opts.Follow {
+		r.ex.Calls = append(r.ex.Calls, node)
+	}
+}
+
+// verdicts are the run's verdicts so far (under Options.Follow, the
+// earlier ones stripped).
+func (r *runReader) verdicts() []interceptor.Verdict {
+	if !r.opts.Follow {
+		return r.judge.Judged()
+	}
+	return append(slices.Clip(r.kept), r.judge.Judged()...)
+}
+
+// take moves the Judge's verdicts to kept (Options.Follow): the Judge
+// would hold them all.
+func (r *runReader) take() {
+	if !r.opts.Follow || r.judge == nil {
+		return
+	}
+	for _, v := range r.judge.Verdicts() {
+		r.seen++
+		if v.Warning != nil {
+			r.warned++
+		}
+		r.kept = append(r.kept, v)
+	}
+}
+
+// hand returns the verdicts for execution under Options.Follow and
+// strips those handed over: what a follower acted on once, it needs no
+// more but a halt's call, seq, detector and node.
+func (r *runReader) hand() []interceptor.Verdict {
+	out := slices.Clone(r.kept)
+	if r.handed == len(r.kept) {
+		return out
+	}
+	kept := make([]interceptor.Verdict, 0, len(r.kept))
+	for i, v := range r.kept {
+		if i >= r.handed && v.Halt != nil {
+			h := *v.Halt
+			h.Evidence, h.Warnings, h.SuggestedActions, h.Message = interceptor.Evidence{}, nil, nil, ""
+			v.Halt, v.Evidence = &h, nil
+		}
+		if v.Halt != nil {
+			kept = append(kept, v)
+		}
+	}
+	r.kept, r.handed = kept, len(kept)
+	return out
 }
 
 func newRunReader(opts *Options, chain func(runID string) *openChain) *runReader {
@@ -145,6 +207,7 @@ func (r *runReader) judgeReady() {
 		r.evs = r.evs[1:]
 		r.off++
 	}
+	r.take()
 	if cap(r.evs) > 2*len(r.evs)+16 {
 		// A long chunk judged: do not keep its backing array.
 		r.evs = append([]*historypb.HistoryEvent(nil), r.evs...)
@@ -259,13 +322,26 @@ func (r *runReader) execution(final bool) Execution {
 	if ex.Err != nil || r.judge == nil {
 		return ex
 	}
-	if final {
+	switch {
+	case r.opts.Follow:
+		r.take()
+		ex.Verdicts = r.hand()
+		ex.VerdictsSeen, ex.WarningsSeen = r.seen, r.warned
+	case final:
 		ex.Verdicts = r.judge.Verdicts()
-	} else {
+	default:
 		ex.Calls = slices.Clip(ex.Calls)
 		ex.Verdicts = r.judge.Judged()
 		ex.Recorded.Answers = slices.Clip(ex.Recorded.Answers)
 		ex.Recorded.Halts = slices.Clip(ex.Recorded.Halts)
+	}
+	if !r.opts.Follow {
+		ex.VerdictsSeen = len(ex.Verdicts)
+		for _, v := range ex.Verdicts {
+			if v.Warning != nil {
+				ex.WarningsSeen++
+			}
+		}
 	}
 	ex.Problems = slices.Clip(ex.Problems)
 	for _, l := range r.logs {
@@ -276,7 +352,7 @@ func (r *runReader) execution(final bool) Execution {
 	}
 	for _, v := range ex.Verdicts {
 		if v.Halt != nil && v.OnHalt != interceptor.OnHaltObserve {
-			ex.Saved = ex.FirstCall + len(ex.Calls) - v.Call
+			ex.Saved = ex.FirstCall + ex.Called - v.Call
 			break
 		}
 	}

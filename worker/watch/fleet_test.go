@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"log/slog"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -306,16 +305,7 @@ func TestFleetOptions(t *testing.T) {
 // docs/watch.md's Scale-out section states the fleet's names and
 // defaults as the code has them.
 func TestFleetDocsStateTheDefaults(t *testing.T) {
-	b, err := os.ReadFile("../../docs/watch.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, sec, ok := strings.Cut(string(b), "\n## Scale-out\n")
-	if !ok {
-		t.Fatal("docs/watch.md has no Scale-out section")
-	}
-	sec, _, _ = strings.Cut(sec, "\n## ")
-	sec = strings.Join(strings.Fields(sec), " ")
+	sec := docSection(t, "Scale-out")
 	for _, want := range []string{
 		"`" + FleetWorkflow + "`", "`" + DefaultFleetWorkflowID + "`", "`" + DefaultFleetTaskQueue + "`",
 		"`" + ShardActivity + "`", "`" + FleetInputQuery + "`",

@@ -273,8 +273,10 @@ func (f *follower) act(ctx context.Context, log *zap.Logger, s snapshot) {
 	if f.acted == nil {
 		f.acted, f.lagSeen = map[int]string{}, map[int]bool{}
 	}
-	newVerdicts := s.Verdicts[min(f.seen, len(s.Verdicts)):]
-	f.seen = len(s.Verdicts)
+	// The newest verdicts are the last of s.Verdicts (the reader
+	// follows the run: a snapshot holds those since the one before).
+	newVerdicts := s.Verdicts[len(s.Verdicts)-min(max(s.VerdictsSeen-f.seen, 0), len(s.Verdicts)):]
+	f.seen = s.VerdictsSeen
 	f.mu.Unlock()
 	if s.Err != nil {
 		log.Warn("watch: the history cannot be judged", zap.Error(s.Err))
@@ -515,11 +517,7 @@ func (f *follower) status() (ExecutionStatus, bool) {
 	if s.GuardVersion > 0 {
 		return es, false
 	}
-	for _, v := range s.Verdicts {
-		if v.Warning != nil {
-			es.Warnings++
-		}
-	}
+	es.Warnings = s.WarningsSeen
 	pending := s.pending()
 	for i := range s.Halts {
 		h := &s.Halts[i]

@@ -1,6 +1,7 @@
 package watch
 
 import (
+	"slices"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -54,9 +55,15 @@ type snapshot struct {
 	// history (0: the run is not guarded by the interceptor).
 	GuardVersion int
 	// Guarded says whether the watcher's options guard the run.
-	Guarded  bool
-	Verdicts []interceptor.Verdict
-	Halts    []halt
+	Guarded bool
+	// Verdicts are the verdicts judged since the snapshot before, in
+	// full (the reader follows the run, history.Options.Follow: the run's
+	// earlier halts are in Halts, without their evidence); VerdictsSeen
+	// and WarningsSeen count every verdict and warning of the run so far.
+	Verdicts     []interceptor.Verdict
+	VerdictsSeen int
+	WarningsSeen int
+	Halts        []halt
 	// Pending is the seq of the newest halt no pause answered, when the
 	// run is neither closed nor paused (0: none).
 	Pending int
@@ -92,15 +99,16 @@ const recentCalls = 256
 // and a few words a halt and a pause: nothing that grows with the calls.
 type reader struct {
 	r      *history.Reader
-	calls  int                    // the calls read
-	recent [recentCalls]time.Time // call i's event time at i%recentCalls
-	halted map[int]time.Time      // the tripping call's time, by halt seq
-	pauses map[int64]pauseMark    // by Paused event id
+	calls  int                 // the calls read
+	recent [recentCalls]int64  // call i's event time (Unix ns, a third of a time.Time) at i%recentCalls
+	halted map[int]time.Time   // the tripping call's time, by halt seq
+	pauses map[int64]pauseMark // by Paused event id
 	// asked are the request ids of the Paused events read, and
 	// lastPause the id of the last Paused or Unpaused event read.
 	asked     map[string]bool
 	lastPause int64
 	last      int64
+	handed    int // the run's verdicts handed over so far
 	snap      snapshot
 	key       snapKey
 	keyed     bool
@@ -112,7 +120,7 @@ type pauseMark struct {
 }
 
 func newReader(opts interceptor.Options) (*reader, error) {
-	r, err := history.NewReader(history.Options{Guard: opts})
+	r, err := history.NewReader(history.Options{Guard: opts, Follow: true})
 	if err != nil {
 		return nil, err
 	}
@@ -127,7 +135,7 @@ func (r *reader) add(events ...*historypb.HistoryEvent) {
 			r.calls = 0 // a run of a chain: calls are counted in the run
 		case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED,
 			enumspb.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED:
-			r.recent[r.calls%recentCalls] = e.GetEventTime().AsTime()
+			r.recent[r.calls%recentCalls] = e.GetEventTime().AsTime().UnixNano()
 			r.calls++
 		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_PAUSED:
 			r.pauses[e.GetEventId()] = pauseMark{at: e.GetEventTime().AsTime(), calls: r.calls}
@@ -159,7 +167,8 @@ func (r *reader) judged(err error) {
 	s := snapshot{
 		WorkflowType: ex.WorkflowType, WorkflowID: ex.WorkflowID, RunID: ex.RunID,
 		GuardVersion: ex.Recorded.Version, Guarded: ex.Guarded,
-		Verdicts: ex.Verdicts, Problems: ex.Problems, Err: err,
+		Verdicts: r.fresh(ex), VerdictsSeen: ex.VerdictsSeen, WarningsSeen: ex.WarningsSeen,
+		Problems: ex.Problems, Err: err,
 		Closed: ex.Closed, LastEventID: r.last,
 	}
 	if p := ex.Paused(); p != nil {
@@ -168,7 +177,7 @@ func (r *reader) judged(err error) {
 	// What follows changes only with new verdicts, pauses or the run's
 	// state: a page with none costs nothing more (the halts and pending
 	// are worked out over every verdict and pause).
-	key := snapKey{len(ex.Verdicts), len(ex.Pauses), ex.Closed, s.Paused, ex.LastEvent >= r.lastPause}
+	key := snapKey{ex.VerdictsSeen, len(ex.Pauses), ex.Closed, s.Paused, ex.LastEvent >= r.lastPause}
 	if key == r.key && r.keyed {
 		s.Halts, s.Pending = r.snap.Halts, r.snap.Pending
 		r.snap = s
@@ -192,6 +201,13 @@ func (r *reader) judged(err error) {
 			answeredBy[seq] = p
 		}
 	}
+	n := 0
+	for _, v := range ex.Verdicts {
+		if v.Halt != nil {
+			n++
+		}
+	}
+	s.Halts = make([]halt, 0, n) // held as long as the run is followed: no spare room
 	for _, v := range ex.Verdicts {
 		if v.Halt == nil {
 			continue
@@ -201,7 +217,7 @@ func (r *reader) judged(err error) {
 		if t, ok := r.halted[v.Halt.Seq]; ok {
 			h.Time = t
 		} else if k >= 0 && k < r.calls && r.calls-k <= recentCalls {
-			h.Time = r.recent[k%recentCalls]
+			h.Time = time.Unix(0, r.recent[k%recentCalls]).UTC()
 			r.halted[v.Halt.Seq] = h.Time
 		}
 		if p := answeredBy[v.Halt.Seq]; p != nil {
@@ -211,6 +227,20 @@ func (r *reader) judged(err error) {
 		s.Halts = append(s.Halts, h)
 	}
 	r.snap = s
+}
+
+// fresh are the verdicts the reader handed over in full since the
+// snapshot before (the last of ex.Verdicts, the others being the run's
+// earlier halts), copied: the snapshot holds them, not the run's halts a
+// second time.
+func (r *reader) fresh(ex history.Execution) []interceptor.Verdict {
+	n := ex.VerdictsSeen - r.handed
+	if ex.RunID != r.snap.RunID {
+		n = ex.VerdictsSeen // a run of a chain: its verdicts are counted from 0
+	}
+	r.handed = ex.VerdictsSeen
+	n = min(max(n, 0), len(ex.Verdicts))
+	return slices.Clone(ex.Verdicts[len(ex.Verdicts)-n:])
 }
 
 // snapKey is what the halts and the pending halt of a snapshot depend on.

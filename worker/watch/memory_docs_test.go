@@ -1,0 +1,41 @@
+package watch
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"unsafe"
+)
+
+// docs/watch.md's Capacity section prices the constant a follower holds
+// as the code has it: the times of the last recentCalls calls, each an
+// int64.
+func TestCapacityDocsStateTheConstant(t *testing.T) {
+	sec := docSection(t, "Capacity")
+	var r reader
+	for _, want := range []string{
+		fmt.Sprintf("the times of the last %d calls, %d KB", recentCalls, unsafe.Sizeof(r.recent)/1024),
+		"`history.Options.Follow`",
+	} {
+		if !strings.Contains(sec, want) {
+			t.Errorf("docs/watch.md, Capacity: %q not found", want)
+		}
+	}
+}
+
+// docSection is the section of docs/watch.md under heading, its spaces
+// and line breaks made single spaces.
+func docSection(t *testing.T, heading string) string {
+	t.Helper()
+	b, err := os.ReadFile("../../docs/watch.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, sec, ok := strings.Cut(string(b), "\n## "+heading+"\n")
+	if !ok {
+		t.Fatalf("docs/watch.md has no %s section", heading)
+	}
+	sec, _, _ = strings.Cut(sec, "\n## ")
+	return strings.Join(strings.Fields(sec), " ")
+}
