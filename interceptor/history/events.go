@@ -14,6 +14,7 @@ import (
 )
 
 func (r *runReader) event(i int, e *historypb.HistoryEvent) {
+	defer r.supersedeWhilePaused()
 	j := r.judge
 	switch e.GetEventType() {
 	case enumspb.EVENT_TYPE_WORKFLOW_TASK_STARTED:

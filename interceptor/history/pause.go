@@ -122,7 +122,8 @@ type Pause struct {
 	RequestID string `json:"requestId,omitempty"`
 	// HaltSeq is the halt the pause answered (0: none was waiting, it is
 	// someone else's pause), and Superseded the halts raised after that
-	// halt and before the pause, which it answered too.
+	// halt, before the pause or while it held (the workflow task in
+	// flight when it landed), which it answered too.
 	HaltSeq    int   `json:"haltSeq,omitempty"`
 	Superseded []int `json:"superseded,omitempty"`
 	// Ended is the event that ended the pause: its Unpaused event
@@ -210,6 +211,24 @@ func (r *runReader) unpaused(e *historypb.HistoryEvent) {
 			}
 			return
 		}
+	}
+}
+
+// supersedeWhilePaused lets the pause in force, when it answered a halt,
+// answer too the halts raised while it holds: a paused run dispatches no
+// task, so their calls are those of the workflow task in flight when the
+// pause landed (the server accepts its completion while paused), the
+// lag, as the halts raised before the pause landed are. Its unpause then
+// resumes the loop they are part of, and nothing is left waiting for a
+// second pause. A pause that answered no halt (someone else's) answers
+// none of them either.
+func (r *runReader) supersedeWhilePaused() {
+	p := r.pause()
+	if p == nil || p.HaltSeq == 0 || !r.pausable() || r.judge == nil {
+		return
+	}
+	for _, ev := range unanswered(r.verdicts(), r.ex.Pauses) {
+		p.Superseded = append(p.Superseded, ev.Seq)
 	}
 }
 

@@ -243,6 +243,24 @@ func TestWorkflowPauseAnswersHalts(t *testing.T) {
 			}
 		},
 	}, {
+		name: "halts raised while the pause holds (the task in flight when it landed) are its too",
+		give: func(b *builder) {
+			b.calls(4, "Think", "same").pause(PauseIdentity, watcher(1)).calls(3, "Think", "same").unpause("ops").calls(30, "Think", "same")
+		},
+		check: func(t *testing.T, ex Execution) {
+			// The unpause at 7 resumes halt 1 and the loop starts over;
+			// it halts again at 14 (after a halt observed while paused
+			// the Judge's ladder needs more than the 3 calls of a plain
+			// resume), the same live and afterwards.
+			identicalFirst(t, ex, 4, 7, 14)
+			if p := ex.Pauses[0]; p.HaltSeq != 1 || !slices.Equal(p.Superseded, []int{2}) {
+				t.Fatalf("pause %+v: want halt 1 answered and halt 2, raised while paused, superseded", p)
+			}
+			if p := ex.Pending(); p == nil || p.Seq == 2 {
+				t.Fatalf("pending %+v: want a halt after the unpause, never halt 2", p)
+			}
+		},
+	}, {
 		name: "the watcher's own loop.warning signals are not outside input",
 		give: func(b *builder) {
 			b.calls(2, "Think", "same").signal(WarningSignal, WarningRequestID(testRunID, 2)).calls(10, "Think", "same")
