@@ -35,7 +35,7 @@ func (j *Judge) Resumed(ev HaltEvent, by, reason string, at time.Time) bool {
 	// The halt is in force again, paused since it was raised, for the
 	// guard's own end of a halt to end it.
 	g.pause.set(phaseHalting, &ev, OnHaltPause, ev.WorkflowTime, nil)
-	g.pause.set(phasePaused, nil, "", time.Time{}, nil)
+	g.hold()
 	j.now = at
 	j.answer(trip, Decision{Action: ActionResume, Reason: reason, By: by, HaltSeq: ev.Seq}, detect.Extension{})
 	return true

@@ -189,16 +189,20 @@ func (f *follower) readChain(ctx context.Context, r *reader) error {
 			}
 		}
 	}
-	var first string
+	// The chain ends at the run the followed one continued from (its
+	// start event names it): for a run reset from a continued run, whose
+	// start event is its base's, that is the base's predecessor, whose
+	// NewExecutionRunId is the base, not the reset run.
+	var first, prev string
 	if err := get(f.runID, 1, func(e *historypb.HistoryEvent) bool {
 		if a := e.GetWorkflowExecutionStartedEventAttributes(); a.GetContinuedExecutionRunId() != "" {
-			first = a.GetFirstExecutionRunId()
+			first, prev = a.GetFirstExecutionRunId(), a.GetContinuedExecutionRunId()
 		}
 		return false
 	}); err != nil || first == "" {
 		return err
 	}
-	for run, n := first, 0; run != f.runID; n++ {
+	for run, n := first, 0; ; n++ {
 		if n >= maxChainRuns {
 			return fmt.Errorf("more than %d runs before run %s", maxChainRuns, f.runID)
 		}
@@ -215,9 +219,11 @@ func (f *follower) readChain(ctx context.Context, r *reader) error {
 			return fmt.Errorf("run %s of the chain did not continue as new", run)
 		}
 		r.add(events...)
+		if run == prev {
+			return nil
+		}
 		run = next
 	}
-	return nil
 }
 
 // maxChainRuns bounds the runs read before a followed run.
