@@ -147,6 +147,17 @@ func worse(a, b *history.Execution) bool {
 	return len(a.Verdicts) > len(b.Verdicts)
 }
 
+// codecConverter is the data converter that decodes payloads through the
+// codec server at endpoint, as the temporal CLI's --codec-endpoint does
+// (the default converter when endpoint is empty).
+func codecConverter(endpoint string) converter.DataConverter {
+	dc := converter.GetDefaultDataConverter()
+	if endpoint != "" {
+		dc = converter.NewRemoteDataConverter(dc, converter.RemoteDataConverterOptions{Endpoint: endpoint})
+	}
+	return dc
+}
+
 // runAnalyze is `worker analyze`.
 func runAnalyze(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cfg, err := parseAnalyzeFlags(args)
@@ -163,10 +174,7 @@ func runAnalyze(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			return &usageError{err: err}
 		}
 	}
-	dc := converter.GetDefaultDataConverter()
-	if cfg.codecEndpoint != "" {
-		dc = converter.NewRemoteDataConverter(dc, converter.RemoteDataConverterOptions{Endpoint: cfg.codecEndpoint})
-	}
+	dc := codecConverter(cfg.codecEndpoint)
 	var sweep []*judged
 	var opts []history.Options
 	for _, p := range cfg.policies {

@@ -27,6 +27,7 @@ const watchCommand = "watch"
 // watchConfig is the watch subcommand's flags.
 type watchConfig struct {
 	query          string
+	codecEndpoint  string
 	policy         string
 	workflows      string
 	address        string
@@ -62,6 +63,7 @@ func newWatchFlagSet(cfg *watchConfig) *flag.FlagSet {
 	fs.StringVar(&cfg.statusAddr, "status-addr", "", "serve the watcher's status as JSON at http://ADDR/status (e.g. 127.0.0.1:8090)")
 	fs.StringVar(&cfg.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics")
 	fs.StringVar(&cfg.logLevel, "log-level", "info", "debug, info, warn or error")
+	fs.StringVar(&cfg.codecEndpoint, "codec-endpoint", "", "remote codec server that decodes the histories' payloads, as the temporal CLI's --codec-endpoint")
 	addFleetFlags(fs, &cfg.fleet)
 	return fs
 }
@@ -91,6 +93,7 @@ func watchOptions(args []string) (watchConfig, watch.Options, error) {
 	o := watch.Options{
 		Query: cfg.query, Guard: guard, OnPauseRefused: fb, SignalWarnings: cfg.signalWarnings,
 		Identity: cfg.identity, PollInterval: cfg.pollInterval, MaxFollowed: cfg.maxFollowed,
+		DataConverter: codecConverter(cfg.codecEndpoint),
 	}
 	if cfg.shard != "" {
 		i, n, ok := strings.Cut(cfg.shard, "/")

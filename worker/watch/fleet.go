@@ -213,7 +213,7 @@ func NewFleet(opts FleetOptions) (*Fleet, error) {
 	if opts.Logger == nil {
 		opts.Logger = zap.NewNop()
 	}
-	if _, err := newReader(opts.Guard); err != nil {
+	if _, err := newReader(opts.Guard, nil); err != nil {
 		return nil, fmt.Errorf("watch: FleetOptions.Guard: %w", err)
 	}
 	return &Fleet{opts: opts}, nil

@@ -45,6 +45,8 @@ type follower struct {
 	// unstartedFailed are the workflow tasks a pause failed before they
 	// started; resetTo is the last workflow task completed before the
 	// first of them, where a reset of such a run goes.
+	// problems are the history's problems already logged.
+	problems          int
 	unstartedFailed   []int64
 	resetTo           int64
 	lastTaskCompleted int64
@@ -54,7 +56,7 @@ type follower struct {
 func (f *follower) run(ctx context.Context) bool {
 	o := &f.w.opts
 	log := o.Logger.With(zap.String("workflowId", f.workflowID), zap.String("runId", f.runID))
-	r, err := newReader(o.Guard)
+	r, err := newReader(o.Guard, o.DataConverter)
 	if err != nil { // checked by New
 		log.Error("watch: cannot judge", zap.Error(err))
 		return false
@@ -131,7 +133,7 @@ func (f *follower) run(ctx context.Context) bool {
 // judged to its end (reader.rest): the halts the pause answered show as
 // answered. A history that cannot be read leaves the snapshot as it is.
 func (f *follower) atRest(ctx context.Context, log *zap.Logger) {
-	r, err := newReader(f.w.opts.Guard)
+	r, err := newReader(f.w.opts.Guard, f.w.opts.DataConverter)
 	if err != nil {
 		return
 	}
@@ -288,6 +290,7 @@ func (f *follower) act(ctx context.Context, log *zap.Logger, s snapshot) {
 		log.Warn("watch: the history cannot be judged", zap.Error(s.Err))
 		return
 	}
+	f.logProblems(log, s.Problems)
 	if s.GuardVersion > 0 {
 		// The interceptor guards it: its own guard answers its halts.
 		return
@@ -455,6 +458,26 @@ func (w *Watcher) refuse(err error) {
 	}
 }
 
+// maxLoggedProblems bounds the problems logged for one run: the first say
+// what is wrong (a missing codec makes one per result), the count in
+// Status says how many.
+const maxLoggedProblems = 3
+
+// logProblems logs the events the judgement could not read, the first
+// maxLoggedProblems of a run: an event it cannot read (a result a codec
+// encoded, without Options.DataConverter) is one the detectors do not
+// see, and a watcher that sees no results halts nothing, so it says so.
+func (f *follower) logProblems(log *zap.Logger, problems []string) {
+	f.mu.Lock()
+	from := f.problems
+	f.problems = max(f.problems, len(problems))
+	f.mu.Unlock()
+	for i := from; i < min(len(problems), maxLoggedProblems); i++ {
+		log.Warn("watch: an event of the history cannot be judged (a payload codec needs --codec-endpoint or Options.DataConverter)",
+			zap.String("problem", problems[i]))
+	}
+}
+
 // taskWaitsToStart reports whether the run has a workflow task scheduled
 // and not yet started. Server v1.32.1 fails such a task when a pause
 // lands (cause WorkflowPauseRequestedBeforeTaskStarted), and the
@@ -544,5 +567,6 @@ func (f *follower) status() (ExecutionStatus, bool) {
 		}
 		es.Halts = append(es.Halts, hs)
 	}
-	return es, es.Warnings > 0 || len(es.Halts) > 0
+	es.Problems = len(s.Problems)
+	return es, es.Warnings > 0 || len(es.Halts) > 0 || es.Problems > 0
 }

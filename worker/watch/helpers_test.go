@@ -183,7 +183,7 @@ func eventually(t *testing.T, ctx context.Context, what string, cond func() bool
 // as it stands.
 func analyse(t *testing.T, events []*historypb.HistoryEvent) snapshot {
 	t.Helper()
-	r, err := newReader(workflows.ParallelGuardOptions())
+	r, err := newReader(workflows.ParallelGuardOptions(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

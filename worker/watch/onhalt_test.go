@@ -76,7 +76,7 @@ func TestWatchOnHalt(t *testing.T) {
 // followPages follows one run of w, "w"/"r", through pages as the long
 // poll hands them, with no server.
 func followPages(t testing.TB, w *Watcher, pages [][]*historypb.HistoryEvent) *reader {
-	r, err := newReader(w.opts.Guard)
+	r, err := newReader(w.opts.Guard, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

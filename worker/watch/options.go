@@ -8,6 +8,7 @@ import (
 
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 	"go.uber.org/zap"
 
 	"github.com/loopguard/loopguard/interceptor"
@@ -111,6 +112,12 @@ type Options struct {
 	Logger *zap.Logger
 	// Metrics receives the watcher's counters and gauges. Default: none.
 	Metrics client.MetricsHandler
+	// DataConverter decodes the histories' payloads: the workers' data
+	// converter, with their codecs (converter.NewRemoteDataConverter for
+	// a codec server). Without it, results a codec encoded cannot be
+	// read: the judgement reports them as problems (logged, listed in
+	// Status) and sees no result there. Default: the SDK's default.
+	DataConverter converter.DataConverter
 }
 
 func (o Options) withDefaults() (Options, error) {
@@ -154,7 +161,7 @@ func (o Options) withDefaults() (Options, error) {
 	if o.Metrics == nil {
 		o.Metrics = client.MetricsNopHandler
 	}
-	if _, err := newReader(o.Guard); err != nil {
+	if _, err := newReader(o.Guard, o.DataConverter); err != nil {
 		return o, fmt.Errorf("watch: Options.Guard: %w", err)
 	}
 	return o, nil

@@ -6,6 +6,7 @@ import (
 
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/sdk/converter"
 
 	"github.com/loopguard/loopguard/interceptor"
 	"github.com/loopguard/loopguard/interceptor/history"
@@ -119,8 +120,10 @@ type pauseMark struct {
 	calls int // calls scheduled before the pause
 }
 
-func newReader(opts interceptor.Options) (*reader, error) {
-	r, err := history.NewReader(history.Options{Guard: opts, Follow: true})
+// newReader reads a run under guard, decoding payloads with dc (nil: the
+// SDK's default converter).
+func newReader(guard interceptor.Options, dc converter.DataConverter) (*reader, error) {
+	r, err := history.NewReader(history.Options{Guard: guard, Follow: true, DataConverter: dc})
 	if err != nil {
 		return nil, err
 	}

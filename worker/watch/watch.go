@@ -237,7 +237,11 @@ type ExecutionStatus struct {
 	// before it (docs/watch.md, "Limits"). The watcher avoids pausing
 	// while a task waits to start, but cannot rule it out.
 	UnstartedTaskFailed []int64 `json:"unstartedTaskFailed,omitempty"`
-	ResetTo             int64   `json:"resetTo,omitempty"`
+	// Problems counts the events the judgement could not read (a
+	// payload a codec encoded, without Options.DataConverter): their
+	// results are not seen by the detectors. The first are logged.
+	Problems int   `json:"problems,omitempty"`
+	ResetTo  int64 `json:"resetTo,omitempty"`
 }
 
 // HaltStatus is one halt and how it was answered: the full evidence is
