@@ -5,57 +5,15 @@ import (
 	"testing"
 	"time"
 
-	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/converter"
 	sdklog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
 
 	"github.com/loopguard/loopguard/activities"
+	"github.com/loopguard/loopguard/internal/scripted"
 	"github.com/loopguard/loopguard/workflows"
 )
-
-// flipCodec "encrypts" payloads by flipping their bytes' bits, under an
-// encoding of its own: a codec the default converter cannot read.
-type flipCodec struct{}
-
-const flipEncoding = "binary/flipped"
-
-func flip(b []byte) []byte {
-	out := make([]byte, len(b))
-	for i, c := range b {
-		out[i] = ^c
-	}
-	return out
-}
-
-func (flipCodec) Encode(ps []*commonpb.Payload) ([]*commonpb.Payload, error) {
-	out := make([]*commonpb.Payload, len(ps))
-	for i, p := range ps {
-		raw, err := p.Marshal()
-		if err != nil {
-			return nil, err
-		}
-		out[i] = &commonpb.Payload{Metadata: map[string][]byte{converter.MetadataEncoding: []byte(flipEncoding)}, Data: flip(raw)}
-	}
-	return out, nil
-}
-
-func (flipCodec) Decode(ps []*commonpb.Payload) ([]*commonpb.Payload, error) {
-	out := make([]*commonpb.Payload, len(ps))
-	for i, p := range ps {
-		if string(p.GetMetadata()[converter.MetadataEncoding]) != flipEncoding {
-			out[i] = p
-			continue
-		}
-		out[i] = &commonpb.Payload{}
-		if err := out[i].Unmarshal(flip(p.GetData())); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
-}
 
 // TestWatchThroughACodec: histories written through a payload codec are
 // judged with the workers' data converter (Options.DataConverter, the
@@ -65,7 +23,7 @@ func (flipCodec) Decode(ps []*commonpb.Payload) ([]*commonpb.Payload, error) {
 func TestWatchThroughACodec(t *testing.T) {
 	ctx := testContext(t, 2*time.Minute)
 	ts := startServer(t, true)
-	dc := converter.NewCodecDataConverter(converter.GetDefaultDataConverter(), flipCodec{})
+	dc := scripted.EncryptingDataConverter()
 	coded, err := ts.srv.NewClient(client.Options{DataConverter: dc, Logger: sdklog.NewStructuredLogger(slog.New(slog.DiscardHandler))})
 	if err != nil {
 		t.Fatal(err)
