@@ -90,7 +90,14 @@ const (
 	// (an escalation, by a human, the pause timeout or the handler, and a
 	// cancellation did). The commands do not change; decisions may.
 	versionLiveness = workflow.Version(12)
-	guardedVersion  = versionLiveness // what new executions run
+	// versionHistoryTime (issues 36, 37): the guard reads time and timers
+	// as the history holds them. A signed answer sent as a signal is judged
+	// at the workflow time of the task that delivers it (the time of that
+	// task's WorkflowTaskStarted), as an update is, not at the time of the
+	// task before it, which the SDK's clock still shows while it applies the
+	// signal. Contributions to this version add their line here.
+	versionHistoryTime = workflow.Version(13)
+	guardedVersion     = versionHistoryTime // what new executions run
 	// replayWorkflowID is the workflow id the SDK's replayer gives every
 	// history it is not told the id of.
 	replayWorkflowID = "ReplayId"
