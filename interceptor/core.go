@@ -77,6 +77,11 @@ type core struct {
 	// across continue-as-new.
 	halts int
 
+	// held are the signed answers received as signals and not taken yet:
+	// they are taken at the time of the task that delivers them
+	// (answerclock.go, version 13).
+	held []heldAnswer
+
 	// verified is the last good signature of an answer (operators' keys
 	// set, signed.go): an update's handler does not verify it again.
 	verified *verified

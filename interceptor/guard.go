@@ -107,6 +107,7 @@ func (g *guard) nodeName(ctx workflow.Context, kind CallKind, typ string, args [
 // when it may not. A non-nil error (LoopEscalated, the cancellation)
 // replaces the call.
 func (g *guard) admit(ctx workflow.Context, node string) (detect.StepRef, error) {
+	g.deliver(ctx)
 	if err := g.awaitHaltEnd(ctx); err != nil {
 		return detect.StepRef{}, err
 	}
@@ -175,6 +176,10 @@ func (g *guard) track(ref detect.StepRef, node string, fut workflow.Future) {
 func (g *guard) waits(ctx workflow.Context, now time.Time, timer bool) {
 	if !g.active {
 		return
+	}
+	if ctx != nil {
+		// Live (the Judge, with no context, delivers at each task's start).
+		g.deliver(ctx)
 	}
 	if len(g.pending) > 0 {
 		g.observeReadyAt(ctx, now)

@@ -40,6 +40,10 @@ func (i *inbound) ExecuteWorkflow(ctx workflow.Context, in *sdkinterceptor.Execu
 		return nil, err
 	}
 	i.deliverEarly()
+	if i.g.active {
+		i.g.deliver(ctx)
+		i.g.awaitAnswers(ctx)
+	}
 	if n, ok := readNotice(sdkinterceptor.WorkflowHeader(ctx)); ok {
 		// The notice this (child) workflow was started with, kept before
 		// the guard's own calls rewrite the outgoing header.
@@ -48,6 +52,9 @@ func (i *inbound) ExecuteWorkflow(ctx workflow.Context, in *sdkinterceptor.Execu
 	}
 	ctx = workflow.WithValue(ctx, guardKey{}, i.g) // for SetHaltHandler
 	res, err := i.Next.ExecuteWorkflow(ctx, in)
+	if i.g.active {
+		i.g.deliver(ctx) // answers that came with the task the run ends in
+	}
 	i.g.awaitEchoes(ctx)
 	if err == nil && i.g.active {
 		i.g.endHeeded(ctx)

@@ -233,7 +233,19 @@ func (g *guard) onSignal(ctx workflow.Context, name string, args *commonpb.Paylo
 // takeInput carries out the guard's signal name with its plain payload p
 // at workflow time now: a decision for the halt in force, or a stop. The
 // analysis of past histories (Judge) feeds it the signals it reads.
+//
+// From version 13 a signed answer is held for the task that delivers it
+// (holdsForTask), and taken there by deliver.
 func (c *core) takeInput(name string, p *commonpb.Payload, now time.Time) error {
+	if c.holdsForTask(name, p) {
+		c.held = append(c.held, heldAnswer{name: name, p: p})
+		return nil
+	}
+	return c.takeNow(name, p, now)
+}
+
+// takeNow is takeInput at workflow time now, with nothing held.
+func (c *core) takeNow(name string, p *commonpb.Payload, now time.Time) error {
 	req, err := c.parse(name, p, now)
 	if err != nil {
 		return err
@@ -347,6 +359,7 @@ func (g *guard) registerUpdates(ctx workflow.Context) error {
 			return rejection(g.countRejected(ctx, name, err))
 		}
 		handle := func(ctx workflow.Context, raw converter.RawValue) (Decision, error) {
+			g.deliver(ctx) // signals before the update came first
 			d, err := g.answerUpdate(name, action, raw.Payload(), workflow.Now(ctx))
 			if err != nil {
 				return Decision{}, rejection(g.countRejected(ctx, name, err))

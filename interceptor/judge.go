@@ -305,6 +305,17 @@ func (j *Judge) note(d Decision) {
 	}
 }
 
+// Deliver takes the signed answers that came as signals since the last
+// workflow task, at the time of the task that delivers them (set by Now),
+// as the guard does when the task's code first runs (guard version 13;
+// answerclock.go). The reader calls it at each WorkflowTaskStarted,
+// before Wake.
+func (j *Judge) Deliver() {
+	if j.guarded {
+		j.g.core.deliver(j.now, nil)
+	}
+}
+
 // Wake lets a held call go on once the history decided its halt, as the
 // guard's paused call does in the workflow task that saw the decision. A
 // cancellation with no decision ends the halt as the guard's wait does

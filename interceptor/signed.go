@@ -259,52 +259,9 @@ func (c *core) signedInput(name string, p *commonpb.Payload, now time.Time) (req
 // carries, or why it is refused. It reads the guard's state and changes
 // none but the memo of the last good signature.
 func (c *core) signedRequest(name string, data []byte, now time.Time) (request, error) {
-	if len(data) == 0 || data[0] != '{' {
-		return request{}, fmt.Errorf("unsigned: operators' keys are set, so an answer must be a SignedAnswer (see docs/halts.md)")
-	}
-	var s SignedAnswer
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&s); err != nil {
-		return request{}, fmt.Errorf("unsigned or malformed: operators' keys are set, so an answer must be a SignedAnswer: %s", jsonProblem(err))
-	}
-	if dec.More() {
-		return request{}, fmt.Errorf("malformed JSON: trailing data after the object")
-	}
-	a := s.Answer
-	var key ed25519.PublicKey
-	for _, k := range c.cfg.OperatorKeys {
-		if k.ID == a.KeyID {
-			key = k.PublicKey
-			break
-		}
-	}
-	if key == nil {
-		return request{}, fmt.Errorf("unknown key id %q: not one of the operators' keys pinned for this execution", truncate(a.KeyID, MaxKeyIDBytes))
-	}
-	if len(key) != ed25519.PublicKeySize {
-		// New refuses such a key; one can only come from a carried config
-		// written by other code. Verify would panic on it.
-		return request{}, fmt.Errorf("key %q pinned for this execution is %d bytes, not an Ed25519 public key", a.KeyID, len(key))
-	}
-	if len(s.Signature) != ed25519.SignatureSize {
-		return request{}, fmt.Errorf("malformed signature: %d bytes, want %d", len(s.Signature), ed25519.SignatureSize)
-	}
-	msg := a.SigningBytes()
-	if v := c.verified; v == nil || v.keyID != a.KeyID || !bytes.Equal(v.sig, s.Signature) || !bytes.Equal(v.msg, msg) {
-		if !ed25519.Verify(key, msg, s.Signature) {
-			return request{}, fmt.Errorf("bad signature: key %q did not sign this answer (altered after signing, or signed with another key)", a.KeyID)
-		}
-		c.verified = &verified{keyID: a.KeyID, msg: msg, sig: s.Signature}
-	}
-	// Signed by an operator: now whether it is for this, here and now.
-	if want := c.answerAction(name); a.Action != want {
-		return request{}, fmt.Errorf("signed for %q, sent as %s", truncate(string(a.Action), 32), name)
-	}
-	info := c.info.WorkflowExecution
-	if a.RunID != info.RunID || a.WorkflowID != info.ID && !c.anyWorkflowID {
-		return request{}, fmt.Errorf("signed for another execution (workflow %q run %q), not workflow %q run %q",
-			truncate(a.WorkflowID, 200), truncate(a.RunID, 64), info.ID, info.RunID)
+	a, err := c.signedFor(name, data)
+	if err != nil {
+		return request{}, err
 	}
 	switch {
 	case a.NotAfter.Before(a.NotBefore):
@@ -326,6 +283,61 @@ func (c *core) signedRequest(name string, data []byte, now time.Time) (request, 
 	}
 	// With nothing in force, the decision's own check says so.
 	return request{ResumeRequest{Reason: a.Reason, By: a.By, Guidance: a.Guidance, Extend: a.Extend}, a.KeyID}, nil
+}
+
+// signedFor reads answer data sent as name and checks what does not
+// depend on when it is taken: a SignedAnswer, signed by one of the keys
+// pinned for the execution, for this execution and this action. It
+// returns the answer signed.
+func (c *core) signedFor(name string, data []byte) (Answer, error) {
+	if len(data) == 0 || data[0] != '{' {
+		return Answer{}, fmt.Errorf("unsigned: operators' keys are set, so an answer must be a SignedAnswer (see docs/halts.md)")
+	}
+	var s SignedAnswer
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&s); err != nil {
+		return Answer{}, fmt.Errorf("unsigned or malformed: operators' keys are set, so an answer must be a SignedAnswer: %s", jsonProblem(err))
+	}
+	if dec.More() {
+		return Answer{}, fmt.Errorf("malformed JSON: trailing data after the object")
+	}
+	a := s.Answer
+	var key ed25519.PublicKey
+	for _, k := range c.cfg.OperatorKeys {
+		if k.ID == a.KeyID {
+			key = k.PublicKey
+			break
+		}
+	}
+	if key == nil {
+		return Answer{}, fmt.Errorf("unknown key id %q: not one of the operators' keys pinned for this execution", truncate(a.KeyID, MaxKeyIDBytes))
+	}
+	if len(key) != ed25519.PublicKeySize {
+		// New refuses such a key; one can only come from a carried config
+		// written by other code. Verify would panic on it.
+		return Answer{}, fmt.Errorf("key %q pinned for this execution is %d bytes, not an Ed25519 public key", a.KeyID, len(key))
+	}
+	if len(s.Signature) != ed25519.SignatureSize {
+		return Answer{}, fmt.Errorf("malformed signature: %d bytes, want %d", len(s.Signature), ed25519.SignatureSize)
+	}
+	msg := a.SigningBytes()
+	if v := c.verified; v == nil || v.keyID != a.KeyID || !bytes.Equal(v.sig, s.Signature) || !bytes.Equal(v.msg, msg) {
+		if !ed25519.Verify(key, msg, s.Signature) {
+			return Answer{}, fmt.Errorf("bad signature: key %q did not sign this answer (altered after signing, or signed with another key)", a.KeyID)
+		}
+		c.verified = &verified{keyID: a.KeyID, msg: msg, sig: s.Signature}
+	}
+	// Signed by an operator: now whether it is for this action, here.
+	if want := c.answerAction(name); a.Action != want {
+		return Answer{}, fmt.Errorf("signed for %q, sent as %s", truncate(string(a.Action), 32), name)
+	}
+	info := c.info.WorkflowExecution
+	if a.RunID != info.RunID || a.WorkflowID != info.ID && !c.anyWorkflowID {
+		return Answer{}, fmt.Errorf("signed for another execution (workflow %q run %q), not workflow %q run %q",
+			truncate(a.WorkflowID, 200), truncate(a.RunID, 64), info.ID, info.RunID)
+	}
+	return a, nil
 }
 
 // stamp is a workflow time as the refusals show it.

@@ -19,6 +19,7 @@ func (r *runReader) event(i int, e *historypb.HistoryEvent) {
 	switch e.GetEventType() {
 	case enumspb.EVENT_TYPE_WORKFLOW_TASK_STARTED:
 		j.Now(e.GetEventTime().AsTime())
+		j.Deliver()
 		j.Wake()
 	case enumspb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED:
 		if idle, _ := r.idleTask(i); idle {
