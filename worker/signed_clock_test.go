@@ -1,0 +1,96 @@
+package main
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/sdk/client"
+
+	"github.com/loopguard/loopguard/interceptor"
+	"github.com/loopguard/loopguard/interceptor/history"
+	"github.com/loopguard/loopguard/testsuite"
+)
+
+// TestSignedSignalJudgedAtItsTask (issue 36, guard version 13): a signed
+// answer sent as a signal is judged at the workflow time of the task that
+// delivers it, as an update is. The halt below is seconds old when it is
+// answered with a window that opens when the answer is sent: the signal
+// handler's clock still shows the halt's task, so before version 13 the
+// signal was refused "not valid yet" (as every answer was once the halt
+// was older than the window's start: `worker answer` opens it a minute
+// back). The same answer by update, and `worker answer --signal`, lift
+// the next halts; the analysis of the history, as recorded, takes the
+// same answers from the same keys at the same halts.
+func TestSignedSignalJudgedAtItsTask(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a server")
+	}
+	ctx := testContext(t, 3*time.Minute)
+	s := startSigned(t, ctx)
+	runID := s.start(t, ctx, "clock-a", "ThinkingAgent")
+	_, alice, err := readPrivateKey(filepath.Join(s.dir, "alice.key"))
+	require.NoError(t, err)
+
+	// signedNow is alice's answer to halt seq, valid from the moment it
+	// is made: later than the halt's task by the time the test waits.
+	signedNow := func(seq int, action interceptor.Action, guidance string) interceptor.SignedAnswer {
+		now := time.Now()
+		a, err := interceptor.SignAnswer(interceptor.Answer{WorkflowID: "clock-a", RunID: runID, HaltSeq: seq,
+			Action: action, By: "alice", KeyID: "alice", Guidance: guidance,
+			NotBefore: now.Add(-100 * time.Millisecond), NotAfter: now.Add(5 * time.Minute)}, alice)
+		require.NoError(t, err)
+		return a
+	}
+	settled := func(seq int) {
+		// The halt's workflow task is over a second old when it is answered.
+		s.waitFor(t, ctx, "clock-a", halted(seq))
+		time.Sleep(1500 * time.Millisecond)
+	}
+
+	settled(1)
+	require.NoError(t, s.c.SignalWorkflow(ctx, "clock-a", runID, "resume", signedNow(1, interceptor.ActionResume, "by signal")))
+	st := s.waitFor(t, ctx, "clock-a", func(st interceptor.Status) bool {
+		return st.LastDecision != nil && st.LastDecision.HaltSeq == 1 || len(st.Refused) > 0
+	})
+	require.Empty(t, st.Refused, "a signed resume sent as a signal, valid from when it was sent")
+	assert.Equal(t, "alice", st.LastDecision.KeyID)
+
+	settled(2)
+	h, err := s.c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: "clock-a", RunID: runID, UpdateName: "resume",
+		Args: []any{signedNow(2, interceptor.ActionResume, "by update")}, WaitForStage: client.WorkflowUpdateStageCompleted})
+	require.NoError(t, err)
+	require.NoError(t, h.Get(ctx, nil), "the same answer by update")
+
+	settled(3)
+	out, err := s.answer(ctx, "alice", "--workflow-id", "clock-a", "--signal", "escalate", "--reason", "enough")
+	require.NoError(t, err, out)
+	var res string
+	require.NoError(t, s.c.GetWorkflow(ctx, "clock-a", "").Get(ctx, &res))
+	assert.Equal(t, "escalated", res)
+	st = s.status(t, ctx, "clock-a")
+	assert.Empty(t, st.Refused)
+
+	// The analysis, as recorded, takes the same answers.
+	hist, err := testsuite.ExportHistory(ctx, s.c, "clock-a", "")
+	require.NoError(t, err)
+	a, err := history.NewAnalyzer(history.Options{Guard: s.opts, AsRecorded: true})
+	require.NoError(t, err)
+	ex := a.History(&historypb.History{Events: hist.GetEvents()}, "")
+	var got []interceptor.Decision
+	for _, v := range ex.Verdicts {
+		if v.Halt != nil {
+			require.NotNil(t, v.Decision, "halt %d answered in the analysis", v.Halt.Seq)
+			got = append(got, *v.Decision)
+		}
+	}
+	want := []interceptor.Decision{
+		{Action: interceptor.ActionResume, By: "alice", HaltSeq: 1, Guidance: "by signal", KeyID: "alice"},
+		{Action: interceptor.ActionResume, By: "alice", HaltSeq: 2, Guidance: "by update", KeyID: "alice"},
+		{Action: interceptor.ActionEscalate, Reason: "enough", By: "alice", HaltSeq: 3, KeyID: "alice"},
+	}
+	assert.Equal(t, want, got)
+}
