@@ -76,8 +76,12 @@ func main() {
 
 // answer is what the human does with one halt.
 type answer struct {
-	update  bool   // send an update rather than a signal
-	signed  bool   // sign the payload's fields with the fixtures' operator key
+	update bool // send an update rather than a signal
+	signed bool // sign the payload's fields with the fixtures' operator key
+	// late sends a signed answer lateBy after the halt, for a window that
+	// opens when it is sent: valid only at the time of the task that
+	// delivers it (guard version 13), not at the halt's.
+	late    bool
 	action  string // "resume", "escalate", or "" to leave it (pause timeout)
 	payload any
 }
@@ -96,6 +100,9 @@ func (a answer) String() string {
 	if a.signed {
 		kind = "signed " + kind
 	}
+	if a.late {
+		kind = "late " + kind
+	}
 	p, _ := json.Marshal(a.payload)
 	return fmt.Sprintf("%s %s %s", kind, a.action, p)
 }
@@ -109,15 +116,25 @@ func update(action string, payload any) answer {
 // the halt in force (payload: a map of reason, by and guidance).
 func signed(a answer) answer { a.signed = true; return a }
 
+// lateBy is how long after the halt a late answer is sent.
+const lateBy = 1500 * time.Millisecond
+
+// late is a signed late: sent lateBy after the halt, valid from then.
+func late(a answer) answer { a.signed, a.late = true, true; return a }
+
 // signAnswer builds and signs the SignedAnswer a stands for, for halt s of
 // workflow id.
 func signAnswer(id string, a answer, s interceptor.Status, key ed25519.PrivateKey, keyID string) (interceptor.SignedAnswer, error) {
 	fields, _ := a.payload.(map[string]string)
 	now := time.Now().UTC().Truncate(time.Second)
+	from := now.Add(-time.Minute)
+	if a.late {
+		from = time.Now().UTC()
+	}
 	return interceptor.SignAnswer(interceptor.Answer{
 		WorkflowID: id, RunID: s.Halt.RunID, HaltSeq: s.Halt.Seq, Action: interceptor.Action(a.action),
 		Reason: fields["reason"], By: fields["by"], Guidance: fields["guidance"], KeyID: keyID,
-		NotBefore: now.Add(-time.Minute), NotAfter: now.Add(10 * time.Minute),
+		NotBefore: from, NotAfter: from.Add(10 * time.Minute),
 	}, key)
 }
 
@@ -435,6 +452,9 @@ func specs() []spec {
 			registry: "samples", guard: "samples-signed", workflow: workflows.WorkflowCoderVerifier, input: sample(activities.ScenarioIdenticalPatch, 0),
 			answers:      []answer{signed(signal("resume", map[string]string{"reason": "one more try", "by": "record-fixtures", "guidance": "read the failing test first"})), signed(update("escalate", by("stuck for good")))},
 			beforeAnswer: forgeries},
+		{name: "v13-signed-late-answers", desc: "[guard version 13] identical-patch, the samples' options with one operator's key: each halt is answered 1.5 s after it was raised by an answer signed for a window that opens when it is sent, valid only at the time of the task that delivers it: a signed resume signal with guidance, then signed escalate updates (version 12 judged a signal at the halt's task and refused it: not valid yet)",
+			registry: "samples", guard: "samples-signed", workflow: workflows.WorkflowCoderVerifier, input: sample(activities.ScenarioIdenticalPatch, 0),
+			answers: []answer{late(signal("resume", map[string]string{"reason": "one more try", "by": "record-fixtures", "guidance": "read the failing test first"})), late(update("escalate", by("stuck for good")))}},
 		{name: "no-improvement-escalate", desc: "same-failing-tests: no_improvement on Verify, escalated by signal",
 			registry: "samples", guard: "samples", workflow: workflows.WorkflowCoderVerifier, input: sample(activities.ScenarioSameFailingTests, 0),
 			answers: []answer{signal("escalate", by("the same 4 tests keep failing"))}},
@@ -825,6 +845,13 @@ func waitHaltOrClose(ctx context.Context, c client.Client, id string, after int)
 
 // send answers a halt as a human would.
 func send(ctx context.Context, c client.Client, id string, a answer, s interceptor.Status) error {
+	if a.late {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(lateBy):
+		}
+	}
 	if a.signed {
 		sa, err := signAnswer(id, a, s, fixtures.OperatorKey(), fixtures.OperatorKeyID)
 		if err != nil {
