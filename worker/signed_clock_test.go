@@ -9,6 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/loopguard/loopguard/interceptor"
 	"github.com/loopguard/loopguard/interceptor/history"
@@ -93,4 +95,66 @@ func TestSignedSignalJudgedAtItsTask(t *testing.T) {
 		{Action: interceptor.ActionEscalate, Reason: "enough", By: "alice", HaltSeq: 3, KeyID: "alice"},
 	}
 	assert.Equal(t, want, got)
+}
+
+// patientAgent thinks once, then waits for its own "go" signal before
+// each further thought: a workflow that stands still between calls, as an
+// agent waiting for a user does, with no halt in force.
+func patientAgent(ctx workflow.Context) (string, error) {
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: time.Minute,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
+	})
+	next := workflow.GetSignalChannel(ctx, "go")
+	for i := range 10 {
+		if i > 0 {
+			next.Receive(ctx, nil)
+		}
+		if err := workflow.ExecuteActivity(actx, "Think").Get(ctx, nil); err != nil {
+			if interceptor.IsEscalated(err) {
+				return "escalated", nil
+			}
+			return "", err
+		}
+	}
+	return "done", nil
+}
+
+// TestSignedStopAndDryRunJudgedAtTheirTask: the other signal paths of
+// docs/halts.md, judged at the task that delivers them. A signed halt
+// (what `worker answer halt` sends), valid from when it is sent to a
+// workflow that has stood still for over a second, stops its next call;
+// then `worker answer --dry-run escalate`, pasted as a signal as an
+// operator pastes it into the Web UI, ends that halt.
+func TestSignedStopAndDryRunJudgedAtTheirTask(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a server")
+	}
+	ctx := testContext(t, 3*time.Minute)
+	s := startSigned(t, ctx)
+	runID := s.start(t, ctx, "clock-b", "PatientAgent")
+	_, alice, err := readPrivateKey(filepath.Join(s.dir, "alice.key"))
+	require.NoError(t, err)
+	s.waitFor(t, ctx, "clock-b", func(st interceptor.Status) bool { return st.TotalCalls == 1 })
+	time.Sleep(1500 * time.Millisecond)
+
+	now := time.Now()
+	stop, err := interceptor.SignAnswer(interceptor.Answer{WorkflowID: "clock-b", RunID: runID, HaltSeq: 0,
+		Action: interceptor.ActionHalt, By: "alice", KeyID: "alice", Reason: "look at it first",
+		NotBefore: now.Add(-100 * time.Millisecond), NotAfter: now.Add(5 * time.Minute)}, alice)
+	require.NoError(t, err)
+	require.NoError(t, s.c.SignalWorkflow(ctx, "clock-b", runID, "halt", stop))
+	st := s.waitFor(t, ctx, "clock-b", func(st interceptor.Status) bool { return st.Stopping || len(st.Refused) > 0 })
+	require.Empty(t, st.Refused, "a signed halt, valid from when it was sent")
+	require.NoError(t, s.c.SignalWorkflow(ctx, "clock-b", runID, "go", nil))
+	st = s.waitFor(t, ctx, "clock-b", halted(1))
+	assert.Equal(t, "user_stop", string(st.Halt.HaltReason))
+
+	out, err := s.answer(ctx, "alice", "--workflow-id", "clock-b", "--dry-run", "escalate", "--reason", "pasted")
+	require.NoError(t, err, out)
+	require.NoError(t, s.c.SignalWorkflow(ctx, "clock-b", runID, "escalate", signedPayload(t, out)))
+	var res string
+	require.NoError(t, s.c.GetWorkflow(ctx, "clock-b", "").Get(ctx, &res))
+	assert.Equal(t, "escalated", res)
+	assert.Empty(t, s.status(t, ctx, "clock-b").Refused)
 }

@@ -163,6 +163,7 @@ func startSigned(t *testing.T, ctx context.Context) *signedServer {
 func registerSigned(r sdkworker.WorkflowRegistry) {
 	r.RegisterWorkflowWithOptions(thinkingAgent, workflow.RegisterOptions{Name: "ThinkingAgent"})
 	r.RegisterWorkflowWithOptions(selfResumingAgent, workflow.RegisterOptions{Name: "SelfResumingAgent"})
+	r.RegisterWorkflowWithOptions(patientAgent, workflow.RegisterOptions{Name: "PatientAgent"})
 }
 
 func (s *signedServer) start(t *testing.T, ctx context.Context, id, wf string) string {
