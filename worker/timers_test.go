@@ -18,6 +18,7 @@ import (
 
 	"github.com/loopguard/loopguard/interceptor"
 	"github.com/loopguard/loopguard/interceptor/history"
+	"github.com/loopguard/loopguard/internal/fixtures"
 	"github.com/loopguard/loopguard/testsuite"
 	"github.com/loopguard/loopguard/worker/devserver"
 	"github.com/loopguard/loopguard/worker/devserver/devtest"
@@ -32,29 +33,16 @@ type retryBackoff struct {
 	Backoff time.Duration
 }
 
-// backOff waits b.Backoff through b.API. "await-true" waits on a condition
-// that already holds: SDK 1.50 still starts its timer, unless its flag
+// backOff waits b.Backoff through b.API, one of the fixtures' timer APIs,
+// or "await-true": AwaitWithTimeout on a condition that already holds,
+// for which SDK 1.50 still starts its timer, unless its flag
 // SDKFlagCancelAwaitTimerOnCondition is on.
 func backOff(ctx workflow.Context, b retryBackoff) error {
-	never := func() bool { return false }
-	var err error
-	switch b.API {
-	case "sleep":
-		err = workflow.Sleep(ctx, b.Backoff)
-	case "timer":
-		err = workflow.NewTimer(ctx, b.Backoff).Get(ctx, nil)
-	case "timer-options":
-		err = workflow.NewTimerWithOptions(ctx, b.Backoff, workflow.TimerOptions{Summary: "backoff"}).Get(ctx, nil)
-	case "await-timeout":
-		_, err = workflow.AwaitWithTimeout(ctx, b.Backoff, never)
-	case "await-options":
-		_, err = workflow.AwaitWithOptions(ctx, workflow.AwaitOptions{Timeout: b.Backoff, TimerOptions: workflow.TimerOptions{Summary: "backoff"}}, never)
-	case "await-true":
-		_, err = workflow.AwaitWithTimeout(ctx, b.Backoff, func() bool { return true })
-	default:
-		err = fmt.Errorf("unknown timer API %q", b.API)
+	if b.API == "await-true" {
+		_, err := workflow.AwaitWithTimeout(ctx, b.Backoff, func() bool { return true })
+		return err
 	}
-	return err
+	return fixtures.WaitTimer(ctx, b.API, b.Backoff)
 }
 
 // retryLoop calls a tool that always fails the same way, backing off
@@ -103,7 +91,7 @@ func TestTimersLiveAsInHistory(t *testing.T) {
 	})
 
 	var cases []retryBackoff
-	for _, api := range []string{"sleep", "timer", "timer-options", "await-timeout", "await-options", "await-true"} {
+	for _, api := range []string{fixtures.TimerSleep, fixtures.TimerNew, fixtures.TimerWithOptions, fixtures.TimerAwait, fixtures.TimerAwaitOptions, "await-true"} {
 		for _, d := range []time.Duration{0, 10 * time.Millisecond} {
 			cases = append(cases, retryBackoff{API: api, Backoff: d})
 		}
