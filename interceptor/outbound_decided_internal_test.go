@@ -34,12 +34,12 @@ var outboundDecisions = map[string]struct{ decision, why string }{
 	"ExecuteLocalActivity": {decidedGuarded, "a tool or model call"},
 	"ExecuteChildWorkflow": {decidedGuarded, "a sub-agent"},
 
-	"NewTimer":            {decidedTimer, "writes a StartTimer command itself (d > 0)"},
-	"NewTimerWithOptions": {decidedTimer, "writes a StartTimer command (d > 0); Sleep and the Awaits lead here"},
-	"Sleep":               {decidedTimer, "reads results; its timer is noted in the NewTimerWithOptions it calls"},
-	"AwaitWithTimeout":    {decidedTimer, "reads results; its timer, if any, is noted in NewTimerWithOptions"},
-	"AwaitWithOptions":    {decidedTimer, "reads results; its timer, if any, is noted in NewTimerWithOptions"},
+	"NewTimer":            {decidedTimer, "writes its StartTimer command itself (d > 0)"},
+	"NewTimerWithOptions": {decidedTimer, "writes a StartTimer command (d > 0); Sleep and the Awaits reach it"},
+	"Sleep":               {decidedTimer, "before version 13 a timer whatever d; from 13 its timer is NewTimerWithOptions'"},
+	"AwaitWithTimeout":    {decidedTimer, "before version 13 a timer whatever d; from 13 its timer, if written, is NewTimerWithOptions'"},
 	"Await":               {decidedTimer, "reads results before the workflow waits; writes no timer"},
+	"AwaitWithOptions":    {decidedPasses, "its timer, if the SDK writes one, is the NewTimerWithOptions it calls; it waits on nothing else the history shows"},
 
 	"NewContinueAsNewError": {decidedHook, "carries the guard's state to the next run (before version 4)"},
 	"SetUpdateHandler":      {decidedHook, "warns when the workflow's handler replaces the guard's"},

@@ -98,6 +98,7 @@ func TestTimersLiveAsInHistory(t *testing.T) {
 	}
 	for _, b := range cases {
 		t.Run(fmt.Sprintf("%s %s", b.API, b.Backoff), func(t *testing.T) {
+			t.Parallel() // the server fires timers about a second late: wait for them together
 			id := fmt.Sprintf("retry-%s-%s", b.API, b.Backoff)
 			run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: timersQueue}, "RetryLoop", b)
 			if err != nil {
