@@ -96,6 +96,11 @@ const (
 	// task's WorkflowTaskStarted), as an update is, not at the time of the
 	// task before it, which the SDK's clock still shows while it applies the
 	// signal. Contributions to this version add their line here.
+	// A timer is waited on (results read, the detectors told) exactly
+	// when the SDK writes a StartTimer command, where the history holds
+	// its TimerStarted event: in NewTimer and NewTimerWithOptions, which
+	// Sleep and the Awaits reach, for a positive duration only; a zero
+	// Sleep is nothing, and AwaitWithOptions' timer counts (outbound.go).
 	versionHistoryTime = workflow.Version(13)
 	guardedVersion     = versionHistoryTime // what new executions run
 	// replayWorkflowID is the workflow id the SDK's replayer gives every

@@ -62,26 +62,80 @@ func (o *outbound) ExecuteChildWorkflow(ctx workflow.Context, childWorkflowType 
 	return fut
 }
 
-// The workflow is about to wait: results that are in are read now (waits).
+// Timers: the workflow is about to wait on one. Results that are in are
+// read (waits), and the detectors hear that the workflow waits.
+//
+// From version 13 (versionHistoryTime) this happens exactly when the SDK
+// writes a StartTimer command, at the point of the history's TimerStarted
+// event, which is where the analysis (and the watcher) read results and
+// hear a timer. In SDK 1.50 the root interceptor writes one only for a
+// positive duration (a zero or negative one gives a ready future and no
+// command), and reaches it by two roads: NewTimer calls the command code
+// directly, while Sleep, AwaitWithTimeout and AwaitWithOptions call
+// workflow.NewTimerWithOptions, which enters the interceptor chain again
+// from its head. So NewTimer and NewTimerWithOptions act, and Sleep and the
+// Awaits leave it to the NewTimerWithOptions they lead to: a Sleep or
+// Await that writes no timer does not wait, and the history shows nothing
+// there. Whether an Await whose condition already holds writes its timer
+// is the SDK's choice (its flag SDKFlagCancelAwaitTimerOnCondition, off by
+// default in 1.50, skips it): the guard follows. A timer canceled in the
+// task that started it is still written (the SDK sends StartTimer, then
+// CancelTimer), and counts. TestOutboundMethodsDecided lists every
+// outbound method with its decision.
+//
+// Before version 13 every Sleep, NewTimer and AwaitWithTimeout counted
+// as a timer whatever its duration, and NewTimerWithOptions and
+// AwaitWithOptions (which passed through) never did; executions of those
+// versions keep that.
 
 func (o *outbound) Sleep(ctx workflow.Context, d time.Duration) error {
-	o.g.waits(ctx, workflow.Now(ctx), true)
+	o.timerBefore13(ctx)
 	return o.Next.Sleep(ctx, d)
 }
 
 func (o *outbound) NewTimer(ctx workflow.Context, d time.Duration) workflow.Future {
-	o.g.waits(ctx, workflow.Now(ctx), true)
+	if o.g.version < versionHistoryTime {
+		o.timerBefore13(ctx)
+	} else {
+		o.timer(ctx, d)
+	}
 	return o.Next.NewTimer(ctx, d)
 }
 
+func (o *outbound) NewTimerWithOptions(ctx workflow.Context, d time.Duration, opts workflow.TimerOptions) workflow.Future {
+	if o.g.version >= versionHistoryTime {
+		o.timer(ctx, d)
+	}
+	return o.Next.NewTimerWithOptions(ctx, d, opts)
+}
+
+// Await writes no timer: the workflow waits, and the guard reads the
+// results that are in (the analysis reads them when a workflow task ends
+// idle, Judge.Idle).
 func (o *outbound) Await(ctx workflow.Context, condition func() bool) error {
 	o.g.waits(ctx, workflow.Now(ctx), false)
 	return o.Next.Await(ctx, condition)
 }
 
 func (o *outbound) AwaitWithTimeout(ctx workflow.Context, timeout time.Duration, condition func() bool) (bool, error) {
-	o.g.waits(ctx, workflow.Now(ctx), true)
+	o.timerBefore13(ctx)
 	return o.Next.AwaitWithTimeout(ctx, timeout, condition)
+}
+
+// timer is a timer of duration d from version 13: one the SDK writes
+// (d > 0) is waited on.
+func (o *outbound) timer(ctx workflow.Context, d time.Duration) {
+	if d > 0 {
+		o.g.waits(ctx, workflow.Now(ctx), true)
+	}
+}
+
+// timerBefore13 is what Sleep, NewTimer and AwaitWithTimeout did before
+// version 13, whatever the duration: a timer waited on.
+func (o *outbound) timerBefore13(ctx workflow.Context) {
+	if o.g.version < versionHistoryTime {
+		o.g.waits(ctx, workflow.Now(ctx), true)
+	}
 }
 
 func (o *outbound) NewContinueAsNewError(ctx workflow.Context, wfn any, args ...any) error {

@@ -131,6 +131,16 @@ func writeNew(path string, data []byte, mode os.FileMode) error {
 	return f.Close()
 }
 
+// An answer's window starts answerBackdate before the time it is signed:
+// the workflow's clock is the server's, which may run behind this
+// machine's. So a window of answerBackdate or less has ended before the
+// answer is sent, and minAnswerWindow, the shortest --window taken, leaves
+// an answer a minute to reach the workflow.
+const (
+	answerBackdate  = time.Minute
+	minAnswerWindow = answerBackdate + time.Minute
+)
+
 // answerConfig is the answer subcommand's flags.
 type answerConfig struct {
 	workflowID, runID string
@@ -155,7 +165,7 @@ func newAnswerFlagSet(cfg *answerConfig) *flag.FlagSet {
 	fs.StringVar(&cfg.by, "by", "", "who answers (default: the key's id)")
 	fs.StringVar(&cfg.guidance, "guidance", "", "resume: guidance for the agent")
 	fs.StringVar(&cfg.extend, "extend", "", `resume: limits to raise, as JSON (e.g. '{"maxCycleIterations":4}')`)
-	fs.DurationVar(&cfg.window, "window", 10*time.Minute, fmt.Sprintf("how long the answer stays valid, in workflow time (from a minute before now, at most %s)", interceptor.MaxAnswerWindow))
+	fs.DurationVar(&cfg.window, "window", 10*time.Minute, fmt.Sprintf("how long the answer stays valid, in workflow time (from %s before now; at least %s, at most %s)", answerBackdate, minAnswerWindow, interceptor.MaxAnswerWindow))
 	fs.BoolVar(&cfg.signal, "signal", false, "send a signal instead of an update (the update, the default, says at once whether it was taken)")
 	fs.BoolVar(&cfg.dryRun, "dry-run", false, "print the signed payload without sending it (for the Web UI or tctl)")
 	fs.StringVar(&cfg.address, "address", "", "host:port of the Temporal frontend (default $TEMPORAL_ADDRESS, else the temporal CLI profile's, else 127.0.0.1:7233)")
@@ -194,8 +204,11 @@ func parseAnswerFlags(args []string) (answerConfig, error) {
 		return cfg, usagef("answer: --workflow-id is required")
 	case cfg.keyPath == "":
 		return cfg, usagef("answer: --key is required (make one with %s %s)", progName, keygenCommand)
-	case cfg.window <= 0 || cfg.window > interceptor.MaxAnswerWindow:
-		return cfg, usagef("answer: --window must be above 0 and at most %s, got %s", interceptor.MaxAnswerWindow, cfg.window)
+	case cfg.window < minAnswerWindow:
+		return cfg, usagef("answer: --window %s is too short to use: the window starts %s back (the server's clock may run behind this machine's), "+
+			"so the answer would expire before it reaches the workflow; give at least %s", cfg.window, answerBackdate, minAnswerWindow)
+	case cfg.window > interceptor.MaxAnswerWindow:
+		return cfg, usagef("answer: --window must be at most %s, got %s", interceptor.MaxAnswerWindow, cfg.window)
 	case (cfg.guidance != "" || cfg.extend != "") && cfg.action != interceptor.ActionResume:
 		return cfg, usagef("answer: --guidance and --extend go with resume only")
 	case cfg.action == interceptor.ActionHalt && !cfg.signal && !cfg.dryRun:
@@ -265,9 +278,7 @@ func runAnswer(ctx context.Context, args []string, stdout io.Writer) error {
 	default:
 		a.HaltSeq = st.Halt.Seq
 	}
-	// The window starts a minute back: the workflow's clock is the
-	// server's, which may run behind this machine's.
-	a.NotBefore = time.Now().Add(-time.Minute).UTC().Truncate(time.Second)
+	a.NotBefore = time.Now().Add(-answerBackdate).UTC().Truncate(time.Second)
 	a.NotAfter = a.NotBefore.Add(cfg.window)
 	signed, err := interceptor.SignAnswer(a, key)
 	if err != nil {

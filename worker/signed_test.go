@@ -358,7 +358,7 @@ func TestSignedAnswerDocsNameRealFlags(t *testing.T) {
 		assert.True(t, answer.Lookup(name) != nil || worker.Lookup(name) != nil, "docs/halts.md names --%s, which no command has", name)
 	}
 	assert.Equal(t, 10*time.Minute, cfg.window)
-	assert.Contains(t, strings.Join(strings.Fields(text), " "), "for `--window` (10 minutes, from a minute back; at most an hour)")
+	assert.Contains(t, strings.Join(strings.Fields(text), " "), "for `--window` (10 minutes, from a minute back; at least 2 minutes, at most an hour:")
 }
 
 // TestKeygen: keygen writes a key pair the answer command and the worker
@@ -398,4 +398,39 @@ func TestDemoRefusesOperatorKeys(t *testing.T) {
 	var ue *usageError
 	require.ErrorAs(t, err, &ue)
 	assert.Contains(t, err.Error(), "--demo answers halts unsigned")
+}
+
+// TestAnswerWindowUsable: answer refuses a --window its backdated start
+// leaves no use of (30s, 1m, under minAnswerWindow), or one past
+// MaxAnswerWindow, with a message that says why and what to give; it takes
+// the shortest usable window, the default and the longest.
+func TestAnswerWindowUsable(t *testing.T) {
+	tests := []struct {
+		give string
+		want string // the error's words; "" when taken
+	}{
+		{give: "30s", want: "--window 30s is too short to use: the window starts 1m0s back"},
+		{give: "1m", want: "the answer would expire before it reaches the workflow; give at least 2m0s"},
+		{give: "1m59s", want: "give at least 2m0s"},
+		{give: "0s", want: "too short"},
+		{give: "-5m", want: "too short"},
+		{give: "2m"},
+		{give: "10m"},
+		{give: "1h"},
+		{give: "61m", want: "--window must be at most 1h0m0s, got 1h1m0s"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.give, func(t *testing.T) {
+			cfg, err := parseAnswerFlags([]string{"--workflow-id", "W", "--key", "alice.key", "--window", tt.give, "resume"})
+			if tt.want == "" {
+				require.NoError(t, err)
+				assert.Greater(t, cfg.window, answerBackdate, "a window taken outlasts its backdated start")
+				return
+			}
+			var ue *usageError
+			require.ErrorAs(t, err, &ue)
+			assert.Contains(t, err.Error(), tt.want)
+		})
+	}
+	assert.Equal(t, 2*time.Minute, minAnswerWindow, "docs/halts.md says at least 2 minutes")
 }

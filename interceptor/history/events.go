@@ -308,7 +308,8 @@ func (r *runReader) input(e *historypb.HistoryEvent, name string, args *commonpb
 				ans.HaltSeq = rec.unanswered()
 			}
 			if p != nil {
-				if err := r.dc.FromPayload(p, &ans.Request); err != nil {
+				var err error
+				if ans.Request, ans.Signed, err = recordedRequest(r.dc, p); err != nil {
 					ans.Error = err.Error()
 				}
 			}
@@ -363,4 +364,25 @@ func encoded(p *commonpb.Payload) (string, bool) {
 		return enc, true
 	}
 	return enc, p == nil
+}
+
+// recordedRequest reads the payload of a resume, escalate or halt as the
+// guard may take it: a ResumeRequest (the others' fields are a subset), or
+// the SignedAnswer the workers take when operators' keys are set, whose
+// request is the Answer's (signed holds it). Only the form is read here:
+// whether the guard took a signed answer (its key, signature, window and
+// halt) is the Judge's to say. The error is the plain request's when the
+// payload is neither.
+func recordedRequest(dc converter.DataConverter, p *commonpb.Payload) (interceptor.ResumeRequest, *interceptor.Answer, error) {
+	var req interceptor.ResumeRequest
+	err := dc.FromPayload(p, &req)
+	if err == nil {
+		return req, nil, nil
+	}
+	var sa interceptor.SignedAnswer
+	if dc.FromPayload(p, &sa) != nil || len(sa.Signature) == 0 || sa.Answer.Action == "" {
+		return interceptor.ResumeRequest{}, nil, err
+	}
+	a := sa.Answer
+	return interceptor.ResumeRequest{Reason: a.Reason, By: a.By, Extend: a.Extend, Guidance: a.Guidance}, &a, nil
 }

@@ -109,7 +109,11 @@ type RecordedAnswer struct {
 	Name    string                    `json:"name"`
 	Update  bool                      `json:"update,omitempty"`
 	Request interceptor.ResumeRequest `json:"request"`
-	Error   string                    `json:"error,omitempty"`
+	// Signed is the answer a SignedAnswer carried (Options.OperatorKeys);
+	// Request then holds its reason, by, guidance and extend. Whether the
+	// guard took it is the Judge's call, not this record's.
+	Signed *interceptor.Answer `json:"signed,omitempty"`
+	Error  string              `json:"error,omitempty"`
 	// HaltSeq is the halt a resume or escalate answered: the last one
 	// raised before it that pauses and was not answered yet (0: none).
 	HaltSeq int `json:"haltSeq,omitempty"`

@@ -318,7 +318,18 @@ func specs() []spec {
 	for _, p := range []string{"alpha", "beta", "gamma"} {
 		escalatedThenNew.Turns = append(escalatedThenNew.Turns, fixtures.Turn{Node: "Code", Output: "patch " + p}, fixtures.Turn{Node: "Verify", Output: "tests pass for " + p})
 	}
+	// A retry loop backing off on the summary-bearing timer APIs: three
+	// NewTimerWithOptions backoffs, then AwaitWithOptions ones.
+	const quota = "quote service: 429 too many requests"
+	optionsBackoff := fixtures.Backedoff("Act", quota, fixtures.TimerWithOptions, time.Second, 4)
+	optionsBackoff = append(optionsBackoff, fixtures.Backedoff("Act", quota, fixtures.TimerAwaitOptions, time.Second, 9)[1:]...)
 	return []spec{
+		{name: "v13-timers-options", desc: "[guard version 13] zero Options; Act fails the same way every attempt, backed off 1s with workflow.NewTimerWithOptions, then AwaitWithOptions: waiting, not a repeated error; halted at call 7 as a poll without progress, escalated by signal (version 12 heard no timer from these APIs and halted at call 4 as a repeated error)",
+			registry: "fixtures", guard: "defaults", workflow: fixtures.WorkflowScripted, input: optionsBackoff,
+			answers: []answer{signal("escalate", by("the quota will not come back"))}},
+		{name: "v13-timers-zero", desc: "[guard version 13] zero Options; Act fails the same way every attempt, backed off with a zero workflow.Sleep, which writes no timer: a tight retry loop, halted at call 4 as a repeated error, escalated by signal (version 12 took the zero Sleep for a timer and halted at call 7)",
+			registry: "fixtures", guard: "defaults", workflow: fixtures.WorkflowScripted, input: fixtures.Backedoff("Act", quota, fixtures.TimerSleep, 0, 12),
+			answers: []answer{signal("escalate", by("retrying at once is no backoff"))}},
 		{name: "v12-parallel-rounds", desc: "[guard version 12] one warning, tool-call grain (the README's setup); every round is a Think call and eight parallel Research calls, the same every round: warned once, then halted, escalated by signal (version 11 counted the warning's window in calls, so the fan-out outran it: warned again and again, never halted)",
 			registry: "fixtures", guard: "warnings-1-tool-call", workflow: fixtures.WorkflowScripted, input: parallelRounds,
 			answers: []answer{signal("escalate", by("the same searches again"))}},
