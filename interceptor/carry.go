@@ -96,6 +96,11 @@ const (
 	// task's WorkflowTaskStarted), as an update is, not at the time of the
 	// task before it, which the SDK's clock still shows while it applies the
 	// signal. Contributions to this version add their line here.
+	// New executions pin detection generation 5 (DefaultPolicy; issue
+	// 37): a model response that calls tools is its tool calls, provider
+	// ids and usage are masked, commentary is set aside inside arrays too.
+	// The generation is pinned with the config, so executions started
+	// before keep theirs; the guard's commands do not change.
 	versionHistoryTime = workflow.Version(13)
 	guardedVersion     = versionHistoryTime // what new executions run
 	// replayWorkflowID is the workflow id the SDK's replayer gives every
