@@ -174,7 +174,7 @@ func realisticResult(size, i int) []byte {
 //	go test -run '^$' -bench BenchmarkDetect -benchmem ./interceptor/detect/
 func BenchmarkDetect(b *testing.B) {
 	for _, size := range []int{4 << 10, 1 << 20} {
-		for _, gen := range []Generation{DetectionLegacy, DetectionV2, DetectionV3, DetectionV4} {
+		for _, gen := range []Generation{DetectionLegacy, DetectionV2, DetectionV3, DetectionV4, DetectionV5} {
 			name := fmt.Sprintf("%dKB/generation-%d", size>>10, gen)
 			if gen == DetectionLegacy {
 				name = fmt.Sprintf("%dKB/legacy", size>>10)
@@ -271,7 +271,7 @@ func BenchmarkExtractPeers(b *testing.B) {
 		}
 	}
 	require.NotEmpty(b, outputs)
-	for _, gen := range []Generation{DetectionV2, DetectionV3, DetectionV4} {
+	for _, gen := range []Generation{DetectionV2, DetectionV3, DetectionV4, DetectionV5} {
 		b.Run(fmt.Sprintf("generation-%d", gen), func(b *testing.B) {
 			p := DefaultPolicy()
 			p.Detection = gen
