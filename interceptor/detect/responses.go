@@ -173,33 +173,37 @@ func metaKey(k []byte) bool {
 // prefix, a separator and 16 characters.
 const minProviderID = 18
 
-// providerID finds a provider's generated id in the token w: a
-// lower-case prefix of at most 12 letters, '_' or '-', then a run of 16
-// or more letters and digits that reads as random (idRun). It returns the
-// token's hash with the run written '#'. The third generation asked the
-// run for a digit, an upper-case and a lower-case letter: one id in 60
-// or so of OpenAI's 24-character tool-call ids has no digit, and one
-// such id kept a loop from repeating.
+// providerID finds a provider's generated id at the end of the token w
+// (up to three bytes of punctuation may follow it: a quote, a comma, a
+// bracket): a lower-case prefix of at most 12 letters that starts a word,
+// '_' or '-', then a run of 16 or more letters and digits that reads as
+// random (idRun). It returns the token's hash with the run written '#'.
+// The third generation asked the run for a digit, an upper-case and a
+// lower-case letter: one id in 60 or so of OpenAI's 24-character
+// tool-call ids has no digit, and one such id kept a loop from
+// repeating. Read from the end, most long tokens (paths, test ids) are
+// turned away within a few bytes.
 func providerID(w []byte) (uint64, bool) {
-	prefix := false
-	for i := 0; i < len(w); {
-		j := i
-		lower, other := false, false
-		for ; j < len(w) && isAlnum(w[j]); j++ {
-			if c := w[j]; c >= 'a' && c <= 'z' {
-				lower = true
-			} else {
-				other = true
-			}
-		}
-		if prefix && j-i >= 16 && idRun(w[i:j]) {
-			h := fnvByte(fnvBytes(fnvOffset^kindString, w[:i]), '#')
-			return fnvBytes(h, w[j:]), true
-		}
-		prefix = j < len(w) && (w[j] == '_' || w[j] == '-') && j-i >= 1 && j-i <= 12 && lower && !other
-		i = j + 1
+	j := len(w)
+	for k := 0; k < 3 && j > 0 && byteClass[w[j-1]]&clAlnum == 0; k++ {
+		j--
 	}
-	return 0, false
+	i := j
+	for i > 0 && byteClass[w[i-1]]&clAlnum != 0 {
+		i--
+	}
+	if j-i < 16 || i < 2 || w[i-1] != '_' && w[i-1] != '-' {
+		return 0, false
+	}
+	p := i - 1
+	for p > 0 && w[p-1] >= 'a' && w[p-1] <= 'z' {
+		p--
+	}
+	if n := i - 1 - p; n < 1 || n > 12 || p > 0 && byteClass[w[p-1]]&clAlnum != 0 || !idRun(w[i:j]) {
+		return 0, false
+	}
+	h := fnvByte(fnvBytes(fnvOffset^kindString, w[:i]), '#')
+	return fnvBytes(h, w[j:]), true
 }
 
 // idRun reports whether a run of letters and digits reads as generated:

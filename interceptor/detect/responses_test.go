@@ -236,3 +236,54 @@ func TestProviderID(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkReadV5AgainstV4 reads the same results under generations 4
+// and 5 in alternation, batch by batch within one loop, so that a busy
+// machine slows both alike: the realistic 4 KB and 1 MB results of
+// BenchmarkDetect, and the seven response envelopes of
+// TestResponseEnvelopes. It reports the CPU time per KB of each and
+// their ratio (target: at most 1.1).
+//
+//	go test ./interceptor/detect/ -run '^$' -bench BenchmarkReadV5AgainstV4 -benchtime 200x -count 3
+func BenchmarkReadV5AgainstV4(b *testing.B) {
+	envs := make([][]byte, 0, len(envelopes))
+	for _, env := range envelopes {
+		envs = append(envs, []byte(env.build(turn{text: "Let me read the config.", reason: "The port.", args: `{"path":"config.yaml"}`, id: id1, usage: 1200})))
+	}
+	cases := []struct {
+		name   string
+		bodies [][]byte
+	}{
+		{"4KB", [][]byte{realisticResult(4<<10, 0), realisticResult(4<<10, 1)}},
+		{"1024KB", [][]byte{realisticResult(1<<20, 0)}},
+		{"envelopes", envs},
+	}
+	for _, tc := range cases {
+		b.Run(tc.name, func(b *testing.B) {
+			size := 0
+			for _, body := range tc.bodies {
+				size += len(body)
+			}
+			reps := max(1, (64<<10)/size) // a batch reads about 64 KB
+			var spent [2]int64
+			var c canonical
+			for range b.N {
+				for k, g := range []Generation{DetectionV4, DetectionV5} {
+					t0, _ := cpuTime()
+					for range reps {
+						for _, body := range tc.bodies {
+							c = canonical{}
+							readCanonical(body, &c, g)
+						}
+					}
+					t1, _ := cpuTime()
+					spent[k] += int64(t1 - t0)
+				}
+			}
+			kb := float64(b.N*reps*size) / 1024
+			b.ReportMetric(float64(spent[0])/kb, "v4-ns/KB")
+			b.ReportMetric(float64(spent[1])/kb, "v5-ns/KB")
+			b.ReportMetric(float64(spent[1])/float64(spent[0]), "v5/v4")
+		})
+	}
+}
