@@ -257,20 +257,7 @@ func benchDetect(b *testing.B, size int, gen Generation, read func([]byte) Obser
 //
 //	go test -run '^$' -bench BenchmarkExtractPeers -benchmem ./interceptor/detect/
 func BenchmarkExtractPeers(b *testing.B) {
-	var outputs [][]byte
-	size := 0
-	for _, tr := range loadCorpus(b) {
-		if tr.Source != "openhands" && tr.Source != "cline" && tr.Source != "swe-agent" {
-			continue
-		}
-		for _, c := range tr.Calls {
-			if len(c.Output) > 0 {
-				outputs = append(outputs, c.Output)
-				size += len(c.Output)
-			}
-		}
-	}
-	require.NotEmpty(b, outputs)
+	outputs, size := peerOutputs(b)
 	for _, gen := range []Generation{DetectionV2, DetectionV3, DetectionV4, DetectionV5} {
 		b.Run(fmt.Sprintf("generation-%d", gen), func(b *testing.B) {
 			p := DefaultPolicy()
@@ -291,6 +278,24 @@ func BenchmarkExtractPeers(b *testing.B) {
 			b.ReportMetric(float64(len(outputs)), "outputs")
 		})
 	}
+}
+
+// peerOutputs are the call outputs of the traces ported from the peers,
+// and their size in bytes.
+func peerOutputs(b *testing.B) (outputs [][]byte, size int) {
+	for _, tr := range loadCorpus(b) {
+		if tr.Source != "openhands" && tr.Source != "cline" && tr.Source != "swe-agent" {
+			continue
+		}
+		for _, c := range tr.Calls {
+			if len(c.Output) > 0 {
+				outputs = append(outputs, c.Output)
+				size += len(c.Output)
+			}
+		}
+	}
+	require.NotEmpty(b, outputs)
+	return outputs, size
 }
 
 // BenchmarkMaskToken4 times generation 4's masking of the two kinds of
