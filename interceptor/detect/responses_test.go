@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // A model response as the test writes it into each provider's envelope.
@@ -289,4 +290,78 @@ func BenchmarkReadV5AgainstV4(b *testing.B) {
 			b.ReportMetric(float64(spent[1])/float64(spent[0]), "v5/v4")
 		})
 	}
+}
+
+// frameworkRun is an agent loop as an integration writes it: a model call
+// (one generic activity) whose result is a provider's envelope calling
+// read_file, then the tool's own activity. With loop, the model asks for
+// the same file every turn, in other words each time, with fresh ids and
+// a growing prompt; otherwise it reads a new file every turn.
+func frameworkRun(build func(turn) string, turns int, loop bool) []corpusCall {
+	words := []string{
+		"Let me read the config.", "Let me try again.", "I will look at the file once more.",
+		"Reading it again to be sure.", "Maybe the last read failed; retrying.", "One more look.",
+		"Checking the config again.", "Let me re-read it.", "Again, the config.", "Trying once more.",
+	}
+	ids := []string{id1, id2, id3}
+	var calls []corpusCall
+	for i := range turns {
+		file := "config.yaml"
+		if !loop {
+			file = fmt.Sprintf("src/module_%c%c.py", 'a'+i%26, 'a'+i/26)
+		}
+		args := fmt.Sprintf(`{"path":%q}`, file)
+		calls = append(calls,
+			corpusCall{Node: "invokeModel", Output: json.RawMessage(build(turn{
+				text: words[i%len(words)], reason: words[(i+3)%len(words)], args: args,
+				id: ids[i%len(ids)], usage: 1000 + 350*i,
+			}))},
+			corpusCall{Node: "read_file", Output: json.RawMessage(fmt.Sprintf(`{"content":"port: 8080 (%s)"}`, file))})
+	}
+	return calls
+}
+
+// TestFrameworkLoops: with the tool-call grain's budgets and no policy
+// file, generation 5 halts an agent that asks for the same tool call in
+// other words, in every envelope, within three turns of the second
+// request; and halts no agent that reads a new file every turn.
+// Generation 4 does not halt the loop before the budgets do (the words
+// are news to it): this test fails without generation 5's reader.
+func TestFrameworkLoops(t *testing.T) {
+	for _, env := range envelopes {
+		t.Run(env.name, func(t *testing.T) {
+			p := ToolCallPolicy()
+			at, trip := replay(p, frameworkRun(env.build, 40, true))
+			require.NotNil(t, trip, "generation 5 must halt the loop")
+			assert.LessOrEqual(t, at, 2*4, "halted at call %d: %s", at, trip.Message)
+
+			fresh, trip := replay(p, frameworkRun(env.build, 60, false))
+			assert.Nil(t, trip, "generation 5 halted a progressing run at call %d", fresh)
+
+			p.Detection = DetectionV4
+			at4, _ := replay(p, frameworkRun(env.build, 40, true))
+			assert.True(t, at4 < 0 || at4 > 2*10, "generation 4 halted at call %d", at4)
+			t.Logf("the loop: generation 5 halts at call %d, generation 4 at %d (-1: runs on)", at, at4)
+		})
+	}
+}
+
+// FuzzReadResponses: generation 5 reads any bytes without a panic, and
+// the same way twice.
+//
+//	go test ./interceptor/detect/ -run '^$' -fuzz FuzzReadResponses -fuzztime 60s
+func FuzzReadResponses(f *testing.F) {
+	for _, env := range envelopes {
+		f.Add([]byte(env.build(turn{text: "a", reason: "b", args: `{"x":[1,{"thought":"c"}]}`, id: id3, usage: 7})))
+		f.Add([]byte(env.build(turn{text: "a", id: id1})))
+	}
+	f.Add([]byte(`[[{"thought":"a","x":[{"usage":1}]}],"s",{"type":"thinking"}]`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var a, b canonical
+		readCanonical(data, &a, DetectionV5)
+		readCanonical(data, &b, DetectionV5)
+		if a.sum != b.sum || a.action != b.action || a.nums != b.nums {
+			t.Fatalf("not deterministic")
+		}
+	})
 }
