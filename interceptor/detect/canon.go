@@ -92,10 +92,12 @@ type canonScan struct {
 	// (responses.go); v4 and v3 are set with it. talk is what the words
 	// beside a response's tool calls add to the hash, calls how many tool
 	// calls the payload holds.
-	v5    bool
-	talk  uint64
-	calls int
-	s4    scratch4
+	v5       bool
+	talk     uint64
+	echo     uint64 // what a response's echo of its request and transport adds
+	calls    int
+	finished bool // the payload states why the model stopped: a response
+	s4       scratch4
 }
 
 // mix64 is SplitMix64's finaliser: a bijection that spreads every input
@@ -405,15 +407,21 @@ func (sc *canonScan) object(path uint64, top bool) (hp, bool) {
 		if comm {
 			sc.inComm = true
 		}
-		c0, t0 := sc.comm, sc.talk
+		c0, t0, n0 := sc.comm, sc.talk, sc.calls
 		v, ok := sc.value(kp, top)
 		if comm {
 			sc.inComm = false
 			sc.comm += v.v
 		}
-		if role == roleTalk {
+		switch role {
+		case roleTalk:
 			// The words, less what the reader already set aside in them.
 			sc.talk = t0 + v.v - (sc.comm - c0)
+		case roleEcho:
+			// All of it, as one: the calls a request echoes are the
+			// conversation's, not this response's.
+			sc.comm, sc.talk, sc.calls = c0, t0, n0
+			sc.echo += v.v
 		}
 		if !ok {
 			return hp{}, false
@@ -714,7 +722,9 @@ func (sc *canonScan) embeddedJSON(path uint64, s []byte, top bool) (hp, bool) {
 	// Embedded JSON is not the same as the object itself.
 	sc.comm += inner.comm
 	sc.talk += inner.talk
+	sc.echo += inner.echo
 	sc.calls += inner.calls
+	sc.finished = sc.finished || inner.finished
 	return hp{x.v + embedded, x.s + embedded}, true
 }
 

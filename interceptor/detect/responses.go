@@ -21,7 +21,10 @@ import "bytes"
 //     commentary whole, wherever its type stands among its keys;
 //   - what the provider says about the call is no news: usage blocks
 //     under any of their names, provider metadata, the response's own id,
-//     opaque signatures handed back on the next call (metaKey);
+//     opaque signatures handed back on the next call (metaKey); in a
+//     response (a payload that calls a tool or states a finish reason),
+//     the request it echoes ("request": the AI SDK returns the request
+//     body, the whole conversation) and transport "headers" too;
 //   - a provider's generated id is masked with or without a digit
 //     (providerID);
 //   - inside an array, what the reader sets aside in an element is set
@@ -35,44 +38,53 @@ type keyRole uint8
 const (
 	roleNone keyRole = iota
 	roleTalk         // the model's words: talk when the payload calls a tool
+	roleEcho         // the request echoed, transport headers: noise in a response
 )
 
 // response5 is what an object that may be a response part must restore
 // when it turns out to be commentary: the reader's sums at its start.
 type response5 struct {
-	commentary   bool
-	comm0, talk0 uint64
-	nums0        int64
-	nf0          int
+	commentary          bool
+	comm0, talk0, echo0 uint64
+	nums0               int64
+	nf0                 int
 }
 
 func (sc *canonScan) openPart() response5 {
-	return response5{comm0: sc.comm, talk0: sc.talk, nums0: sc.nums, nf0: sc.nf}
+	return response5{comm0: sc.comm, talk0: sc.talk, echo0: sc.echo, nums0: sc.nums, nf0: sc.nf}
 }
 
 // closeCommentary sets the whole object (its contribution v) aside as
 // commentary: nothing in it is talk, a number to sum or a volatile field.
 func (sc *canonScan) closeCommentary(r *response5, v uint64) {
-	sc.comm, sc.talk, sc.nums, sc.nf = r.comm0+v, r.talk0, r.nums0, r.nf0
+	sc.comm, sc.talk, sc.echo, sc.nums, sc.nf = r.comm0+v, r.talk0, r.echo0, r.nums0, r.nf0
 }
 
 // stripped is what the action hash leaves out: commentary, and the talk
 // when the payload calls a tool.
 func (sc *canonScan) stripped() uint64 {
+	x := sc.comm
 	if sc.calls > 0 {
-		return sc.comm + sc.talk
+		x += sc.talk
 	}
-	return sc.comm
+	if sc.calls > 0 || sc.finished {
+		x += sc.echo
+	}
+	return x
 }
 
 // readKey reads what key says about the response, peeking at its value
 // (sc.i is past the colon): a tool call or a reasoning part counted, the
 // model's words named.
 func (sc *canonScan) readKey(key []byte, r *response5) keyRole {
-	if len(key) < 4 || len(key) > 12 {
+	if len(key) < 4 || len(key) > 13 {
 		return roleNone
 	}
 	switch string(key) {
+	case "request", "headers":
+		return roleEcho
+	case "finishReason", "finish_reason", "stop_reason", "stopReason":
+		sc.finished = true
 	case "text", "content":
 		if sc.skipSpace(); sc.i < len(sc.b) && sc.b[sc.i] == '"' {
 			return roleTalk
@@ -240,11 +252,12 @@ func idRun(r []byte) bool {
 // action hash of an array is the array of its elements' actions.
 type array5 struct {
 	comm0, talk0 uint64 // the reader's sums when the array opened
+	echo0        uint64
 	c, t         uint64 // and when the current element began
 	a1, a2       uint64 // the sequence without commentary; without talk too
 }
 
-func (a *array5) open(sc *canonScan) { a.comm0, a.talk0 = sc.comm, sc.talk }
+func (a *array5) open(sc *canonScan) { a.comm0, a.talk0, a.echo0 = sc.comm, sc.talk, sc.echo }
 
 func (a *array5) elemStart(sc *canonScan) { a.c, a.t = sc.comm, sc.talk }
 
@@ -264,7 +277,9 @@ func (a *array5) elemEnd(sc *canonScan, v, n uint64) {
 }
 
 // close leaves the reader's sums as they would be had the array been an
-// object: seq is the array's sequence hash.
+// object: seq is the array's sequence hash. An echoed request inside an
+// element (none of the envelopes has one) stays in it: it is not carried
+// through the mixing.
 func (a *array5) close(sc *canonScan, seq uint64) {
-	sc.comm, sc.talk = a.comm0+(seq-a.a1), a.talk0+(a.a1-a.a2)
+	sc.comm, sc.talk, sc.echo = a.comm0+(seq-a.a1), a.talk0+(a.a1-a.a2), a.echo0
 }

@@ -88,6 +88,20 @@ var envelopes = []struct {
 		return fmt.Sprintf(`{"content":[%s],"finishReason":%q,"usage":{"inputTokens":{"total":%d,"noCache":%d,"cacheRead":0},"outputTokens":{"total":5,"text":5,"reasoning":0}},"response":{"id":"aitxt-%s","timestamp":"2026-11-28T12:%02d:07.120Z","modelId":"mock-model-id"},"warnings":[]}`,
 			strings.Join(parts, ","), finish, t.usage, t.usage, t.id, t.usage%60)
 	}},
+	{"ai sdk, a real provider's", func(t turn) string {
+		// @ai-sdk/openai's doGenerate also returns the request body it
+		// sent (the whole conversation: it grows) and the raw response
+		// with its headers.
+		parts := []string{fmt.Sprintf(`{"type":"text","text":%s}`, q(t.text))}
+		finish, raw := "stop", ""
+		if t.args != "" {
+			parts, finish = append(parts, fmt.Sprintf(`{"type":"tool-call","toolCallId":"call_%s","toolName":"read_file","input":%s}`, t.id, q(t.args))), "tool-calls"
+			raw = fmt.Sprintf(`,"tool_calls":[{"id":"call_%s","type":"function","function":{"name":"read_file","arguments":%s}}]`, t.id, q(t.args))
+		}
+		history := strings.Repeat(`{"role":"assistant","content":"earlier turn","tool_calls":[{"id":"call_x","function":{"name":"read_file","arguments":"{}"}}]},`, t.usage/1000)
+		return fmt.Sprintf(`{"content":[%s],"finishReason":%q,"usage":{"inputTokens":{"total":%d}},"request":{"body":{"model":"gpt-4o","messages":[%s{"role":"user","content":"go"}]}},"response":{"id":"chatcmpl-%s","modelId":"gpt-4o","headers":{"x-request-id":"req_%s","openai-processing-ms":"%d","x-ratelimit-remaining-requests":"%d"},"body":{"id":"chatcmpl-%s","choices":[{"message":{"role":"assistant","content":%s%s},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":%d}}}}`,
+			strings.Join(parts, ","), finish, t.usage, history, t.id, t.id, t.usage%977, 5000-t.usage/100, t.id, q(t.text), raw, t.usage)
+	}},
 	{"gemini", func(t turn) string {
 		parts := []string{fmt.Sprintf(`{"text":%s,"thought":true}`, q(t.reason)), fmt.Sprintf(`{"text":%s}`, q(t.text))}
 		if t.args != "" {
@@ -204,6 +218,8 @@ func TestReaderInArrays(t *testing.T) {
 		{name: "usage in an element", a: `[{"out":"ok","usage":{"inputTokens":{"total":10}}}]`, b: `[{"out":"ok","usage":{"inputTokens":{"total":99}}}]`, want: true},
 		{name: "action in an element differs", a: `[{"tool":"ls","thought":"a"}]`, b: `[{"tool":"cat","thought":"a"}]`, want: false},
 		{name: "order of elements", a: `[{"tool":"ls"},{"tool":"cat"}]`, b: `[{"tool":"cat"},{"tool":"ls"}]`, want: false},
+		{name: "a request in a tool's result is news", a: `{"request":{"page":1},"items":[]}`, b: `{"request":{"page":2},"items":[]}`, want: false},
+		{name: "headers in a tool's result are news", a: `{"headers":{"etag":"a"},"body":"x"}`, b: `{"headers":{"etag":"b"},"body":"x"}`, want: false},
 		{name: "arguments in an element differ", a: `[{"name":"ls","arguments":"{\"dir\":\"/\"}"}]`, b: `[{"name":"ls","arguments":"{\"dir\":\"/tmp\"}"}]`, want: false},
 	}
 	for _, tt := range tests {
@@ -241,7 +257,7 @@ func TestProviderID(t *testing.T) {
 // BenchmarkReadV5AgainstV4 reads the same results under generations 4
 // and 5 in alternation, batch by batch within one loop, so that a busy
 // machine slows both alike: the realistic 4 KB and 1 MB results of
-// BenchmarkDetect, the seven response envelopes of TestResponseEnvelopes
+// BenchmarkDetect, the response envelopes of TestResponseEnvelopes
 // and the peers' 885 outputs of BenchmarkExtractPeers. It reports the CPU
 // time per KB of each and their ratio (target: at most 1.1).
 //
@@ -323,8 +339,7 @@ func frameworkRun(build func(turn) string, turns int, loop bool) []corpusCall {
 
 // TestFrameworkLoops: with the tool-call grain's budgets and no policy
 // file, generation 5 halts an agent that asks for the same tool call in
-// other words, in every envelope, within three turns of the second
-// request; and halts no agent that reads a new file every turn.
+// other words, in every envelope, by call 8; and halts no agent that reads a new file every turn.
 // Generation 4 does not halt the loop before the budgets do (the words
 // are news to it): this test fails without generation 5's reader.
 func TestFrameworkLoops(t *testing.T) {
