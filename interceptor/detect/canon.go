@@ -407,7 +407,7 @@ func (sc *canonScan) object(path uint64, top bool) (hp, bool) {
 		if comm {
 			sc.inComm = true
 		}
-		c0, t0, n0 := sc.comm, sc.talk, sc.calls
+		c0, t0, n0, f0 := sc.comm, sc.talk, sc.calls, sc.finished
 		v, ok := sc.value(kp, top)
 		if comm {
 			sc.inComm = false
@@ -418,9 +418,10 @@ func (sc *canonScan) object(path uint64, top bool) (hp, bool) {
 			// The words, less what the reader already set aside in them.
 			sc.talk = t0 + v.v - (sc.comm - c0)
 		case roleEcho:
-			// All of it, as one: the calls a request echoes are the
-			// conversation's, not this response's.
-			sc.comm, sc.talk, sc.calls = c0, t0, n0
+			// All of it, as one: the calls and finish reasons a
+			// request echoes are the conversation's, not this
+			// response's.
+			sc.comm, sc.talk, sc.calls, sc.finished = c0, t0, n0, f0
 			sc.echo += v.v
 		}
 		if !ok {

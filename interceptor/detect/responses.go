@@ -60,8 +60,8 @@ func (sc *canonScan) closeCommentary(r *response5, v uint64) {
 	sc.comm, sc.talk, sc.echo, sc.nums, sc.nf = r.comm0+v, r.talk0, r.echo0, r.nums0, r.nf0
 }
 
-// stripped is what the action hash leaves out: commentary, and the talk
-// when the payload calls a tool.
+// stripped is what the action hash leaves out: commentary; the talk when
+// the payload calls a tool; the echo when it is a response.
 func (sc *canonScan) stripped() uint64 {
 	x := sc.comm
 	if sc.calls > 0 {
