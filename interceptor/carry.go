@@ -101,6 +101,11 @@ const (
 	// its TimerStarted event: in NewTimer and NewTimerWithOptions, which
 	// Sleep and the Awaits reach, for a positive duration only; a zero
 	// Sleep is nothing, and AwaitWithOptions' timer counts (outbound.go).
+	// New executions pin detection generation 5 (DefaultPolicy; issue
+	// 37): a model response that calls tools is its tool calls, provider
+	// ids and usage are masked, commentary is set aside inside arrays too.
+	// The generation is pinned with the config, so executions started
+	// before keep theirs; the guard's commands do not change.
 	versionHistoryTime = workflow.Version(13)
 	guardedVersion     = versionHistoryTime // what new executions run
 	// replayWorkflowID is the workflow id the SDK's replayer gives every

@@ -174,7 +174,7 @@ func realisticResult(size, i int) []byte {
 //	go test -run '^$' -bench BenchmarkDetect -benchmem ./interceptor/detect/
 func BenchmarkDetect(b *testing.B) {
 	for _, size := range []int{4 << 10, 1 << 20} {
-		for _, gen := range []Generation{DetectionLegacy, DetectionV2, DetectionV3, DetectionV4} {
+		for _, gen := range []Generation{DetectionLegacy, DetectionV2, DetectionV3, DetectionV4, DetectionV5} {
 			name := fmt.Sprintf("%dKB/generation-%d", size>>10, gen)
 			if gen == DetectionLegacy {
 				name = fmt.Sprintf("%dKB/legacy", size>>10)
@@ -257,21 +257,8 @@ func benchDetect(b *testing.B, size int, gen Generation, read func([]byte) Obser
 //
 //	go test -run '^$' -bench BenchmarkExtractPeers -benchmem ./interceptor/detect/
 func BenchmarkExtractPeers(b *testing.B) {
-	var outputs [][]byte
-	size := 0
-	for _, tr := range loadCorpus(b) {
-		if tr.Source != "openhands" && tr.Source != "cline" && tr.Source != "swe-agent" {
-			continue
-		}
-		for _, c := range tr.Calls {
-			if len(c.Output) > 0 {
-				outputs = append(outputs, c.Output)
-				size += len(c.Output)
-			}
-		}
-	}
-	require.NotEmpty(b, outputs)
-	for _, gen := range []Generation{DetectionV2, DetectionV3, DetectionV4} {
+	outputs, size := peerOutputs(b)
+	for _, gen := range []Generation{DetectionV2, DetectionV3, DetectionV4, DetectionV5} {
 		b.Run(fmt.Sprintf("generation-%d", gen), func(b *testing.B) {
 			p := DefaultPolicy()
 			p.Detection = gen
@@ -291,6 +278,24 @@ func BenchmarkExtractPeers(b *testing.B) {
 			b.ReportMetric(float64(len(outputs)), "outputs")
 		})
 	}
+}
+
+// peerOutputs are the call outputs of the traces ported from the peers,
+// and their size in bytes.
+func peerOutputs(b *testing.B) (outputs [][]byte, size int) {
+	for _, tr := range loadCorpus(b) {
+		if tr.Source != "openhands" && tr.Source != "cline" && tr.Source != "swe-agent" {
+			continue
+		}
+		for _, c := range tr.Calls {
+			if len(c.Output) > 0 {
+				outputs = append(outputs, c.Output)
+				size += len(c.Output)
+			}
+		}
+	}
+	require.NotEmpty(b, outputs)
+	return outputs, size
 }
 
 // BenchmarkMaskToken4 times generation 4's masking of the two kinds of

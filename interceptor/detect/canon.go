@@ -88,7 +88,16 @@ type canonScan struct {
 	// v4: the fourth generation's one-pass reading (text4.go); v3 is
 	// set with it.
 	v4 bool
-	s4 scratch4
+	// v5: the fifth generation's reading of model responses
+	// (responses.go); v4 and v3 are set with it. talk is what the words
+	// beside a response's tool calls add to the hash, calls how many tool
+	// calls the payload holds.
+	v5       bool
+	talk     uint64
+	echo     uint64 // what a response's echo of its request and transport adds
+	calls    int
+	finished bool // the payload states why the model stopped: a response
+	s4       scratch4
 }
 
 // mix64 is SplitMix64's finaliser: a bijection that spreads every input
@@ -129,8 +138,10 @@ func (x *hp) add(y hp) { x.v += y.v; x.s += y.s }
 // readCanonical reads body (trimmed, non-empty) into c. Invalid JSON is
 // hashed as raw bytes.
 func readCanonical(body []byte, c *canonical, g Generation) {
-	v3 := g == DetectionV3 || g == DetectionV4
-	sc := canonScan{b: body, fields: c.fields, nf: c.nf, v3: v3, v4: g == DetectionV4}
+	v4 := g == DetectionV4 || g == DetectionV5
+	v3 := g == DetectionV3 || v4
+	sc := canonScan{b: body, fields: c.fields, nf: c.nf, v3: v3, v4: v4, v5: g == DetectionV5}
+	sc.s4.v5 = sc.v5
 	x, ok := sc.value(fnvOffset, true)
 	sc.release()
 	sc.skipSpace()
@@ -141,8 +152,8 @@ func readCanonical(body []byte, c *canonical, g Generation) {
 	}
 	c.sum, c.shape, c.nums = x.v, x.s, sc.nums
 	c.fields, c.nf = sc.fields, sc.nf
-	if sc.comm != 0 {
-		c.action = nonZero(x.v - sc.comm)
+	if strip := sc.stripped(); strip != 0 {
+		c.action = nonZero(x.v - strip)
 	}
 	if !v3 && (sc.tokens < counterMinTokens || sc.tokens > counterMaxTokens) {
 		// Too little text to tell a counter from content, or so much that a
@@ -369,6 +380,10 @@ func (sc *canonScan) object(path uint64, top bool) (hp, bool) {
 		sc.i++
 		return sum, true
 	}
+	var r5 response5 // the fifth generation's reading of a response part
+	if sc.v5 && !sc.inComm {
+		r5 = sc.openPart()
+	}
 	for {
 		sc.skipSpace()
 		if sc.i >= len(sc.b) || sc.b[sc.i] != '"' {
@@ -384,14 +399,30 @@ func (sc *canonScan) object(path uint64, top bool) (hp, bool) {
 			return hp{}, false
 		}
 		sc.i++
-		comm := !sc.inComm && (commentaryKey(key) || sc.v3 && measurementKey(key) || sc.v4 && callKey(key))
+		comm := !sc.inComm && (commentaryKey(key) || sc.v3 && measurementKey(key) || sc.v4 && callKey(key) || sc.v5 && metaKey(key))
+		var role keyRole
+		if sc.v5 && !sc.inComm {
+			role = sc.readKey(key, &r5)
+		}
 		if comm {
 			sc.inComm = true
 		}
+		c0, t0, n0, f0 := sc.comm, sc.talk, sc.calls, sc.finished
 		v, ok := sc.value(kp, top)
 		if comm {
 			sc.inComm = false
 			sc.comm += v.v
+		}
+		switch role {
+		case roleTalk:
+			// The words, less what the reader already set aside in them.
+			sc.talk = t0 + v.v - (sc.comm - c0)
+		case roleEcho:
+			// All of it, as one: the calls and finish reasons a
+			// request echoes are the conversation's, not this
+			// response's.
+			sc.comm, sc.talk, sc.calls, sc.finished = c0, t0, n0, f0
+			sc.echo += v.v
 		}
 		if !ok {
 			return hp{}, false
@@ -406,6 +437,9 @@ func (sc *canonScan) object(path uint64, top bool) (hp, bool) {
 			sc.i++
 		case '}':
 			sc.i++
+			if r5.commentary {
+				sc.closeCommentary(&r5, sum.v)
+			}
 			return sum, true
 		default:
 			return hp{}, false
@@ -424,6 +458,11 @@ func (sc *canonScan) array(path uint64) (hp, bool) {
 	elem := fnvByte(path, '*')
 	var set, seq hp
 	strs, n := true, uint64(0)
+	var a5 array5 // the fifth generation's commentary and words, element by element
+	v5 := sc.v5 && !sc.inComm
+	if v5 {
+		a5.open(sc)
+	}
 	sc.skipSpace()
 	if sc.i < len(sc.b) && sc.b[sc.i] == ']' {
 		sc.i++
@@ -432,6 +471,9 @@ func (sc *canonScan) array(path uint64) (hp, bool) {
 	for {
 		sc.skipSpace()
 		strs = strs && sc.i < len(sc.b) && sc.b[sc.i] == '"'
+		if v5 {
+			a5.elemStart(sc)
+		}
 		v, ok := sc.value(elem, false)
 		if !ok {
 			return hp{}, false
@@ -439,6 +481,9 @@ func (sc *canonScan) array(path uint64) (hp, bool) {
 		n++
 		set.add(v)
 		seq.add(hp{mix64(v.v + n*0x9e3779b97f4a7c15), mix64(v.s + n*0x9e3779b97f4a7c15)})
+		if v5 {
+			a5.elemEnd(sc, v.v, n)
+		}
 		sc.skipSpace()
 		if sc.i >= len(sc.b) {
 			return hp{}, false
@@ -453,6 +498,9 @@ func (sc *canonScan) array(path uint64) (hp, bool) {
 				x.add(set)
 			} else {
 				x.add(seq)
+				if v5 {
+					a5.close(sc, seq.v)
+				}
 			}
 			return x, true
 		default:
@@ -653,7 +701,12 @@ func (sc *canonScan) embeddedJSON(path uint64, s []byte, top bool) (hp, bool) {
 		return hp{}, false
 	}
 	// The nested scan has its own buffer: t may live in sc.buf.
-	inner := canonScan{b: t, depth: sc.depth, v3: sc.v3, v4: sc.v4}
+	inner := canonScan{b: t, depth: sc.depth, v3: sc.v3, v4: sc.v4, v5: sc.v5}
+	if sc.v5 {
+		// What the string stands in is read as the same JSON would be:
+		// inside commentary, all of it is.
+		inner.inComm, inner.s4.v5 = sc.inComm, true
+	}
 	x, ok := inner.value(path, top)
 	inner.release()
 	if !ok {
@@ -669,6 +722,10 @@ func (sc *canonScan) embeddedJSON(path uint64, s []byte, top bool) (hp, bool) {
 	sc.nums += inner.nums
 	// Embedded JSON is not the same as the object itself.
 	sc.comm += inner.comm
+	sc.talk += inner.talk
+	sc.echo += inner.echo
+	sc.calls += inner.calls
+	sc.finished = sc.finished || inner.finished
 	return hp{x.v + embedded, x.s + embedded}, true
 }
 

@@ -50,7 +50,7 @@ func TestClockCorpus(t *testing.T) {
 	traces := loadClockCorpus(t)
 	var report strings.Builder
 	fmt.Fprintf(&report, "\n%-38s %-6s %-14s %-24s %-20s %s\n", "rule (GrainToolCall budgets)", "half", "loops caught", "progressing runs halted", "loops halted early", "median latency")
-	for _, gen := range []Generation{DetectionV3, DetectionV4} {
+	for _, gen := range []Generation{DetectionV3, DetectionV4, DetectionV5} {
 		run := func(calls []corpusCall) int {
 			p := ToolCallPolicy()
 			p.Detection = gen
@@ -62,17 +62,17 @@ func TestClockCorpus(t *testing.T) {
 			fmt.Fprintf(&report, "%-38s %-6s %-14s %-24s %-20s %s\n", fmt.Sprintf("generation %d", gen), h,
 				fmt.Sprintf("%d/%d", st.caught, st.loops), fmt.Sprintf("%d/%d", st.falseHalts, st.progressing),
 				fmt.Sprintf("%d/%d", early, st.loops), median(st.latencies))
-			if gen == DetectionV4 {
-				assert.Equal(t, st.loops, st.caught, "generation 4, %s half: loops caught", h)
-				assert.Zero(t, st.falseHalts, "generation 4, %s half: progressing runs halted", h)
-				assert.Zero(t, early, "generation 4, %s half: loops halted before their onset", h)
+			if gen >= DetectionV4 {
+				assert.Equal(t, st.loops, st.caught, "generation %d, %s half: loops caught", gen, h)
+				assert.Zero(t, st.falseHalts, "generation %d, %s half: progressing runs halted", gen, h)
+				assert.Zero(t, early, "generation %d, %s half: loops halted before their onset", gen, h)
 			}
 		}
 	}
 	for i := range traces {
 		tr := &traces[i]
 		calls, onset := realCalls(tr)
-		for _, gen := range []Generation{DetectionV3, DetectionV4} {
+		for _, gen := range []Generation{DetectionV3, DetectionV4, DetectionV5} {
 			p := ToolCallPolicy()
 			p.Detection = gen
 			at, trip := replay(p, calls)

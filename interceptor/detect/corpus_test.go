@@ -273,7 +273,7 @@ func median(v []int) string {
 // (calls from onset to the halted call). The legacy generation is held to
 // the traces labelled before DetectionV2 (generation 0).
 func TestCorpus(t *testing.T) {
-	for _, gen := range []Generation{DetectionLegacy, DetectionV2, DetectionV3, DetectionV4} {
+	for _, gen := range []Generation{DetectionLegacy, DetectionV2, DetectionV3, DetectionV4, DetectionV5} {
 		t.Run(fmt.Sprintf("generation-%d", gen), func(t *testing.T) {
 			runCorpus(t, loadCorpus(t), gen, false)
 		})

@@ -30,7 +30,11 @@
 // [Policy.Detection] selects the rules. The zero value, [DetectionLegacy],
 // is the rule set of guard versions 1 to 3, described below, kept bit for
 // bit for the histories they recorded. [DefaultPolicy] selects
-// [DetectionV4] (guard version 10 on): [DetectionV3]'s rules, results read
+// [DetectionV5] (guard version 13 on): [DetectionV4]'s rules, and model
+// responses read as a person reads them (a response that calls tools is
+// its tool calls; provider ids, usage and provider metadata are noise;
+// commentary is set aside inside arrays too). [DetectionV4] (guard
+// versions 10 to 12): [DetectionV3]'s rules, results read
 // in one pass, and a clock is not progress (token usage, an event
 // stream's counters, step counters, progress meters, a numeric field
 // another node's results interleave). [DetectionV3] (guard versions 6 to

@@ -21,7 +21,7 @@ func FuzzState(f *testing.F) {
 	f.Add([]byte{2, 2, 2, 10, 10, 10, 2, 2, 2, 10, 10, 10, 0xff, 0xfe, 0x80})
 	f.Add(make([]byte, 300))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		for _, gen := range []Generation{DetectionLegacy, DetectionV2, DetectionV3, DetectionV4} {
+		for _, gen := range []Generation{DetectionLegacy, DetectionV2, DetectionV3, DetectionV4, DetectionV5} {
 			fuzzState(t, gen, data)
 		}
 	})
@@ -130,12 +130,15 @@ func FuzzExtract(f *testing.F) {
 	f.Add([]byte(`"msg_01XFDUDYJgAACzvnptvVoYEL retry 4: Time: 1.378 s (took 2.1 s) 1732400000"`))
 	f.Add([]byte(`"{\"matches\":[],\"requestNo\":7}"`))
 	f.Add([]byte(`"100  1256 --:--:-- 6573 5.1 MB/s\nStep 3 of 5: x\r\u0020req_011CUxQ2bT7LmN4pK8rV1sW3 tests/test_mod_096.py::test_case_1234"`))
-	v2, v3, v4 := p, p, p
+	f.Add([]byte(`{"output":[{"type":"reasoning","summary":[]},{"type":"function_call","call_id":"call_KqTbWmZrPxYsLnVdHgFcJhQa","arguments":"{\"a\":[{\"thought\":1}]}"}],"usage":{"inputTokens":{"total":3}}}`))
+	f.Add([]byte(`[{"type":"text","text":"x"},{"tool_calls":[ ],"content":"y","thought":true}]`))
+	v2, v3, v4, v5 := p, p, p, p
 	v2.Detection = DetectionV2
 	v3.Detection = DetectionV3
 	v4.Detection = DetectionV4
+	v5.Detection = DetectionV5
 	f.Fuzz(func(t *testing.T, data []byte) {
-		for _, pol := range []Policy{p, v2, v3, v4} {
+		for _, pol := range []Policy{p, v2, v3, v4, v5} {
 			for _, node := range []string{"n", "other"} {
 				obs := Extract(pol, node, data)
 				if len(obs.ProgressRaw) > maxRawLen {

@@ -35,11 +35,19 @@ const (
 	// are masked as results are; a result that is a JSON string holding
 	// JSON is read as that JSON (docs/detection.md, "Generation 4").
 	DetectionV4 Generation = 4
+	// DetectionV5 is DetectionV4 with model responses read as a person
+	// reads them (responses.go): a response that calls tools is its tool
+	// calls, the words and reasoning beside them are commentary; provider
+	// ids are masked with or without a digit; usage and provider metadata
+	// are measurements; the reader's rules apply inside arrays as inside
+	// objects (docs/detection.md, "Generation 5"). Guard version 13 pins
+	// it for new executions.
+	DetectionV5 Generation = 5
 )
 
 // Valid reports whether g is a known generation.
 func (g Generation) Valid() bool {
-	return g == DetectionLegacy || g == DetectionV2 || g == DetectionV3 || g == DetectionV4
+	return g == DetectionLegacy || g == DetectionV2 || g == DetectionV3 || g == DetectionV4 || g == DetectionV5
 }
 
 // v2 reports whether the policy selects the second generation's rules or
@@ -47,19 +55,20 @@ func (g Generation) Valid() bool {
 // rule and its learning state. Unknown generations get the legacy rules
 // (a loader should reject them with Valid first).
 func (p *Policy) v2() bool {
-	return p.Detection == DetectionV2 || p.Detection == DetectionV3 || p.Detection == DetectionV4
+	return p.Detection == DetectionV2 || p.Detection == DetectionV3 || p.v4()
 }
 
 // v3 reports whether the policy selects the third generation's sequence
-// rule: the third generation or the fourth, which adds to it.
+// rule: the third generation or a later one, which adds to it.
 func (p *Policy) v3() bool {
-	return p.Detection == DetectionV3 || p.Detection == DetectionV4
+	return p.Detection == DetectionV3 || p.v4()
 }
 
 // v4 reports whether the policy selects the fourth generation's reading
-// and clock rules.
+// and clock rules: the fourth generation or the fifth, which reads
+// responses on top of them.
 func (p *Policy) v4() bool {
-	return p.Detection == DetectionV4
+	return p.Detection == DetectionV4 || p.Detection == DetectionV5
 }
 
 // oneLoop reports whether the policy selects guard version 9's one loop

@@ -178,6 +178,7 @@ func TestPeers(t *testing.T) {
 	rules := []rule{
 		{"loopguard DetectionV3", ours(DetectionV3)},
 		{"loopguard DetectionV4", ours(DetectionV4)},
+		{"loopguard DetectionV5", ours(DetectionV5)},
 		{"loopguard DetectionV2", ours(DetectionV2)},
 		{"loopguard legacy (v1-3)", ours(DetectionLegacy)},
 		{"OpenHands StuckDetector", func(tr *corpusTrace) int { return openHandsRule(tr.Calls) }},
@@ -233,9 +234,9 @@ func TestPeers(t *testing.T) {
 				assert.Equal(t, st.loops, st.caught, "%s: DetectionV2 must catch every stuck trace", g.name)
 				assert.Zero(t, st.falseHalts, "%s: DetectionV2 must halt no progressing trace", g.name)
 			}
-			if r.name == "loopguard DetectionV4" && g.ported {
-				assert.Equal(t, st.loops, st.caught, "%s: DetectionV4 must catch every stuck trace", g.name)
-				assert.Zero(t, st.falseHalts, "%s: DetectionV4 must halt no progressing trace", g.name)
+			if (r.name == "loopguard DetectionV4" || r.name == "loopguard DetectionV5") && g.ported {
+				assert.Equal(t, st.loops, st.caught, "%s: %s must catch every stuck trace", g.name, r.name)
+				assert.Zero(t, st.falseHalts, "%s: %s must halt no progressing trace", g.name, r.name)
 			}
 		}
 		if budgetLoops > 0 {
@@ -250,8 +251,8 @@ func TestPeers(t *testing.T) {
 
 	// The original corpus with default budgets: V2 keeps every verdict and
 	// detects sooner on average.
-	var mean [4]float64
-	for gi, gen := range []Generation{DetectionLegacy, DetectionV2, DetectionV3, DetectionV4} {
+	var mean [5]float64
+	for gi, gen := range []Generation{DetectionLegacy, DetectionV2, DetectionV3, DetectionV4, DetectionV5} {
 		var st corpusStats
 		for k := range traces {
 			tr := &traces[k]

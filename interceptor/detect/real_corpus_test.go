@@ -244,7 +244,7 @@ func TestRealCorpus(t *testing.T) {
 	rules := []rule{
 		{"OpenHands StuckDetector", openHandsFrom},
 	}
-	for _, gen := range []Generation{DetectionV2, DetectionV3, DetectionV4} {
+	for _, gen := range []Generation{DetectionV2, DetectionV3, DetectionV4, DetectionV5} {
 		rules = append(rules, rule{fmt.Sprintf("loopguard generation %d", gen), func(calls []corpusCall) int {
 			p := DefaultPolicy()
 			p.Detection = gen
@@ -272,6 +272,10 @@ func TestRealCorpus(t *testing.T) {
 			p := ToolCallPolicy()
 			p.Detection = DetectionV4
 			at, _ := replay(p, calls)
+			return at
+		}},
+		rule{"generation 5, GrainToolCall budgets", func(calls []corpusCall) int {
+			at, _ := replay(ToolCallPolicy(), calls)
 			return at
 		}})
 	results := map[string]corpusStats{}

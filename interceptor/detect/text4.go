@@ -243,6 +243,14 @@ func text4(s []byte, quoted, esc bool, sc *scratch4) (h, shape uint64, nums int6
 			}
 		}
 		digit := digits != 0
+		if sc.v5 && len(w) >= minProviderID {
+			if th, ok := providerID(w); ok {
+				// A provider's generated id, with a digit or without.
+				h, shape = (h^th)*fnvPrime, (shape^th)*fnvPrime
+				afterNum, afterCount, afterStep, stepState = false, false, false, 0
+				continue
+			}
+		}
 		if !digit && !afterNum && !afterCount && !afterStep && stepState == 0 && !ruleStart[w[0]] {
 			// The commonest token, a word no rule reads or waits for:
 			// hashed as it is.
@@ -565,6 +573,7 @@ func maskToken4Slow(w []byte, bufs *maskBufs) (h, shape uint64, nums int64) {
 type scratch4 struct {
 	tok  [64]byte
 	bufs maskBufs
+	v5   bool // the fifth generation's id rule (providerID)
 }
 
 // maskBufs are maskToken4's buffers: the token masked, and its shape.

@@ -128,19 +128,22 @@ func TestV3SnapshotContinues(t *testing.T) {
 	snapshotContinues(t, p, calls)
 }
 
-// TestV4SnapshotContinues: a DetectionV4 state restored mid-run (a clock
-// half learnt: an event id the agent's action and the tool's observation
-// share) trips exactly like the uninterrupted one.
+// TestV4SnapshotContinues: a DetectionV4 (and DetectionV5) state
+// restored mid-run (a clock half learnt: an event id the agent's action
+// and the tool's observation share) trips exactly like the uninterrupted
+// one.
 func TestV4SnapshotContinues(t *testing.T) {
-	p := DefaultPolicy()
-	require.Equal(t, DetectionV4, p.Detection)
-	calls := []corpusCall{{Node: "agent", Output: json.RawMessage(`{"action":"plan"}`)}, {Input: true}}
-	for i := range 8 {
-		calls = append(calls,
-			corpusCall{Node: "agent", Output: json.RawMessage(fmt.Sprintf(`{"id":%d,"action":"run","args":{"command":"ls"}}`, 10+2*i))},
-			corpusCall{Node: "run", Output: json.RawMessage(fmt.Sprintf(`{"id":%d,"content":"a.txt"}`, 11+2*i))})
+	for _, g := range []Generation{DetectionV4, DetectionV5} {
+		p := DefaultPolicy()
+		p.Detection = g
+		calls := []corpusCall{{Node: "agent", Output: json.RawMessage(`{"action":"plan"}`)}, {Input: true}}
+		for i := range 8 {
+			calls = append(calls,
+				corpusCall{Node: "agent", Output: json.RawMessage(fmt.Sprintf(`{"id":%d,"action":"run","args":{"command":"ls"}}`, 10+2*i))},
+				corpusCall{Node: "run", Output: json.RawMessage(fmt.Sprintf(`{"id":%d,"content":"a.txt"}`, 11+2*i))})
+		}
+		snapshotContinues(t, p, calls)
 	}
-	snapshotContinues(t, p, calls)
 }
 
 func snapshotContinues(t *testing.T, p Policy, calls []corpusCall) {
@@ -218,16 +221,16 @@ func TestBudgetTable(t *testing.T) {
 	assert.False(t, ok)
 }
 
-// TestGeneration: the zero value is legacy; DefaultPolicy selects V4; a
+// TestGeneration: the zero value is legacy; DefaultPolicy selects V5; a
 // pinned policy without the field decodes as legacy.
 func TestGeneration(t *testing.T) {
-	assert.Equal(t, DetectionV4, DefaultPolicy().Detection)
+	assert.Equal(t, DetectionV5, DefaultPolicy().Detection)
 	var p Policy
 	require.NoError(t, json.Unmarshal([]byte(`{"maxCallsPerNode":10}`), &p))
 	assert.Equal(t, DetectionLegacy, p.Detection)
 	b, err := json.Marshal(DefaultPolicy())
 	require.NoError(t, err)
-	assert.Contains(t, string(b), `"detection":4`)
+	assert.Contains(t, string(b), `"detection":5`)
 	// Decoded over a value that had another generation (the interceptor
 	// reads its pinned config into the worker's current one): still legacy.
 	over := DefaultPolicy()
@@ -236,11 +239,12 @@ func TestGeneration(t *testing.T) {
 	assert.Equal(t, 4, over.MaxCallsPerNode)
 	assert.Equal(t, DefaultPolicy().MaxTotalCalls, over.MaxTotalCalls, "other fields keep overlay semantics")
 	require.NoError(t, json.Unmarshal(b, &over))
-	assert.Equal(t, DetectionV4, over.Detection)
+	assert.Equal(t, DetectionV5, over.Detection)
 	assert.True(t, DetectionV2.Valid())
 	assert.True(t, DetectionV3.Valid())
 	assert.True(t, DetectionV4.Valid())
-	assert.False(t, Generation(5).Valid())
+	assert.True(t, DetectionV5.Valid())
+	assert.False(t, Generation(6).Valid())
 	assert.False(t, Generation(1).Valid())
 }
 
