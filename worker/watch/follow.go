@@ -296,6 +296,12 @@ func (f *follower) act(ctx context.Context, log *zap.Logger, s snapshot) {
 		return
 	}
 	warnings, halts := 0, 0
+	answered := map[int]bool{} // halts a pause already answered when first seen
+	for _, h := range s.Halts {
+		if h.Answered && (&history.Pause{RequestID: h.PausedBy}).ByWatcher() {
+			answered[h.Verdict.Halt.Seq] = true
+		}
+	}
 	for _, v := range newVerdicts {
 		switch {
 		case v.Warning != nil:
@@ -308,6 +314,10 @@ func (f *follower) act(ctx context.Context, log *zap.Logger, s snapshot) {
 				// output, not outside input.
 				f.signal(ctx, log, WarningSignal, history.WarningRequestID(f.runID, v.Call), v.Warning)
 			}
+		case v.Halt != nil && answered[v.Halt.Seq]:
+			// A watcher's pause answered it before this process read it:
+			// the process that saw it first counted it (a restart).
+			log.Info("watch: loop halt answered before this process read it", zap.Int("call", v.Call), zap.Int("seq", v.Halt.Seq))
 		case v.Halt != nil:
 			halts++
 			ev, _ := json.Marshal(v.Halt)
@@ -322,8 +332,12 @@ func (f *follower) act(ctx context.Context, log *zap.Logger, s snapshot) {
 			w.opts.Metrics.Timer(MetricPauseLag).Record(h.PausedAt.Sub(h.Time))
 		}
 	}
+	if s.Closed {
+		f.escaped(log, s)
+		return
+	}
 	h := s.pending()
-	if h == nil || s.Closed || s.Paused {
+	if h == nil || s.Paused {
 		// Nothing to answer, or a pause (anyone's) holds it: respected.
 		return
 	}
@@ -335,6 +349,31 @@ func (f *follower) act(ctx context.Context, log *zap.Logger, s snapshot) {
 		return
 	}
 	f.setActed(seq, f.answer(ctx, log, s, h))
+}
+
+// escaped marks the newest halt of a closed run that no pause answered
+// and nothing else did: the loop ended before its pause landed. It is
+// counted once and logged, so that the loops that ended the fastest are
+// found like the others.
+func (f *follower) escaped(log *zap.Logger, s snapshot) {
+	if len(s.Halts) == 0 {
+		return
+	}
+	h := &s.Halts[len(s.Halts)-1]
+	seq := h.Verdict.Halt.Seq
+	f.mu.Lock()
+	first := !h.Answered && f.acted[seq] == ""
+	if first {
+		f.acted[seq] = ActionEscaped
+	}
+	f.mu.Unlock()
+	if !first {
+		return
+	}
+	f.w.countEscaped()
+	f.w.opts.Metrics.WithTags(map[string]string{"detector": string(h.Verdict.Halt.Detector)}).Counter(MetricEscapedHalts).Inc(1)
+	log.Warn("watch: loop halt escaped: the run closed before its pause landed", zap.Int("call", h.Verdict.Call),
+		zap.Int("seq", seq), zap.String("detector", string(h.Verdict.Halt.Detector)), zap.String("node", h.Verdict.Halt.Node))
 }
 
 func (f *follower) firstLag(seq int) bool {
@@ -376,7 +415,14 @@ func (f *follower) answer(ctx context.Context, log *zap.Logger, s snapshot, h *h
 			Identity: w.opts.Identity, Reason: PauseReason(ev), RequestId: id,
 		})
 		var fp *serviceerror.FailedPrecondition
+		var nf *serviceerror.NotFound
 		switch {
+		case errors.As(err, &nf):
+			// The run closed before the pause landed (server: "workflow
+			// execution already completed"): the loop escaped; its close
+			// event, read next, lists it as such.
+			log.Info("watch: the run closed before its pause landed", zap.Int("seq", ev.Seq), zap.Error(err))
+			return ""
 		case err == nil:
 			w.count(0, 0, 1)
 			w.opts.Metrics.Counter(MetricPauses).Inc(1)
@@ -556,7 +602,11 @@ func (f *follower) status() (ExecutionStatus, bool) {
 			Answered: h.Answered, PausedBy: h.PausedBy, Action: f.acted[ev.Seq],
 			TrippedAt: h.Time, PausedAt: h.PausedAt, CallsBefore: h.CallsBefore, Event: *ev,
 		}
-		if h.Answered && h.PausedBy != PauseRequestID(f.workflowID, f.runID, ev.Seq) && hs.Action == "" {
+		own := h.PausedBy == PauseRequestID(f.workflowID, f.runID, ev.Seq)
+		if h.Answered && own && hs.Action == "" {
+			hs.Action = "pause" // by an earlier process: the request id is derived from the halt
+		}
+		if h.Answered && !own && hs.Action == "" {
 			hs.Action = "paused by another"
 			if (&history.Pause{RequestID: h.PausedBy}).ByWatcher() {
 				hs.Action = "superseded"
@@ -568,5 +618,6 @@ func (f *follower) status() (ExecutionStatus, bool) {
 		es.Halts = append(es.Halts, hs)
 	}
 	es.Problems = len(s.Problems)
+	es.Closed = s.Closed
 	return es, es.Warnings > 0 || len(es.Halts) > 0 || es.Problems > 0
 }
