@@ -3,6 +3,7 @@ package watch
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -89,15 +90,20 @@ func TestEscapedHaltsListed(t *testing.T) {
 }
 
 // slowPause delays each Workflow Pause by delay, as a watcher far from
-// the server or behind a loaded one would.
+// the server or behind a loaded one would, and counts them in calls if
+// set.
 type slowPause struct {
 	workflowservice.WorkflowServiceClient
 	delay time.Duration
+	calls *atomic.Int32
 }
 
 func (s slowPause) PauseWorkflowExecution(ctx context.Context, req *workflowservice.PauseWorkflowExecutionRequest,
 	opts ...grpc.CallOption,
 ) (*workflowservice.PauseWorkflowExecutionResponse, error) {
+	if s.calls != nil {
+		s.calls.Add(1)
+	}
 	select {
 	case <-ctx.Done():
 		return nil, ctx.Err()

@@ -487,7 +487,7 @@ func isRefusal(err error) bool {
 func (w *Watcher) refused() bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.refusal != nil && time.Since(w.refusal.Time) < refusalRetry
+	return w.refusal != nil && (w.refusal.Permanent || time.Since(w.refusal.Time) < refusalRetry)
 }
 
 // refuse records a refusal; the first is logged and counted, later ones
@@ -495,6 +495,10 @@ func (w *Watcher) refused() bool {
 func (w *Watcher) refuse(err error) {
 	w.mu.Lock()
 	first := w.refusal == nil
+	if w.refusal != nil && w.refusal.Permanent {
+		w.mu.Unlock()
+		return
+	}
 	w.refusal = &Refusal{Error: err.Error(), Time: time.Now(), Fallback: w.opts.OnPauseRefused.String()}
 	w.mu.Unlock()
 	if first {

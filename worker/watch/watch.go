@@ -93,6 +93,7 @@ func (w *Watcher) Query() string {
 func (w *Watcher) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	defer wg.Wait()
+	w.checkPause(ctx)
 	tick := time.NewTicker(w.opts.PollInterval)
 	defer tick.Stop()
 	first := true
@@ -242,6 +243,9 @@ type Refusal struct {
 	Error    string    `json:"error"`
 	Time     time.Time `json:"time"`
 	Fallback string    `json:"fallback"`
+	// Permanent is set when pause is never asked again (a server with
+	// the known pause race); else it is asked again refusalRetry later.
+	Permanent bool `json:"permanent,omitempty"`
 }
 
 // ExecutionStatus is one followed execution.
