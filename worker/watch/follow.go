@@ -161,14 +161,20 @@ func (f *follower) atRest(ctx context.Context, log *zap.Logger) {
 	f.act(ctx, log, s)
 }
 
-// readChain reads the closed runs that the followed run continued as new
-// from, first to last, into r: the judgement of a chain goes on across
+// readChain reads the runs that the followed run continued as new from,
+// first to last, into r: the judgement of a chain goes on across
 // continue-as-new, as the interceptor's carried state does, so that a
-// loop that continues as new before it trips is still halted. It reads
-// from the chain's first run (the start event's FirstExecutionRunId) by
-// each close event's NewExecutionRunId, a whole history each: nothing is
-// kept that the histories cannot rebuild. A run that started the chain
-// reads nothing.
+// loop that continues as new before it trips is still halted. The chain
+// is the server's: each run's start event names the run it continued
+// from (ContinuedExecutionRunId), walked back from the followed run. A
+// run reset anywhere in the chain has its base's start event, so it
+// names the run its base continued from: the walk takes the reset run
+// and never the runs the reset ended, which a walk forward from the
+// chain's first run would meet (the first run id survives a reset). A
+// run started by a retry or a cron schedule starts a chain of its own,
+// as the interceptor's state does not carry across them: it is judged
+// alone. Whole histories are read, nothing is kept that they cannot
+// rebuild; a run that started the chain reads nothing.
 func (f *follower) readChain(ctx context.Context, r *reader) error {
 	o := &f.w.opts
 	get := func(runID string, max int32, each func(*historypb.HistoryEvent) bool) error {
@@ -191,41 +197,40 @@ func (f *follower) readChain(ctx context.Context, r *reader) error {
 			}
 		}
 	}
-	// The chain ends at the run the followed one continued from (its
-	// start event names it): for a run reset from a continued run, whose
-	// start event is its base's, that is the base's predecessor, whose
-	// NewExecutionRunId is the base, not the reset run.
-	var first, prev string
-	if err := get(f.runID, 1, func(e *historypb.HistoryEvent) bool {
-		if a := e.GetWorkflowExecutionStartedEventAttributes(); a.GetContinuedExecutionRunId() != "" {
-			first, prev = a.GetFirstExecutionRunId(), a.GetContinuedExecutionRunId()
+	var back []string // the runs before the followed one, newest first
+	for run := f.runID; ; {
+		var a *historypb.WorkflowExecutionStartedEventAttributes
+		if err := get(run, 1, func(e *historypb.HistoryEvent) bool {
+			a = e.GetWorkflowExecutionStartedEventAttributes()
+			return false
+		}); err != nil {
+			return err
 		}
-		return false
-	}); err != nil || first == "" {
-		return err
-	}
-	for run, n := first, 0; ; n++ {
-		if n >= maxChainRuns {
+		prev := a.GetContinuedExecutionRunId()
+		switch a.GetInitiator() {
+		case enumspb.CONTINUE_AS_NEW_INITIATOR_RETRY, enumspb.CONTINUE_AS_NEW_INITIATOR_CRON_SCHEDULE:
+			prev = "" // a chain of its own
+		}
+		if prev == "" {
+			break
+		}
+		if len(back) == maxChainRuns {
 			return fmt.Errorf("more than %d runs before run %s", maxChainRuns, f.runID)
 		}
+		back = append(back, prev)
+		run = prev
+	}
+	for i := len(back) - 1; i >= 0; i-- {
 		var events []*historypb.HistoryEvent
-		next := ""
-		if err := get(run, 0, func(e *historypb.HistoryEvent) bool {
+		if err := get(back[i], 0, func(e *historypb.HistoryEvent) bool {
 			events = append(events, e)
-			next = e.GetWorkflowExecutionContinuedAsNewEventAttributes().GetNewExecutionRunId()
 			return true
 		}); err != nil {
 			return err
 		}
-		if next == "" {
-			return fmt.Errorf("run %s of the chain did not continue as new", run)
-		}
 		r.add(events...)
-		if run == prev {
-			return nil
-		}
-		run = next
 	}
+	return nil
 }
 
 // maxChainRuns bounds the runs read before a followed run.
