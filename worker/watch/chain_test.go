@@ -49,13 +49,7 @@ func TestWatchFollowsContinueAsNew(t *testing.T) {
 	ctx := testContext(t, 2*time.Minute)
 	ts := startServer(t, true)
 	const queue = "chain"
-	w := worker.New(ts.c, queue, worker.Options{})
-	w.RegisterWorkflowWithOptions(chainLoop, workflow.RegisterOptions{Name: "ChainLoop"})
-	w.RegisterActivityWithOptions(chainSearch, activity.RegisterOptions{Name: "Search"})
-	if err := w.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(w.Stop)
+	ts.chainWorker(t, queue)
 	// The watcher starts after the chain has run a few runs: it reads
 	// the runs before the one it finds, as after a restart.
 	if _, err := ts.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "chain", TaskQueue: queue}, "ChainLoop", 0); err != nil {
@@ -116,9 +110,11 @@ func chainStep(ctx workflow.Context, in chainStepInput) error {
 	return nil
 }
 
-func (ts *testServer) chainStepWorker(t *testing.T, queue string) {
+// chainWorker runs ChainLoop and ChainStep on queue.
+func (ts *testServer) chainWorker(t *testing.T, queue string) {
 	t.Helper()
 	w := worker.New(ts.c, queue, worker.Options{})
+	w.RegisterWorkflowWithOptions(chainLoop, workflow.RegisterOptions{Name: "ChainLoop"})
 	w.RegisterWorkflowWithOptions(chainStep, workflow.RegisterOptions{Name: "ChainStep"})
 	w.RegisterActivityWithOptions(chainSearch, activity.RegisterOptions{Name: "Search"})
 	if err := w.Start(); err != nil {
@@ -139,7 +135,7 @@ func TestWatchChainThroughReset(t *testing.T) {
 	ctx := testContext(t, 45*time.Second)
 	ts := startServer(t, true)
 	const queue = "chain-reset"
-	ts.chainStepWorker(t, queue)
+	ts.chainWorker(t, queue)
 	run0, err := ts.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "chain-reset", TaskQueue: queue}, "ChainStep", chainStepInput{Then: "can"})
 	if err != nil {
 		t.Fatal(err)
@@ -186,7 +182,7 @@ func TestWatchRetryAndCronRunsJudgedAlone(t *testing.T) {
 	ctx := testContext(t, 2*time.Minute)
 	ts := startServer(t, true)
 	const queue = "chain-alone"
-	ts.chainStepWorker(t, queue)
+	ts.chainWorker(t, queue)
 	for _, tt := range []struct {
 		give string
 		opts client.StartWorkflowOptions
