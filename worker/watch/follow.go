@@ -47,6 +47,7 @@ type follower struct {
 	// first of them, where a reset of such a run goes.
 	// problems are the history's problems already logged.
 	problems          int
+	lastType          enumspb.EventType // of the last event read
 	unstartedFailed   []int64
 	resetTo           int64
 	lastTaskCompleted int64
@@ -106,6 +107,11 @@ func (f *follower) run(ctx context.Context) bool {
 			continue // the long poll timed out
 		}
 		f.noteUnstartedTaskFailures(log, events)
+		if len(events) > 0 {
+			f.mu.Lock()
+			f.lastType = events[len(events)-1].GetEventType()
+			f.mu.Unlock()
+		}
 		r.add(events...)
 		s := r.snapshot()
 		last = s.LastEventID
@@ -408,11 +414,22 @@ func (f *follower) answer(ctx context.Context, log *zap.Logger, s snapshot, h *h
 	ev := *h.Verdict.Halt
 	id := PauseRequestID(f.workflowID, f.runID, ev.Seq)
 	if !w.refused() {
-		if f.taskWaitsToStart(ctx, log) {
-			// A pause now would fail that task before it started, which
-			// sdk-core based SDKs (TypeScript, Python) cannot replay: the
-			// run would stay stuck after the unpause. The task's start is
-			// the next event; the pause follows it.
+		f.mu.Lock()
+		last := f.lastType
+		f.mu.Unlock()
+		// A pause that finds a workflow task scheduled and not started
+		// fails it, which sdk-core based SDKs (TypeScript, Python) cannot
+		// replay: the run would stay stuck after the unpause. The safest
+		// moment is while a task is in flight (the server leaves a
+		// started task alone and takes its completion while paused): the
+		// last event read says so without a round trip, and a task just
+		// scheduled is waited for (its start is the next event). Else a
+		// describe says whether a task waits.
+		switch {
+		case last == enumspb.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED:
+			return ""
+		case last == enumspb.EVENT_TYPE_WORKFLOW_TASK_STARTED:
+		case f.taskWaitsToStart(ctx, log):
 			return ""
 		}
 		_, err := w.opts.Service.PauseWorkflowExecution(ctx, &workflowservice.PauseWorkflowExecutionRequest{
