@@ -2,12 +2,16 @@ package watch
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
+	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
@@ -45,13 +49,7 @@ func TestWatchFollowsContinueAsNew(t *testing.T) {
 	ctx := testContext(t, 2*time.Minute)
 	ts := startServer(t, true)
 	const queue = "chain"
-	w := worker.New(ts.c, queue, worker.Options{})
-	w.RegisterWorkflowWithOptions(chainLoop, workflow.RegisterOptions{Name: "ChainLoop"})
-	w.RegisterActivityWithOptions(chainSearch, activity.RegisterOptions{Name: "Search"})
-	if err := w.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(w.Stop)
+	ts.chainWorker(t, queue)
 	// The watcher starts after the chain has run a few runs: it reads
 	// the runs before the one it finds, as after a restart.
 	if _, err := ts.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "chain", TaskQueue: queue}, "ChainLoop", 0); err != nil {
@@ -78,4 +76,147 @@ func TestWatchFollowsContinueAsNew(t *testing.T) {
 		t.Errorf("status lists no halt for the paused run: %+v", watcher.Status())
 	}
 	_ = ts.c.TerminateWorkflow(context.Background(), "chain", "", "test over")
+}
+
+// chainStepInput drives chainStep: Wait makes a run wait for the signal
+// "go" before its calls; Then is what the run does after them: "can"
+// continues as new (the next run waits), "fail" fails the first attempt,
+// "" ends the run, or, in a later run of a retry or cron schedule, waits
+// for "go" again so that the watcher finds it running.
+type chainStepInput struct {
+	Wait bool
+	Then string
+}
+
+func chainStep(ctx workflow.Context, in chainStepInput) error {
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: 10 * time.Second})
+	if in.Wait {
+		workflow.GetSignalChannel(ctx, "go").Receive(ctx, nil)
+	}
+	for range chainRunCalls {
+		if err := workflow.ExecuteActivity(ctx, "Search", "the same question").Get(ctx, nil); err != nil {
+			return err
+		}
+	}
+	info := workflow.GetInfo(ctx)
+	switch {
+	case in.Then == "can":
+		return workflow.NewContinueAsNewError(ctx, "ChainStep", chainStepInput{Wait: true})
+	case in.Then == "fail" && info.Attempt == 1:
+		return errors.New("first attempt fails")
+	case info.ContinuedExecutionRunID != "":
+		workflow.GetSignalChannel(ctx, "go").Receive(ctx, nil)
+	}
+	return nil
+}
+
+// chainWorker runs ChainLoop and ChainStep on queue.
+func (ts *testServer) chainWorker(t *testing.T, queue string) {
+	t.Helper()
+	w := worker.New(ts.c, queue, worker.Options{})
+	w.RegisterWorkflowWithOptions(chainLoop, workflow.RegisterOptions{Name: "ChainLoop"})
+	w.RegisterWorkflowWithOptions(chainStep, workflow.RegisterOptions{Name: "ChainStep"})
+	w.RegisterActivityWithOptions(chainSearch, activity.RegisterOptions{Name: "Search"})
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Stop)
+}
+
+const judgedAlone = "watch: the runs this one continued from cannot be read; judging it alone"
+
+// A reset earlier in a continue-as-new chain keeps the chain: run 0
+// (3 identical answers) continues as new to run 1, which waits; run 0 is
+// reset (run 1 terminated, run 0' continues to run 2). Run 2's 3 answers
+// are the chain's 4th to 6th: the watcher pauses it, with no "judging
+// it alone". Without the walk back from run 2 the chain stopped at the
+// terminated run 1 and run 2, judged alone, was never paused.
+func TestWatchChainThroughReset(t *testing.T) {
+	ctx := testContext(t, 45*time.Second)
+	ts := startServer(t, true)
+	const queue = "chain-reset"
+	ts.chainWorker(t, queue)
+	run0, err := ts.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "chain-reset", TaskQueue: queue}, "ChainStep", chainStepInput{Then: "can"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, ctx, "run 1", func() bool {
+		return ts.describe(t, ctx, "chain-reset", "").GetWorkflowExecutionInfo().GetExecution().GetRunId() != run0.GetRunID()
+	})
+	var resetTo int64
+	for _, e := range ts.history(t, ctx, "chain-reset", run0.GetRunID()) {
+		if e.GetEventType() == enumspb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED {
+			resetTo = e.GetEventId()
+		}
+	}
+	reset, err := ts.c.ResetWorkflowExecution(ctx, &workflowservice.ResetWorkflowExecutionRequest{
+		Namespace: "default", WorkflowExecution: &commonpb.WorkflowExecution{WorkflowId: "chain-reset", RunId: run0.GetRunID()},
+		Reason: "test", WorkflowTaskFinishEventId: resetTo, RequestId: "chain-reset-1",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var run2 string
+	eventually(t, ctx, "run 2", func() bool {
+		run2 = ts.describe(t, ctx, "chain-reset", "").GetWorkflowExecutionInfo().GetExecution().GetRunId()
+		return run2 != reset.GetRunId() && run2 != run0.GetRunID()
+	})
+	logger, logs := observed()
+	ts.watcher(t, Options{Query: `WorkflowType="ChainStep"`, Logger: logger, Guard: interceptor.Options{Workflows: []string{"ChainStep"}}})
+	if err := ts.c.SignalWorkflow(ctx, "chain-reset", run2, "go", nil); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, ctx, "run 2 paused", func() bool {
+		return ts.describe(t, ctx, "chain-reset", run2).GetWorkflowExecutionInfo().GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_PAUSED
+	})
+	if n := logs.FilterMessage(judgedAlone).Len(); n != 0 {
+		t.Errorf("%d %q lines", n, judgedAlone)
+	}
+	_ = ts.c.TerminateWorkflow(context.Background(), "chain-reset", "", "test over")
+}
+
+// Retry and cron runs start a chain of their own, as the interceptor's
+// state does (judged alone): their 3 answers after the 3 of the run
+// before do not halt, and no "judging it alone" is logged for them.
+func TestWatchRetryAndCronRunsJudgedAlone(t *testing.T) {
+	ctx := testContext(t, 2*time.Minute)
+	ts := startServer(t, true)
+	const queue = "chain-alone"
+	ts.chainWorker(t, queue)
+	for _, tt := range []struct {
+		give string
+		opts client.StartWorkflowOptions
+		in   chainStepInput
+	}{
+		{give: "retry", opts: client.StartWorkflowOptions{RetryPolicy: &temporal.RetryPolicy{InitialInterval: 100 * time.Millisecond, MaximumAttempts: 2}},
+			in: chainStepInput{Then: "fail"}},
+		{give: "cron", opts: client.StartWorkflowOptions{CronSchedule: "@every 1s"}},
+	} {
+		t.Run(tt.give, func(t *testing.T) {
+			tt.opts.ID, tt.opts.TaskQueue = "alone-"+tt.give, queue
+			first, err := ts.c.ExecuteWorkflow(ctx, tt.opts, "ChainStep", tt.in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var second string
+			eventually(t, ctx, "the second run's calls", func() bool {
+				second = ts.describe(t, ctx, tt.opts.ID, "").GetWorkflowExecutionInfo().GetExecution().GetRunId()
+				return second != first.GetRunID() &&
+					count(ts.history(t, ctx, tt.opts.ID, second), enumspb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED) == chainRunCalls
+			})
+			logger, logs := observed()
+			w, stop := ts.watcher(t, Options{Query: `WorkflowId="` + tt.opts.ID + `"`, Logger: logger,
+				Guard: interceptor.Options{Workflows: []string{"ChainStep"}}})
+			eventually(t, ctx, "followed", func() bool { return w.Status().Followed == 1 })
+			time.Sleep(time.Second) // its history read
+			stop()
+			if n := logs.FilterMessage(judgedAlone).Len(); n != 0 {
+				t.Errorf("%d %q lines", n, judgedAlone)
+			}
+			if st := w.Status(); st.Halts != 0 || st.Pauses != 0 {
+				t.Errorf("the %s run judged with the run before: %d halts, %d pauses", tt.give, st.Halts, st.Pauses)
+			}
+			_ = ts.c.TerminateWorkflow(context.Background(), tt.opts.ID, "", "test over")
+		})
+	}
 }

@@ -3,6 +3,7 @@ package watch
 import (
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -33,7 +34,11 @@ func TestWatchPauseRefused(t *testing.T) {
 
 	t.Run("signal", func(t *testing.T) {
 		logger, logs := observed()
-		w, stop := ts.watcher(t, Options{Query: `WorkflowId STARTS_WITH "signal-"`, Logger: logger})
+		var pauses atomic.Int32
+		svc := slowPause{WorkflowServiceClient: ts.c.WorkflowService(), calls: &pauses}
+		w, stop := ts.watcher(t, Options{Query: `WorkflowId STARTS_WITH "signal-"`, Logger: logger, Service: svc})
+		// The fallback is chosen at start, before any halt.
+		eventually(t, ctx, "the fallback chosen", func() bool { return w.Status().Refusal != nil })
 		runs := []string{ts.agent(t, ctx, "signal-1", plainQueue, activities.ParallelStuck).GetRunID(),
 			ts.agent(t, ctx, "signal-2", plainQueue, activities.ParallelStuck).GetRunID()}
 		for i, run := range runs {
@@ -55,8 +60,11 @@ func TestWatchPauseRefused(t *testing.T) {
 			}
 			_ = ts.c.TerminateWorkflow(ctx, id, run, "done")
 		}
-		if n := logs.FilterMessageSnippet("refuses Workflow Pause").Len(); n != 1 {
-			t.Errorf("the refusal was logged %d times, want once", n)
+		if n := logs.FilterMessage("watch: halts will fall back to signal, not pause").Len(); n != 1 {
+			t.Errorf("the fallback was logged %d times at start, want once", n)
+		}
+		if n := pauses.Load(); n != 0 {
+			t.Errorf("%d pauses asked of a namespace without pause, want 0", n)
 		}
 		if r := w.Status().Refusal; r == nil || r.Fallback != "signal" {
 			t.Errorf("status refusal %+v", r)

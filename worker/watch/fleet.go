@@ -132,6 +132,7 @@ type ShardProgress struct {
 	Warnings int         `json:"warnings"`
 	Halts    int         `json:"halts"`
 	Pauses   int         `json:"pauses"`
+	Escaped  int         `json:"escaped,omitempty"`
 	Refusal  *Refusal    `json:"refusal,omitempty"`
 	// Halted are the followed runs with a halt, each with its newest
 	// halt, the first MaxHeartbeatHalts by workflow id: the fleet's
@@ -433,7 +434,8 @@ func (w *Watcher) progress() ShardProgress {
 	w.mu.Lock()
 	p := ShardProgress{
 		Index: w.opts.Shard.Index, Count: w.opts.Shard.Count, Followed: len(w.followed),
-		Warnings: w.warnings, Halts: w.halts, Pauses: w.pauses, Refusal: w.refusal, Halted: halted,
+		Warnings: w.warnings, Halts: w.halts, Pauses: w.pauses, Escaped: w.escaped,
+		Refusal: w.refusal, Halted: halted,
 	}
 	fs := make([]*follower, 0, len(w.followed))
 	for _, f := range w.followed {

@@ -47,6 +47,7 @@ type follower struct {
 	// first of them, where a reset of such a run goes.
 	// problems are the history's problems already logged.
 	problems          int
+	lastType          enumspb.EventType // of the last event read
 	unstartedFailed   []int64
 	resetTo           int64
 	lastTaskCompleted int64
@@ -106,6 +107,11 @@ func (f *follower) run(ctx context.Context) bool {
 			continue // the long poll timed out
 		}
 		f.noteUnstartedTaskFailures(log, events)
+		if len(events) > 0 {
+			f.mu.Lock()
+			f.lastType = events[len(events)-1].GetEventType()
+			f.mu.Unlock()
+		}
 		r.add(events...)
 		s := r.snapshot()
 		last = s.LastEventID
@@ -161,14 +167,20 @@ func (f *follower) atRest(ctx context.Context, log *zap.Logger) {
 	f.act(ctx, log, s)
 }
 
-// readChain reads the closed runs that the followed run continued as new
-// from, first to last, into r: the judgement of a chain goes on across
+// readChain reads the runs that the followed run continued as new from,
+// first to last, into r: the judgement of a chain goes on across
 // continue-as-new, as the interceptor's carried state does, so that a
-// loop that continues as new before it trips is still halted. It reads
-// from the chain's first run (the start event's FirstExecutionRunId) by
-// each close event's NewExecutionRunId, a whole history each: nothing is
-// kept that the histories cannot rebuild. A run that started the chain
-// reads nothing.
+// loop that continues as new before it trips is still halted. The chain
+// is the server's: each run's start event names the run it continued
+// from (ContinuedExecutionRunId), walked back from the followed run. A
+// run reset anywhere in the chain has its base's start event, so it
+// names the run its base continued from: the walk takes the reset run
+// and never the runs the reset ended, which a walk forward from the
+// chain's first run would meet (the first run id survives a reset). A
+// run started by a retry or a cron schedule starts a chain of its own,
+// as the interceptor's state does not carry across them: it is judged
+// alone. Whole histories are read, nothing is kept that they cannot
+// rebuild; a run that started the chain reads nothing.
 func (f *follower) readChain(ctx context.Context, r *reader) error {
 	o := &f.w.opts
 	get := func(runID string, max int32, each func(*historypb.HistoryEvent) bool) error {
@@ -191,41 +203,40 @@ func (f *follower) readChain(ctx context.Context, r *reader) error {
 			}
 		}
 	}
-	// The chain ends at the run the followed one continued from (its
-	// start event names it): for a run reset from a continued run, whose
-	// start event is its base's, that is the base's predecessor, whose
-	// NewExecutionRunId is the base, not the reset run.
-	var first, prev string
-	if err := get(f.runID, 1, func(e *historypb.HistoryEvent) bool {
-		if a := e.GetWorkflowExecutionStartedEventAttributes(); a.GetContinuedExecutionRunId() != "" {
-			first, prev = a.GetFirstExecutionRunId(), a.GetContinuedExecutionRunId()
+	var back []string // the runs before the followed one, newest first
+	for run := f.runID; ; {
+		var a *historypb.WorkflowExecutionStartedEventAttributes
+		if err := get(run, 1, func(e *historypb.HistoryEvent) bool {
+			a = e.GetWorkflowExecutionStartedEventAttributes()
+			return false
+		}); err != nil {
+			return err
 		}
-		return false
-	}); err != nil || first == "" {
-		return err
-	}
-	for run, n := first, 0; ; n++ {
-		if n >= maxChainRuns {
+		prev := a.GetContinuedExecutionRunId()
+		switch a.GetInitiator() {
+		case enumspb.CONTINUE_AS_NEW_INITIATOR_RETRY, enumspb.CONTINUE_AS_NEW_INITIATOR_CRON_SCHEDULE:
+			prev = "" // a chain of its own
+		}
+		if prev == "" {
+			break
+		}
+		if len(back) == maxChainRuns {
 			return fmt.Errorf("more than %d runs before run %s", maxChainRuns, f.runID)
 		}
+		back = append(back, prev)
+		run = prev
+	}
+	for i := len(back) - 1; i >= 0; i-- {
 		var events []*historypb.HistoryEvent
-		next := ""
-		if err := get(run, 0, func(e *historypb.HistoryEvent) bool {
+		if err := get(back[i], 0, func(e *historypb.HistoryEvent) bool {
 			events = append(events, e)
-			next = e.GetWorkflowExecutionContinuedAsNewEventAttributes().GetNewExecutionRunId()
 			return true
 		}); err != nil {
 			return err
 		}
-		if next == "" {
-			return fmt.Errorf("run %s of the chain did not continue as new", run)
-		}
 		r.add(events...)
-		if run == prev {
-			return nil
-		}
-		run = next
 	}
+	return nil
 }
 
 // maxChainRuns bounds the runs read before a followed run.
@@ -296,6 +307,12 @@ func (f *follower) act(ctx context.Context, log *zap.Logger, s snapshot) {
 		return
 	}
 	warnings, halts := 0, 0
+	answered := map[int]bool{} // halts a pause already answered when first seen
+	for _, h := range s.Halts {
+		if h.Answered && (&history.Pause{RequestID: h.PausedBy}).ByWatcher() {
+			answered[h.Verdict.Halt.Seq] = true
+		}
+	}
 	for _, v := range newVerdicts {
 		switch {
 		case v.Warning != nil:
@@ -308,6 +325,10 @@ func (f *follower) act(ctx context.Context, log *zap.Logger, s snapshot) {
 				// output, not outside input.
 				f.signal(ctx, log, WarningSignal, history.WarningRequestID(f.runID, v.Call), v.Warning)
 			}
+		case v.Halt != nil && answered[v.Halt.Seq]:
+			// A watcher's pause answered it before this process read it:
+			// the process that saw it first counted it (a restart).
+			log.Info("watch: loop halt answered before this process read it", zap.Int("call", v.Call), zap.Int("seq", v.Halt.Seq))
 		case v.Halt != nil:
 			halts++
 			ev, _ := json.Marshal(v.Halt)
@@ -322,8 +343,12 @@ func (f *follower) act(ctx context.Context, log *zap.Logger, s snapshot) {
 			w.opts.Metrics.Timer(MetricPauseLag).Record(h.PausedAt.Sub(h.Time))
 		}
 	}
+	if s.Closed {
+		f.escaped(log, s)
+		return
+	}
 	h := s.pending()
-	if h == nil || s.Closed || s.Paused {
+	if h == nil || s.Paused {
 		// Nothing to answer, or a pause (anyone's) holds it: respected.
 		return
 	}
@@ -335,6 +360,31 @@ func (f *follower) act(ctx context.Context, log *zap.Logger, s snapshot) {
 		return
 	}
 	f.setActed(seq, f.answer(ctx, log, s, h))
+}
+
+// escaped marks the newest halt of a closed run that no pause answered
+// and nothing else did: the loop ended before its pause landed. It is
+// counted once and logged, so that the loops that ended the fastest are
+// found like the others.
+func (f *follower) escaped(log *zap.Logger, s snapshot) {
+	if len(s.Halts) == 0 {
+		return
+	}
+	h := &s.Halts[len(s.Halts)-1]
+	seq := h.Verdict.Halt.Seq
+	f.mu.Lock()
+	first := !h.Answered && f.acted[seq] == ""
+	if first {
+		f.acted[seq] = ActionEscaped
+	}
+	f.mu.Unlock()
+	if !first {
+		return
+	}
+	f.w.countEscaped()
+	f.w.opts.Metrics.WithTags(map[string]string{"detector": string(h.Verdict.Halt.Detector)}).Counter(MetricEscapedHalts).Inc(1)
+	log.Warn("watch: loop halt escaped: the run closed before its pause landed", zap.Int("call", h.Verdict.Call),
+		zap.Int("seq", seq), zap.String("detector", string(h.Verdict.Halt.Detector)), zap.String("node", h.Verdict.Halt.Node))
 }
 
 func (f *follower) firstLag(seq int) bool {
@@ -364,11 +414,22 @@ func (f *follower) answer(ctx context.Context, log *zap.Logger, s snapshot, h *h
 	ev := *h.Verdict.Halt
 	id := PauseRequestID(f.workflowID, f.runID, ev.Seq)
 	if !w.refused() {
-		if f.taskWaitsToStart(ctx, log) {
-			// A pause now would fail that task before it started, which
-			// sdk-core based SDKs (TypeScript, Python) cannot replay: the
-			// run would stay stuck after the unpause. The task's start is
-			// the next event; the pause follows it.
+		f.mu.Lock()
+		last := f.lastType
+		f.mu.Unlock()
+		// A pause that finds a workflow task scheduled and not started
+		// fails it, which sdk-core based SDKs (TypeScript, Python) cannot
+		// replay: the run would stay stuck after the unpause. The safest
+		// moment is while a task is in flight (the server leaves a
+		// started task alone and takes its completion while paused): the
+		// last event read says so without a round trip, and a task just
+		// scheduled is waited for (its start is the next event). Else a
+		// describe says whether a task waits.
+		switch {
+		case last == enumspb.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED:
+			return ""
+		case last == enumspb.EVENT_TYPE_WORKFLOW_TASK_STARTED:
+		case f.taskWaitsToStart(ctx, log):
 			return ""
 		}
 		_, err := w.opts.Service.PauseWorkflowExecution(ctx, &workflowservice.PauseWorkflowExecutionRequest{
@@ -376,7 +437,14 @@ func (f *follower) answer(ctx context.Context, log *zap.Logger, s snapshot, h *h
 			Identity: w.opts.Identity, Reason: PauseReason(ev), RequestId: id,
 		})
 		var fp *serviceerror.FailedPrecondition
+		var nf *serviceerror.NotFound
 		switch {
+		case errors.As(err, &nf):
+			// The run closed before the pause landed (server: "workflow
+			// execution already completed"): the loop escaped; its close
+			// event, read next, lists it as such.
+			log.Info("watch: the run closed before its pause landed", zap.Int("seq", ev.Seq), zap.Error(err))
+			return ""
 		case err == nil:
 			w.count(0, 0, 1)
 			w.opts.Metrics.Counter(MetricPauses).Inc(1)
@@ -441,7 +509,7 @@ func isRefusal(err error) bool {
 func (w *Watcher) refused() bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.refusal != nil && time.Since(w.refusal.Time) < refusalRetry
+	return w.refusal != nil && (w.refusal.Permanent || time.Since(w.refusal.Time) < refusalRetry)
 }
 
 // refuse records a refusal; the first is logged and counted, later ones
@@ -449,6 +517,10 @@ func (w *Watcher) refused() bool {
 func (w *Watcher) refuse(err error) {
 	w.mu.Lock()
 	first := w.refusal == nil
+	if w.refusal != nil && w.refusal.Permanent {
+		w.mu.Unlock()
+		return
+	}
 	w.refusal = &Refusal{Error: err.Error(), Time: time.Now(), Fallback: w.opts.OnPauseRefused.String()}
 	w.mu.Unlock()
 	if first {
@@ -556,7 +628,11 @@ func (f *follower) status() (ExecutionStatus, bool) {
 			Answered: h.Answered, PausedBy: h.PausedBy, Action: f.acted[ev.Seq],
 			TrippedAt: h.Time, PausedAt: h.PausedAt, CallsBefore: h.CallsBefore, Event: *ev,
 		}
-		if h.Answered && h.PausedBy != PauseRequestID(f.workflowID, f.runID, ev.Seq) && hs.Action == "" {
+		own := h.PausedBy == PauseRequestID(f.workflowID, f.runID, ev.Seq)
+		if h.Answered && own && hs.Action == "" {
+			hs.Action = "pause" // by an earlier process: the request id is derived from the halt
+		}
+		if h.Answered && !own && hs.Action == "" {
 			hs.Action = "paused by another"
 			if (&history.Pause{RequestID: h.PausedBy}).ByWatcher() {
 				hs.Action = "superseded"
@@ -568,5 +644,6 @@ func (f *follower) status() (ExecutionStatus, bool) {
 		es.Halts = append(es.Halts, hs)
 	}
 	es.Problems = len(s.Problems)
+	es.Closed = s.Closed
 	return es, es.Warnings > 0 || len(es.Halts) > 0 || es.Problems > 0
 }

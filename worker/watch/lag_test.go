@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 
@@ -83,9 +84,15 @@ func TestWatchLag(t *testing.T) {
 	for _, e := range st.Executions {
 		byRun[e.RunID] = e.Halts
 	}
-	agree := 0
+	agree, unstarted := 0, 0
 	for i, run := range runs {
-		s := analyse(t, ts.history(t, ctx, fmt.Sprintf("lag-%d", i), run))
+		events := ts.history(t, ctx, fmt.Sprintf("lag-%d", i), run)
+		for _, e := range events {
+			if e.GetWorkflowTaskFailedEventAttributes().GetCause() == enumspb.WORKFLOW_TASK_FAILED_CAUSE_WORKFLOW_PAUSE_REQUESTED_BEFORE_TASK_STARTED {
+				unstarted++
+			}
+		}
+		s := analyse(t, events)
 		if sameHalts(byRun[run], s.Halts) {
 			agree++
 		} else {
@@ -103,6 +110,7 @@ func TestWatchLag(t *testing.T) {
 	slices.Sort(calls)
 	q := func(p float64) int { return min(len(lags)-1, int(p*float64(len(lags)))) }
 	t.Logf("the watcher's halts agree with the analysis afterwards in %d of %d executions", agree, n)
+	t.Logf("workflow tasks a pause failed before they started: %d in %d executions (%d pauses)", unstarted, n, st.Pauses)
 	t.Logf("process CPU (server, worker and watcher) %s over %s of wall time", cpu.Round(time.Millisecond), took.Round(time.Millisecond))
 	if s0 != nil {
 		ts.reportWatcher(t, ctx, n, took, s0, s1, sample, runs)

@@ -58,7 +58,7 @@ func TestWatchRestartAndTwoWatchers(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	ts.watcher(t, Options{})
+	c, _ := ts.watcher(t, Options{})
 	eventually(t, ctx, "the second pause", func() bool { return pausedEvents() == 2 })
 	time.Sleep(time.Second)
 	s := analyse(t, ts.history(t, ctx, "stuck", run.GetRunID()))
@@ -70,5 +70,21 @@ func TestWatchRestartAndTwoWatchers(t *testing.T) {
 	}
 	if n := pausedEvents(); n != 2 || len(ids) != 2 {
 		t.Errorf("after the restart: %d Paused events for %d pause requests (%v), want 2 and 2; halts %+v", n, len(ids), ids, s.Halts)
+	}
+	// Counted once: the restarted watcher counts only the halts the first
+	// pause did not answer, and shows the first pause's action.
+	first := s.Halts[0].PausedBy
+	fresh := 0
+	for _, h := range s.Halts {
+		if h.PausedBy != first {
+			fresh++
+		}
+	}
+	stC := c.Status()
+	if stC.Halts != fresh || len(stC.Executions) != 1 {
+		t.Fatalf("the restarted watcher counts %d halts, want %d (those after the first pause); status %+v", stC.Halts, fresh, stC)
+	}
+	if h := stC.Executions[0].Halts[0]; h.Action != "pause" || !h.Answered {
+		t.Errorf("the halt an earlier process paused: action %q, answered %v; want pause", h.Action, h.Answered)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -26,10 +27,23 @@ const (
 	MetricPauses       = "loopguard_watch_pauses"
 	MetricPauseRefused = "loopguard_watch_pause_refused"
 	MetricPauseLag     = "loopguard_watch_pause_lag"
+	// MetricEscapedHalts counts the halts whose run closed before their
+	// pause landed (HaltStatus.Action ActionEscaped).
+	MetricEscapedHalts = "loopguard_watch_escaped_halts"
 	// MetricUnstartedTaskFailed counts the workflow tasks a pause failed
 	// before they started (see ExecutionStatus.UnstartedTaskFailed).
 	MetricUnstartedTaskFailed = "loopguard_watch_unstarted_task_failed"
 )
+
+// ActionEscaped is the action of a halt whose run closed before its pause
+// landed: a loop that ended (completed, failed, continued as new) first.
+const ActionEscaped = "escaped"
+
+// maxClosedListed bounds the closed runs with a halt Status still lists
+// (the oldest go first): a loop that ended before its pause landed is
+// the one an operator most needs to find, and the listing, which shows
+// only running executions, no longer does.
+const maxClosedListed = 1000
 
 // refusalRetry is how long after the server refused Workflow Pause the
 // watcher goes straight to the fallback before it asks again: a namespace
@@ -46,10 +60,12 @@ type Watcher struct {
 	mu       sync.Mutex
 	followed map[string]*follower // by run id
 	ended    map[string]bool      // runs followed to their end, still listed
+	closed   []ExecutionStatus    // runs followed to their close with a halt, oldest first
 	refusal  *Refusal
 	warnings int
 	halts    int
 	pauses   int
+	escaped  int
 }
 
 // New returns a Watcher, or an error naming the first invalid option.
@@ -77,6 +93,7 @@ func (w *Watcher) Query() string {
 func (w *Watcher) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	defer wg.Wait()
+	w.checkPause(ctx)
 	tick := time.NewTicker(w.opts.PollInterval)
 	defer tick.Stop()
 	first := true
@@ -177,10 +194,18 @@ func (w *Watcher) start(ctx context.Context, wg *sync.WaitGroup, ex *commonpb.Wo
 	go func() {
 		defer wg.Done()
 		ended := f.run(ctx)
+		es, listed := f.status()
 		w.mu.Lock()
 		delete(w.followed, id)
 		if ended {
 			w.ended[id] = true
+		}
+		if ended && listed && len(es.Halts) > 0 {
+			es.Closed = true
+			if len(w.closed) == maxClosedListed {
+				w.closed = slices.Delete(w.closed, 0, 1)
+			}
+			w.closed = append(w.closed, es)
 		}
 		w.opts.Metrics.Gauge(MetricFollowed).Update(float64(len(w.followed)))
 		w.mu.Unlock()
@@ -198,10 +223,15 @@ type Status struct {
 	Interceptor int `json:"interceptor"`
 	// Warnings, Halts and Pauses count what this process saw and did.
 	Warnings int `json:"warnings"`
-	Halts    int `json:"halts"`
-	Pauses   int `json:"pauses"`
+	// A halt is counted by the first process that reads it before a
+	// watcher's pause answered it: across a restart, once. Escaped counts
+	// the halts whose run closed before their pause landed.
+	Halts   int `json:"halts"`
+	Pauses  int `json:"pauses"`
+	Escaped int `json:"escaped"`
 	// Executions are the followed executions with a warning or a halt,
-	// by workflow id.
+	// and the last maxClosedListed runs followed to their close with a
+	// halt (Closed), by workflow id.
 	Executions []ExecutionStatus `json:"executions,omitempty"`
 	// Refusal is set once the server refused Workflow Pause.
 	Refusal *Refusal `json:"refusal,omitempty"`
@@ -213,6 +243,9 @@ type Refusal struct {
 	Error    string    `json:"error"`
 	Time     time.Time `json:"time"`
 	Fallback string    `json:"fallback"`
+	// Permanent is set when pause is never asked again (a server with
+	// the known pause race); else it is asked again refusalRetry later.
+	Permanent bool `json:"permanent,omitempty"`
 }
 
 // ExecutionStatus is one followed execution.
@@ -242,6 +275,8 @@ type ExecutionStatus struct {
 	// results are not seen by the detectors. The first are logged.
 	Problems int   `json:"problems,omitempty"`
 	ResetTo  int64 `json:"resetTo,omitempty"`
+	// Closed is set once the run closed; its halts stay listed.
+	Closed bool `json:"closed,omitempty"`
 }
 
 // HaltStatus is one halt and how it was answered: the full evidence is
@@ -257,7 +292,8 @@ type HaltStatus struct {
 	PausedBy string `json:"pausedBy,omitempty"`
 	// Action is what the watcher did: "pause", "paused by another",
 	// "superseded" (a halt met while the pause of an earlier one landed),
-	// or the fallback ("signal", "cancel", "observe").
+	// ActionEscaped (the run closed before the pause landed), or the
+	// fallback ("signal", "cancel", "observe").
 	Action string `json:"action,omitempty"`
 	// TrippedAt is the time of the tripping call's event, PausedAt the
 	// pause's, CallsBefore the calls scheduled between them.
@@ -273,7 +309,8 @@ func (w *Watcher) Status() Status {
 	defer w.mu.Unlock()
 	s := Status{
 		Namespace: w.opts.Namespace, Query: w.Query(), Followed: len(w.followed),
-		Warnings: w.warnings, Halts: w.halts, Pauses: w.pauses, Refusal: w.refusal,
+		Warnings: w.warnings, Halts: w.halts, Pauses: w.pauses, Escaped: w.escaped, Refusal: w.refusal,
+		Executions: slices.Clone(w.closed),
 	}
 	for _, f := range w.followed {
 		es, ok := f.status()
@@ -299,5 +336,11 @@ func (w *Watcher) count(warnings, halts, pauses int) {
 	w.warnings += warnings
 	w.halts += halts
 	w.pauses += pauses
+	w.mu.Unlock()
+}
+
+func (w *Watcher) countEscaped() {
+	w.mu.Lock()
+	w.escaped++
 	w.mu.Unlock()
 }
