@@ -223,19 +223,38 @@ func (g *guard) observeReadyAt(ctx workflow.Context, now time.Time) {
 // converter only runs its codecs. canceled reports a call that ended
 // canceled (version 5 on).
 func (g *guard) observation(ctx workflow.Context, p pendingCall) (obs detect.Observation, canceled bool) {
-	// Get takes an interface, so a local RawValue would escape: the guard
-	// lends its own, and lets go of the payload once its bytes are read.
-	err := p.fut.Get(ctx, &g.raw)
-	data := g.raw.Payload().GetData()
-	g.raw = converter.RawValue{}
-	if err != nil && g.version >= versionSafety {
-		data, err = g.rawResult(ctx, p.fut)
+	var bad string
+	if r, ok := p.fut.(readFuture); ok {
+		obs, canceled, bad = r.read()
+	} else {
+		obs, canceled, bad = g.readResult(ctx, p.node, p.fut)
 	}
-	obs, canceled, bad := g.observe(p.node, data, err)
 	if bad != "" {
 		g.next.GetLogger(ctx).Warn("loopguard: ResultHook "+bad, "node", p.node)
 	}
 	return obs, canceled
+}
+
+// readFuture is a future whose result was read into its observation when
+// it was set (the Judge's recorded results), so that it holds no payload
+// until the next call: a model call's result can be the whole
+// conversation.
+type readFuture interface {
+	read() (obs detect.Observation, canceled bool, bad string)
+}
+
+// readResult reads the result or error of fut, a finished call of node,
+// into what the detectors see; bad is for the driver to log.
+func (g *guard) readResult(ctx workflow.Context, node string, fut workflow.Future) (detect.Observation, bool, string) {
+	// Get takes an interface, so a local RawValue would escape: the guard
+	// lends its own, and lets go of the payload once its bytes are read.
+	err := fut.Get(ctx, &g.raw)
+	data := g.raw.Payload().GetData()
+	g.raw = converter.RawValue{}
+	if err != nil && g.version >= versionSafety {
+		data, err = g.rawResult(ctx, fut)
+	}
+	return g.observe(node, data, err)
 }
 
 // rawResult reads a result when Get into a RawValue failed: either the call

@@ -216,7 +216,7 @@ func (j *Judge) Call(kind CallKind, typ string, args []any) int {
 	j.calls++
 	g.called(node, ref.Seq)
 	j.nextID++
-	res := &recordedResult{}
+	res := &recordedResult{node: node}
 	if j.results == nil {
 		j.results = map[int]*recordedResult{}
 	}
@@ -431,6 +431,13 @@ func (j *Judge) Result(id int, result *commonpb.Payloads, err error, dc converte
 	}
 	delete(j.results, id)
 	r.ready, r.result, r.err, r.dc = true, result, err, dc
+	// Read it now, as the guard will at the next call (the reading depends
+	// only on the node, the bytes and the pinned policy), and let go of
+	// the payload: a watcher follows many executions, each waiting for
+	// its next call, and a framework's model result can be the whole
+	// conversation.
+	r.obs, r.canceled, r.bad = j.g.readResult(nil, r.node, r)
+	r.result, r.err, r.dc = nil, nil, nil
 }
 
 // Signal judges a signal the workflow received, with its plain payload
@@ -543,12 +550,20 @@ func (j *Judge) NextRun(info *workflow.Info, now time.Time) {
 // guard reads it from: ready once the history holds it.
 type recordedResult struct {
 	ready  bool
+	node   string
 	result *commonpb.Payloads
 	err    error
 	dc     converter.DataConverter
+	// obs, canceled and bad are the result as the guard reads it, read
+	// when it was set (Result).
+	obs      detect.Observation
+	canceled bool
+	bad      string
 }
 
 func (r *recordedResult) IsReady() bool { return r.ready }
+
+func (r *recordedResult) read() (detect.Observation, bool, string) { return r.obs, r.canceled, r.bad }
 
 // Get decodes as the SDK's future does: the call's error, else the result
 // into ptr with the workflow's data converter.

@@ -133,15 +133,7 @@ func BenchmarkFollowMemory(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	var pages [][]*historypb.HistoryEvent
-	start := 0
-	for i, e := range h.GetEvents() {
-		if e.GetEventType() == enumspb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED {
-			pages = append(pages, h.GetEvents()[start:i+1])
-			start = i + 1
-		}
-	}
-	pages = pages[:len(pages)-1] // the run still going
+	pages := taskPages(h.GetEvents())
 	follow := func(opts Options) *Reader {
 		r, err := NewReader(opts)
 		if err != nil {
@@ -155,10 +147,68 @@ func BenchmarkFollowMemory(b *testing.B) {
 		}
 		return r
 	}
-	for _, tc := range []struct {
-		name string
-		keep func() any
-	}{
+	for _, tc := range followKeepers(follow) {
+		b.Run(tc.name, func(b *testing.B) {
+			heldPer(b, 100, tc.keep)
+		})
+	}
+}
+
+// taskPages splits a run's events a workflow task at a time, as a long
+// poll hands them at worst, up to the task before its last (the run
+// still going).
+func taskPages(evs []*historypb.HistoryEvent) [][]*historypb.HistoryEvent {
+	var pages [][]*historypb.HistoryEvent
+	start := 0
+	for i, e := range evs {
+		if e.GetEventType() == enumspb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED {
+			pages = append(pages, evs[start:i+1])
+			start = i + 1
+		}
+	}
+	return pages[:len(pages)-1]
+}
+
+// heldPer keeps n values of keep live at once and reports the heap they
+// hold after a GC, divided by n (B/execution), and, for a Reader, what it
+// judged and holds.
+func heldPer(b *testing.B, n int, keep func() any) {
+	var per float64
+	for range b.N {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		kept := make([]any, n)
+		for k := range kept {
+			kept[k] = keep()
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		per = float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)) / float64(n)
+		if r, ok := kept[0].(*Reader); ok {
+			b.ReportMetric(float64(len(r.run.evs)), "held-events")
+			ex := r.Execution()
+			b.ReportMetric(float64(ex.Called), "calls")
+			b.ReportMetric(float64(ex.VerdictsSeen), "verdicts")
+			b.ReportMetric(float64(len(ex.Verdicts)), "verdicts-held")
+		}
+		runtime.KeepAlive(kept)
+	}
+	b.ReportMetric(per, "B/execution")
+}
+
+// keeper is one thing weighed per followed execution.
+type keeper struct {
+	name string
+	keep func() any
+}
+
+// followKeepers are what BenchmarkFollowMemory weighs, each built by
+// follow under its options: the guard's own state (the Judge kept alone,
+// its verdicts taken out), the Reader with the whole analysis, and the
+// Reader following.
+func followKeepers(follow func(Options) *Reader) []keeper {
+	return []keeper{
 		{"guard", func() any {
 			j := follow(Options{Follow: true}).run.judge
 			j.Verdicts()
@@ -166,31 +216,5 @@ func BenchmarkFollowMemory(b *testing.B) {
 		}},
 		{"reader", func() any { return follow(Options{}) }},
 		{"follow", func() any { return follow(Options{Follow: true}) }},
-	} {
-		b.Run(tc.name, func(b *testing.B) {
-			const n = 100
-			var per float64
-			for i := 0; i < b.N; i++ {
-				var before, after runtime.MemStats
-				runtime.GC()
-				runtime.ReadMemStats(&before)
-				kept := make([]any, n)
-				for k := range kept {
-					kept[k] = tc.keep()
-				}
-				runtime.GC()
-				runtime.ReadMemStats(&after)
-				per = float64(after.HeapAlloc-before.HeapAlloc) / n
-				if r, ok := kept[0].(*Reader); ok {
-					b.ReportMetric(float64(len(r.run.evs)), "held-events")
-					ex := r.Execution()
-					b.ReportMetric(float64(ex.Called), "calls")
-					b.ReportMetric(float64(ex.VerdictsSeen), "verdicts")
-					b.ReportMetric(float64(len(ex.Verdicts)), "verdicts-held")
-				}
-				runtime.KeepAlive(kept)
-			}
-			b.ReportMetric(per, "B/execution")
-		})
 	}
 }
