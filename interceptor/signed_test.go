@@ -368,3 +368,25 @@ func TestSignedCommandsNameTheProtocol(t *testing.T) {
 		})
 	}
 }
+
+// TestAnswerNamesFor: each action's signal and update, and none for a halt
+// sent as an update or for an action the guard does not take.
+func TestAnswerNamesFor(t *testing.T) {
+	n := interceptor.AnswerNames{ResumeSignal: "rs", EscalateSignal: "es", HaltSignal: "hs", ResumeUpdate: "ru", EscalateUpdate: "eu"}
+	tests := []struct {
+		give   interceptor.Action
+		signal bool
+		want   string
+	}{
+		{interceptor.ActionResume, true, "rs"},
+		{interceptor.ActionResume, false, "ru"},
+		{interceptor.ActionEscalate, true, "es"},
+		{interceptor.ActionEscalate, false, "eu"},
+		{interceptor.ActionHalt, true, "hs"},
+		{interceptor.ActionHalt, false, ""},
+		{interceptor.ActionCancel, true, ""},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, n.For(tt.give, tt.signal), "%s signal=%v", tt.give, tt.signal)
+	}
+}

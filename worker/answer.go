@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/ed25519"
 	"encoding/json"
@@ -289,11 +290,13 @@ func runAnswer(ctx context.Context, args []string, stdout io.Writer) error {
 	if cfg.dryRun {
 		return nil
 	}
-	// The guard takes a signed answer only under the name of its action.
-	name := string(a.Action)
-	if cfg.signal && cfg.signalName != "" {
-		name = cfg.signalName
-	} else if !cfg.signal && cfg.updateName != "" {
+	// The guard takes a signed answer only under the name of its action:
+	// the flag's, else the one the status reports (a guard before it
+	// reported names reports none), else the default.
+	name := cmp.Or(st.Names.For(a.Action, false), string(a.Action))
+	if cfg.signal {
+		name = cmp.Or(cfg.signalName, st.Names.For(a.Action, true), string(a.Action))
+	} else if cfg.updateName != "" {
 		name = cfg.updateName
 	}
 	if cfg.signal {

@@ -93,8 +93,9 @@ func shellWords(s string) []string {
 // TestRenamedNamesAnswerAsPrinted: with the protocol's names renamed and
 // alice's key pinned, the commands the halted workflow's current details
 // print lift its halts as they stand: the resume as an update, then with
-// --signal added as a signal, and the escalate ends it. Answered with the
-// default names, as answer sent before --update-name, the halt stays.
+// --signal added as a signal, and the escalate ends it; without name flags
+// answer sends under the names loop.status reports. Sent under the default
+// name, as answer did before, the resume is refused and the halt stays.
 func TestRenamedNamesAnswerAsPrinted(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a server")
@@ -107,30 +108,41 @@ func TestRenamedNamesAnswerAsPrinted(t *testing.T) {
 	assert.Contains(t, resume, "--update-name")
 	assert.Contains(t, resume, "--status-query")
 
-	// The default names: the guard has no update "resume".
+	st := s.status(t, ctx, "agent-renamed")
+	assert.Equal(t, interceptor.AnswerNames{ResumeSignal: "lg.resume", EscalateSignal: "lg.escalate", HaltSignal: "lg.halt",
+		ResumeUpdate: "lg.resume-now", EscalateUpdate: "lg.escalate-now"}, st.Names, "the status reports the names")
+
+	// Named with the default names, the guard has no update "resume".
+	base := []string{answerCommand, "--address", s.srv.FrontendHostPort(), "--namespace", s.srv.Namespace(),
+		"--key", filepath.Join(s.dir, "alice.key"), "--workflow-id", "agent-renamed", "--status-query", "lg.status"}
 	var out, errOut strings.Builder
-	require.Error(t, run(ctx, []string{answerCommand, "--address", s.srv.FrontendHostPort(), "--namespace", s.srv.Namespace(),
-		"--key", filepath.Join(s.dir, "alice.key"), "--workflow-id", "agent-renamed", "--status-query", "lg.status", "resume"}, &out, &errOut))
+	require.Error(t, run(ctx, append(base, "--update-name", "resume", "resume"), &out, &errOut))
 	assert.Equal(t, interceptor.StateHalted, s.status(t, ctx, "agent-renamed").State)
 
 	out.Reset()
 	require.NoError(t, run(ctx, resume, &out, &errOut), "%q: %s", resume, errOut.String())
 	assert.Contains(t, out.String(), "resume taken: halt 1 of workflow agent-renamed answered by alice (key alice)")
 
+	// Without name flags, answer sends under the names the status reports.
+	s.waitFor(t, ctx, "agent-renamed", halted(2))
+	out.Reset()
+	require.NoError(t, run(ctx, append(base, "resume"), &out, &errOut), errOut.String())
+	assert.Contains(t, out.String(), "resume taken: halt 2")
+
 	// TODO(clock fix): this signal is sent at once; once a signed signal
 	// is judged at its own task's time, answer a halt an hour old too.
-	s.waitFor(t, ctx, "agent-renamed", halted(2))
+	s.waitFor(t, ctx, "agent-renamed", halted(3))
 	resume, _ = s.printedCommands(t, ctx, "agent-renamed")
 	out.Reset()
 	require.NoError(t, run(ctx, append(resume, "--signal"), &out, &errOut), errOut.String())
 	assert.Contains(t, out.String(), "sent the lg.resume signal")
-	st := s.waitFor(t, ctx, "agent-renamed", halted(3))
+	st = s.waitFor(t, ctx, "agent-renamed", halted(4))
 	assert.Empty(t, st.Refused, "the signed signal was taken")
 
 	_, escalate = s.printedCommands(t, ctx, "agent-renamed")
 	out.Reset()
 	require.NoError(t, run(ctx, escalate, &out, &errOut), errOut.String())
-	assert.Contains(t, out.String(), "escalate taken: halt 3")
+	assert.Contains(t, out.String(), "escalate taken: halt 4")
 	var res string
 	require.NoError(t, s.c.GetWorkflow(ctx, "agent-renamed", "").Get(ctx, &res))
 	assert.Equal(t, "escalated", res)
