@@ -189,4 +189,30 @@ type Status struct {
 	// counts those issued in this run.
 	Warning  *Warning `json:"warning,omitempty"`
 	Warnings int      `json:"warnings,omitempty"`
+	// Names are the signals and updates that answer the guard, as its
+	// Options name them: `worker answer` sends under them.
+	Names AnswerNames `json:"names"`
+}
+
+// AnswerNames are the names a guard takes answers under.
+type AnswerNames struct {
+	ResumeSignal   string `json:"resumeSignal"`
+	EscalateSignal string `json:"escalateSignal"`
+	HaltSignal     string `json:"haltSignal"`
+	ResumeUpdate   string `json:"resumeUpdate"`
+	EscalateUpdate string `json:"escalateUpdate"`
+}
+
+// For is the signal (signal set) or update that carries action a ("" for
+// none: halt is a signal only).
+func (n AnswerNames) For(a Action, signal bool) string {
+	names := map[Action][2]string{
+		ActionResume:   {n.ResumeUpdate, n.ResumeSignal},
+		ActionEscalate: {n.EscalateUpdate, n.EscalateSignal},
+		ActionHalt:     {"", n.HaltSignal},
+	}[a]
+	if signal {
+		return names[1]
+	}
+	return names[0]
 }

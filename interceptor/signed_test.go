@@ -316,3 +316,77 @@ func TestSignedAnswerJSON(t *testing.T) {
 		"extend 41:maxNodeRuntime=9e+10,maxCycleIterations=2\nkeyId 5:alice\nnotBefore 20:2026-11-27T20:00:00Z\nnotAfter 20:2026-11-27T20:10:00Z\n",
 		string(a.SigningBytes()))
 }
+
+// TestSignedCommandsNameTheProtocol: with keys set, the answer command
+// the current details print names the status query, update and signal the
+// guard was configured with where they are not the defaults, and only
+// there (the signed action must match the name it is sent as).
+func TestSignedCommandsNameTheProtocol(t *testing.T) {
+	alice := newOperator(t, "alice")
+	tests := []struct {
+		name        string
+		give        interceptor.Options
+		wantResume  string
+		wantEscal   string
+		wantMissing []string
+	}{
+		{
+			name:        "defaults",
+			give:        interceptor.Options{},
+			wantResume:  `go run ./worker answer --workflow-id default-test-workflow-id --key your-name.key resume --guidance`,
+			wantEscal:   `go run ./worker answer --workflow-id default-test-workflow-id --key your-name.key escalate --reason`,
+			wantMissing: []string{"--update-name", "--signal-name", "--status-query"},
+		},
+		{
+			name: "renamed",
+			give: interceptor.Options{ResumeSignal: "lg.resume", EscalateSignal: "lg.escalate", ResumeUpdate: "lg.resume-now",
+				EscalateUpdate: "lg.escalate-now", StatusQuery: "lg.status"},
+			wantResume: `go run ./worker answer --workflow-id default-test-workflow-id --key your-name.key --status-query lg.status --update-name lg.resume-now --signal-name lg.resume resume --guidance`,
+			wantEscal:  `go run ./worker answer --workflow-id default-test-workflow-id --key your-name.key --status-query lg.status --update-name lg.escalate-now --signal-name lg.escalate escalate --reason`,
+		},
+		{
+			name:        "only the update renamed",
+			give:        interceptor.Options{ResumeUpdate: "lg.resume-now"},
+			wantResume:  `--key your-name.key --update-name lg.resume-now resume --guidance`,
+			wantEscal:   `--key your-name.key escalate --reason`,
+			wantMissing: []string{"--signal-name", "--status-query"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			opts := tt.give
+			opts.OperatorKeys = []interceptor.OperatorKey{alice.key()}
+			env := newEnv(t, opts)
+			var details string
+			env.RegisterDelayedCallback(func() { details = currentDetails(t, env) }, decideAfter)
+			env.ExecuteWorkflow(scriptLoop, repeat(5, "Code", "same"))
+			assert.Contains(t, details, tt.wantResume)
+			assert.Contains(t, details, tt.wantEscal)
+			for _, s := range tt.wantMissing {
+				assert.NotContains(t, details, s)
+			}
+		})
+	}
+}
+
+// TestAnswerNamesFor: each action's signal and update, and none for a halt
+// sent as an update or for an action the guard does not take.
+func TestAnswerNamesFor(t *testing.T) {
+	n := interceptor.AnswerNames{ResumeSignal: "rs", EscalateSignal: "es", HaltSignal: "hs", ResumeUpdate: "ru", EscalateUpdate: "eu"}
+	tests := []struct {
+		give   interceptor.Action
+		signal bool
+		want   string
+	}{
+		{interceptor.ActionResume, true, "rs"},
+		{interceptor.ActionResume, false, "ru"},
+		{interceptor.ActionEscalate, true, "es"},
+		{interceptor.ActionEscalate, false, "eu"},
+		{interceptor.ActionHalt, true, "hs"},
+		{interceptor.ActionHalt, false, ""},
+		{interceptor.ActionCancel, true, ""},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, n.For(tt.give, tt.signal), "%s signal=%v", tt.give, tt.signal)
+	}
+}

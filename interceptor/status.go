@@ -9,7 +9,9 @@ import (
 // reads.
 func (g *guard) status() (Status, error) {
 	p := &g.pause
-	s := Status{State: StateRunning, Policy: g.cfg.OnHalt, Halts: g.halts, LastDecision: p.last, LastRejected: g.lastRejected}
+	s := Status{State: StateRunning, Policy: g.cfg.OnHalt, Halts: g.halts, LastDecision: p.last, LastRejected: g.lastRejected,
+		Names: AnswerNames{ResumeSignal: g.cfg.ResumeSignal, EscalateSignal: g.cfg.EscalateSignal, HaltSignal: g.cfg.HaltSignal,
+			ResumeUpdate: g.cfg.ResumeUpdate, EscalateUpdate: g.cfg.EscalateUpdate}}
 	for _, r := range g.refused {
 		s.Refused = append(s.Refused, *r)
 	}

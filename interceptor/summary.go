@@ -91,7 +91,7 @@ func currentDetails(c config, s State, ev *HaltEvent) string {
 	cmd := commandsFor(c, "", ev.WorkflowID)
 	if len(c.OperatorKeys) > 0 {
 		// A plain answer would be refused: show the signed way.
-		cmd = signedCommands(ev.WorkflowID)
+		cmd = signedCommands(c, ev.WorkflowID)
 		b.WriteString("\nAnswers must be signed by an operator's key (docs/halts.md, \"Signed answers\").\n")
 	}
 	fmt.Fprintf(&b, "\nResume:\n```\n%s\n```\nEscalate:\n```\n%s\n```\n", cmd.Resume, cmd.Escalate)
@@ -99,13 +99,32 @@ func currentDetails(c config, s State, ev *HaltEvent) string {
 }
 
 // signedCommands are the worker's answer commands that sign and send a
-// resume or escalate of workflowID's halt in force.
-func signedCommands(workflowID string) Commands {
+// resume or escalate of workflowID's halt in force. Each names what the
+// guard was configured with where it is not the default: the status query
+// the command reads the halt from, and the update (and, for --signal, the
+// signal) it sends, whose name the signed action must match.
+func signedCommands(c config, workflowID string) Commands {
 	answer := "go run ./worker answer --workflow-id " + shellQuote(workflowID) + " --key " + operator + ".key "
-	return Commands{
-		Resume:   answer + `resume --guidance "what to do differently"`,
-		Escalate: answer + `escalate --reason "stopping this loop"`,
+	if c.StatusQuery != DefaultStatusQuery {
+		answer += "--status-query " + shellQuote(c.StatusQuery) + " "
 	}
+	return Commands{
+		Resume:   answer + answerNames(c.ResumeUpdate, DefaultResumeUpdate, c.ResumeSignal, DefaultResumeSignal) + `resume --guidance "what to do differently"`,
+		Escalate: answer + answerNames(c.EscalateUpdate, DefaultEscalateUpdate, c.EscalateSignal, DefaultEscalateSignal) + `escalate --reason "stopping this loop"`,
+	}
+}
+
+// answerNames are the answer command's flags for an update and a signal
+// that are not named as by default.
+func answerNames(update, defaultUpdate, signal, defaultSignal string) string {
+	s := ""
+	if update != defaultUpdate {
+		s += "--update-name " + shellQuote(update) + " "
+	}
+	if signal != defaultSignal {
+		s += "--signal-name " + shellQuote(signal) + " "
+	}
+	return s
 }
 
 // handlerDetails heads the current details while the halt handler decides

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/ed25519"
 	"encoding/json"
@@ -150,9 +151,12 @@ type answerConfig struct {
 	guidance, extend  string
 	window            time.Duration
 	signal, dryRun    bool
-	address           string
-	namespace         string
-	connectTimeout    time.Duration
+	// signalName, updateName and statusQuery are the guard's protocol
+	// names, when its Options rename them.
+	signalName, updateName, statusQuery string
+	address                             string
+	namespace                           string
+	connectTimeout                      time.Duration
 }
 
 func newAnswerFlagSet(cfg *answerConfig) *flag.FlagSet {
@@ -167,6 +171,9 @@ func newAnswerFlagSet(cfg *answerConfig) *flag.FlagSet {
 	fs.StringVar(&cfg.extend, "extend", "", `resume: limits to raise, as JSON (e.g. '{"maxCycleIterations":4}')`)
 	fs.DurationVar(&cfg.window, "window", 10*time.Minute, fmt.Sprintf("how long the answer stays valid, in workflow time (from %s before now; at least %s, at most %s)", answerBackdate, minAnswerWindow, interceptor.MaxAnswerWindow))
 	fs.BoolVar(&cfg.signal, "signal", false, "send a signal instead of an update (the update, the default, says at once whether it was taken)")
+	fs.StringVar(&cfg.signalName, "signal-name", "", "the signal to send, when the guard's Options rename it (default: the action, as ResumeSignal, EscalateSignal and HaltSignal default)")
+	fs.StringVar(&cfg.updateName, "update-name", "", "the update to send, when the guard's Options rename it (default: the action, as ResumeUpdate and EscalateUpdate default)")
+	fs.StringVar(&cfg.statusQuery, "status-query", interceptor.DefaultStatusQuery, "the query that reports the halt, when the guard's Options rename it (StatusQuery)")
 	fs.BoolVar(&cfg.dryRun, "dry-run", false, "print the signed payload without sending it (for the Web UI or tctl)")
 	fs.StringVar(&cfg.address, "address", "", "host:port of the Temporal frontend (default $TEMPORAL_ADDRESS, else the temporal CLI profile's, else 127.0.0.1:7233)")
 	fs.StringVar(&cfg.namespace, "namespace", "", `namespace (default $TEMPORAL_NAMESPACE, else "default")`)
@@ -211,6 +218,8 @@ func parseAnswerFlags(args []string) (answerConfig, error) {
 		return cfg, usagef("answer: --window must be at most %s, got %s", interceptor.MaxAnswerWindow, cfg.window)
 	case (cfg.guidance != "" || cfg.extend != "") && cfg.action != interceptor.ActionResume:
 		return cfg, usagef("answer: --guidance and --extend go with resume only")
+	case cfg.action == interceptor.ActionHalt && cfg.updateName != "":
+		return cfg, usagef("answer: --update-name does not go with halt, which is a signal only")
 	case cfg.action == interceptor.ActionHalt && !cfg.signal && !cfg.dryRun:
 		cfg.signal = true // halt is a signal only
 	}
@@ -262,13 +271,13 @@ func runAnswer(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 		a.RunID = d.GetWorkflowExecutionInfo().GetExecution().GetRunId()
 	}
-	v, err := c.QueryWorkflow(ctx, a.WorkflowID, a.RunID, interceptor.DefaultStatusQuery)
+	v, err := c.QueryWorkflow(ctx, a.WorkflowID, a.RunID, cfg.statusQuery)
 	if err != nil {
-		return fmt.Errorf("query %s of workflow %s: %w", interceptor.DefaultStatusQuery, a.WorkflowID, err)
+		return fmt.Errorf("query %s of workflow %s: %w", cfg.statusQuery, a.WorkflowID, err)
 	}
 	var st interceptor.Status
 	if err := v.Get(&st); err != nil {
-		return fmt.Errorf("read %s: %w", interceptor.DefaultStatusQuery, err)
+		return fmt.Errorf("read %s: %w", cfg.statusQuery, err)
 	}
 	switch {
 	case a.Action == interceptor.ActionHalt:
@@ -292,12 +301,20 @@ func runAnswer(ctx context.Context, args []string, stdout io.Writer) error {
 	if cfg.dryRun {
 		return nil
 	}
-	name := string(a.Action)
+	// The guard takes a signed answer only under the name of its action:
+	// the flag's, else the one the status reports (a guard before it
+	// reported names reports none), else the default.
+	name := cmp.Or(st.Names.For(a.Action, false), string(a.Action))
+	if cfg.signal {
+		name = cmp.Or(cfg.signalName, st.Names.For(a.Action, true), string(a.Action))
+	} else if cfg.updateName != "" {
+		name = cfg.updateName
+	}
 	if cfg.signal {
 		if err := c.SignalWorkflow(ctx, a.WorkflowID, a.RunID, name, signed); err != nil {
 			return fmt.Errorf("signal %s: %w", name, err)
 		}
-		fmt.Fprintf(stdout, "sent the %s signal to workflow %s run %s: %s shows whether it was taken\n", name, a.WorkflowID, a.RunID, interceptor.DefaultStatusQuery)
+		fmt.Fprintf(stdout, "sent the %s signal to workflow %s run %s: %s shows whether it was taken\n", name, a.WorkflowID, a.RunID, cfg.statusQuery)
 		return nil
 	}
 	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: a.WorkflowID, RunID: a.RunID, UpdateName: name,

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/ed25519"
 	"encoding/json"
@@ -130,6 +131,13 @@ type signedServer struct {
 
 func startSigned(t *testing.T, ctx context.Context) *signedServer {
 	t.Helper()
+	return startSignedWith(t, ctx, func(*interceptor.Options) {})
+}
+
+// startSignedWith is startSigned with the guard's options as edit leaves
+// them (renamed protocol names).
+func startSignedWith(t *testing.T, ctx context.Context, edit func(*interceptor.Options)) *signedServer {
+	t.Helper()
 	dir := t.TempDir()
 	var out strings.Builder
 	require.NoError(t, run(ctx, []string{keygenCommand, "--id", "alice", "--out", filepath.Join(dir, "alice")}, &out, &out))
@@ -140,6 +148,7 @@ func startSigned(t *testing.T, ctx context.Context) *signedServer {
 	opts, err := guardOptions(cfg)
 	require.NoError(t, err)
 	require.Len(t, opts.OperatorKeys, 1)
+	edit(&opts)
 
 	logger := testLogger(t, zapcore.ErrorLevel)
 	srv, err := startEmbedded(ctx, cfg, logger)
@@ -175,7 +184,7 @@ func (s *signedServer) start(t *testing.T, ctx context.Context, id, wf string) s
 
 func (s *signedServer) status(t *testing.T, ctx context.Context, id string) interceptor.Status {
 	t.Helper()
-	v, err := s.c.QueryWorkflow(ctx, id, "", interceptor.DefaultStatusQuery)
+	v, err := s.c.QueryWorkflow(ctx, id, "", cmp.Or(s.opts.StatusQuery, interceptor.DefaultStatusQuery))
 	require.NoError(t, err)
 	var st interceptor.Status
 	require.NoError(t, v.Get(&st))

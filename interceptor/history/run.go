@@ -257,7 +257,7 @@ func (r *runReader) start() bool {
 		return false
 	}
 	r.set = true
-	runID := start.GetOriginalExecutionRunId()
+	runID := r.serverRunID(start)
 	info := workflowInfo(start, runID)
 	ex.WorkflowType, ex.WorkflowID, ex.RunID = info.WorkflowType.Name, info.WorkflowExecution.ID, runID
 	ex.ContinuedFrom = start.GetContinuedExecutionRunId()
@@ -267,7 +267,9 @@ func (r *runReader) start() bool {
 	now := first.GetEventTime().AsTime()
 
 	var j *interceptor.Judge
-	if c := r.chain(runID); c != nil {
+	// A chain is keyed by the id the run before continued as new into,
+	// which a reset of this run keeps as its original id.
+	if c := r.chain(start.GetOriginalExecutionRunId()); c != nil {
 		j = c.judge
 		ex.FirstCall = c.calls + 1
 		j.NextRun(info, now)
@@ -367,6 +369,24 @@ func (r *runReader) next() (string, *openChain) {
 		return "", nil
 	}
 	return can.GetNewExecutionRunId(), &openChain{judge: r.judge, calls: r.judge.Calls()}
+}
+
+// serverRunID is the run's id as the server names it, the id the live
+// guard's workflow.GetInfo gave it (what a signed answer is verified
+// against): the run a reset last made, named by the reset's
+// WorkflowTaskFailed (cause ResetWorkflow, NewRunId) among the events
+// received, else the start event's OriginalExecutionRunId. A reset keeps
+// the base run's start event, original id included, so that id alone
+// names the base run. A history read in chunks holds the reset's event
+// by then: the server writes a reset run's history up to it at once.
+func (r *runReader) serverRunID(start *historypb.WorkflowExecutionStartedEventAttributes) string {
+	for k := r.end() - 1; k >= r.off; k-- {
+		a := r.at(k).GetWorkflowTaskFailedEventAttributes()
+		if a.GetCause() == enumspb.WORKFLOW_TASK_FAILED_CAUSE_RESET_WORKFLOW && a.GetNewRunId() != "" {
+			return a.GetNewRunId()
+		}
+	}
+	return start.GetOriginalExecutionRunId()
 }
 
 // workflowInfo is what the guard's scope sees of the run.

@@ -1,0 +1,65 @@
+package history
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/loopguard/loopguard/interceptor"
+)
+
+// The reset run of testdata/reset-signed.json (TestResetRunAnsweredSigned
+// in the worker writes it): the run id the server gave it, and the base
+// run's, which its start event keeps as OriginalExecutionRunId.
+const (
+	resetRunID = "be53ef20-7fe5-4cc4-9825-e3a531421215"
+	baseRunID  = "01a2233d-a699-7bd9-a508-c47d961ca35e"
+)
+
+// TestResetRunNamedAsTheServerNamesIt: the analysis of a reset run names
+// it by the reset's new run id, whole or fed in chunks; as recorded, it
+// takes the operator's signed resume the live guard took (key and
+// guidance), where the base run's id refused it as signed for another
+// execution and read the halt's end as the halt handler's.
+func TestResetRunNamedAsTheServerNamesIt(t *testing.T) {
+	const file = "testdata/reset-signed.json"
+	for _, asRecorded := range []bool{false, true} {
+		ex, err := AnalyzeFile(file, Options{AsRecorded: asRecorded})
+		require.NoError(t, err)
+		require.NoError(t, ex.Err)
+		assert.Equal(t, resetRunID, ex.RunID, "as recorded: %v", asRecorded)
+		for _, v := range ex.Verdicts {
+			if v.Halt != nil {
+				assert.Equal(t, resetRunID, v.Halt.RunID, "halt %d", v.Halt.Seq)
+			}
+		}
+		if !asRecorded {
+			continue
+		}
+		var first *interceptor.Verdict
+		for i := range ex.Verdicts {
+			if ex.Verdicts[i].Halt != nil && first == nil {
+				first = &ex.Verdicts[i]
+			}
+		}
+		require.NotNil(t, first)
+		require.NotNil(t, first.Decision)
+		assert.Equal(t, interceptor.Decision{Action: interceptor.ActionResume, By: "alice", HaltSeq: 1,
+			Guidance: "check the API version", KeyID: "alice"}, *first.Decision)
+		for _, a := range ex.Recorded.Answers {
+			assert.False(t, a.Handler, "answer at event %d", a.Event)
+		}
+	}
+
+	// Fed an event at a time, the reader names it so too.
+	h, err := ReadHistoryFile(file)
+	require.NoError(t, err)
+	r, err := NewReader(Options{Follow: true})
+	require.NoError(t, err)
+	for _, e := range h.GetEvents() {
+		require.NoError(t, r.Add(e))
+	}
+	assert.Equal(t, resetRunID, r.Close().RunID)
+	assert.NotEqual(t, baseRunID, resetRunID)
+}
