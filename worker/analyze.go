@@ -53,7 +53,7 @@ func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
 func newAnalyzeFlagSet(cfg *analyzeConfig) *flag.FlagSet {
 	fs := flag.NewFlagSet(progName+" "+analyzeCommand, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	fs.Var(&cfg.policies, "policy", `options to judge under: "defaults" (the zero Options), "tool_call" (GrainToolCall) or a JSON policy file (interceptor.ParsePolicy's format); repeat it for a sweep, side by side (default "defaults")`)
+	fs.Var(&cfg.policies, "policy", `options to judge under: "defaults" (the zero Options), "tool_call" (GrainToolCall) or a JSON policy file (interceptor.ParsePolicy's format); repeat it for a sweep, side by side (default "`+defaultPolicy+`")`)
 	fs.StringVar(&cfg.labels, "labels", "", `labels file scoring each policy: {"<workflow id>": {"loop": true, "onset": <call>}, ...}: loops caught, how many calls after their onset, progressing runs halted`)
 	fs.StringVar(&cfg.workflows, "workflows", "", "comma-separated workflow types the guard would guard (Options.Workflows; default: those of the policy, else all)")
 	fs.BoolVar(&cfg.asRecorded, "as-recorded", false, "judge histories recorded with the guard under the options they pinned, following their decisions: what the guard did")
@@ -95,7 +95,7 @@ func parseAnalyzeFlags(args []string) (analyzeConfig, error) {
 		return cfg, usagef("--top must not be negative, got %d", cfg.top)
 	}
 	if len(cfg.policies) == 0 {
-		cfg.policies = stringList{"defaults"}
+		cfg.policies = stringList{defaultPolicy}
 	}
 	return cfg, nil
 }
@@ -240,6 +240,16 @@ func runAnalyze(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	return nil
 }
+
+// defaultPolicy is the --policy of analyze and watch when none is named.
+// What they read are histories seen from outside, where each activity is
+// one call: a model call or a tool call, whoever wrote the loop (our
+// samples, the AI SDK's invokeModel, OpenAI Agents' invokeModelActivity).
+// That is the tool-call grain. The zero Options budget agent turns, a unit
+// only the workflow's own interceptor knows: under them, analyze and watch
+// halted every progressing run of the real corpus, native or framework
+// (docs/configuration.md). The library's zero Options are unchanged.
+const defaultPolicy = "tool_call"
 
 // builtinPolicies are the --policy names that are not files.
 var builtinPolicies = []string{"defaults", "tool_call"}

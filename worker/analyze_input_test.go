@@ -58,7 +58,7 @@ func TestAnalyzeBadInput(t *testing.T) {
 			out, stderr, err := runAnalyzeArgs(t, path)
 			if tc.want == "" {
 				require.NoError(t, err, stderr)
-				assert.Contains(t, out, "1 histories (1 guarded under defaults), 40 calls")
+				assert.Contains(t, out, "1 histories (1 guarded under tool_call), 40 calls")
 				return
 			}
 			require.Error(t, err)

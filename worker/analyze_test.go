@@ -56,7 +56,7 @@ func TestAnalyzeCommand(t *testing.T) {
 	out, _, err := runAnalyzeArgs(t, "--top", "3", fixtureHistories)
 	require.NoError(t, err)
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	require.Contains(t, lines[0], fmt.Sprintf("%d histories (%d guarded under defaults)", n, n))
+	require.Contains(t, lines[0], fmt.Sprintf("%d histories (%d guarded under tool_call)", n, n))
 	assert.Contains(t, out, "WORKFLOW")
 	assert.Contains(t, out, "FIRST HALT")
 	table := lines[len(lines)-3:]
@@ -106,7 +106,7 @@ func TestAnalyzeCommandBadInput(t *testing.T) {
 	out, stderr, err := runAnalyzeArgs(t, bad, filepath.Join(fixtureHistories, "unguarded-identical-patch.json"))
 	require.EqualError(t, err, "1 of 2 histories could not be read (each is named above)")
 	assert.Contains(t, stderr, bad)
-	assert.Contains(t, out, "2 histories (1 guarded under defaults)")
+	assert.Contains(t, out, "2 histories (1 guarded under tool_call)")
 	assert.Contains(t, out, "1 histories could not be read")
 
 	for _, args := range [][]string{
@@ -149,7 +149,7 @@ func TestAnalyzeQuery(t *testing.T) {
 	out, stderr, err := runAnalyzeArgs(t, "--address", srv.FrontendHostPort(), "--namespace", srv.Namespace(),
 		"--query", query, "--rate", "50")
 	require.NoError(t, err, stderr)
-	assert.Contains(t, out, "3 histories (3 guarded under defaults), 24 calls")
+	assert.Contains(t, out, "3 histories (3 guarded under tool_call), 24 calls")
 	assert.Contains(t, out, "would halt")
 	assert.Contains(t, out, queue+"-")
 }
