@@ -333,7 +333,7 @@ func (c *core) signedFor(name string, data []byte) (Answer, error) {
 		return Answer{}, fmt.Errorf("signed for %q, sent as %s", truncate(string(a.Action), 32), name)
 	}
 	info := c.info.WorkflowExecution
-	if a.RunID != info.RunID || a.WorkflowID != info.ID && !c.anyWorkflowID {
+	if !c.thisRun(a.RunID) || a.WorkflowID != info.ID && !c.anyWorkflowID {
 		return Answer{}, fmt.Errorf("signed for another execution (workflow %q run %q), not workflow %q run %q",
 			truncate(a.WorkflowID, 200), truncate(a.RunID, 64), info.ID, info.RunID)
 	}
@@ -342,3 +342,16 @@ func (c *core) signedFor(name string, data []byte) (Answer, error) {
 
 // stamp is a workflow time as the refusals show it.
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+// thisRun reports whether runID names this execution: its run, or the run
+// its reset chain started from (workflow.Info.OriginalRunID). A reset run
+// replays its base run's events up to the reset point, the answers signed
+// for that run among them; refused there, they would make the reset run's
+// commands differ from the history it copied, and its workflow task would
+// fail for ever. Not version-gated: no history in which such an answer was
+// taken replayed before. Limit: an answer signed for a run between the
+// first and this one (a reset of a reset run, answered in between) is not
+// known as this execution's.
+func (c *core) thisRun(runID string) bool {
+	return runID == c.info.WorkflowExecution.RunID || runID != "" && runID == c.info.OriginalRunID
+}
