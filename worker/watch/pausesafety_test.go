@@ -29,7 +29,7 @@ func TestWatchPausesHarmNoRun(t *testing.T) {
 	if n <= 0 {
 		n = 4
 	}
-	ctx := testContext(t, 2*time.Minute+time.Duration(n)*2*time.Second)
+	ctx := testContext(t, 3*time.Minute+time.Duration(n)*5*time.Second)
 	ts := startServer(t, true)
 	ts.watcher(t, Options{})
 	ids := make([]string, n)

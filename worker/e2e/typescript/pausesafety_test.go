@@ -36,7 +36,7 @@ func TestWatchPausesHarmNoTypeScriptRun(t *testing.T) {
 	if n <= 0 {
 		n = 2
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute+time.Duration(n)*3*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute+time.Duration(n)*5*time.Second)
 	defer cancel()
 	srv, c := pauseServer(t)
 	const queue = "ts-harmless"
