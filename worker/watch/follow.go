@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"sync"
 	"time"
 
@@ -43,14 +42,15 @@ type follower struct {
 	acted   map[int]string // halt seq -> what the watcher did
 	lagSeen map[int]bool   // halts whose pause lag is recorded
 	// unstartedFailed are the workflow tasks a pause failed before they
-	// started; resetTo is the last workflow task completed before the
-	// first of them, where a reset of such a run goes.
+	// started; resetTo is the first of them, where a reset of such a
+	// run goes (it keeps every event before it).
 	// problems are the history's problems already logged.
-	problems          int
-	lastType          enumspb.EventType // of the last event read
-	unstartedFailed   []int64
-	resetTo           int64
-	lastTaskCompleted int64
+	problems        int
+	lastType        enumspb.EventType // of the last event read
+	unstartedFailed []int64
+	resetTo         int64
+	mender          mender // pausepoint.go
+	mended          string // the run a mend reset this one to
 }
 
 // run follows the run until it ends (true) or ctx is done (false).
@@ -116,6 +116,7 @@ func (f *follower) run(ctx context.Context) bool {
 		s := r.snapshot()
 		last = s.LastEventID
 		f.act(ctx, log, s)
+		f.mend(ctx, log, events)
 		if s.Closed {
 			return true
 		}
@@ -577,31 +578,26 @@ func (f *follower) taskWaitsToStart(ctx context.Context, log *zap.Logger) bool {
 
 // noteUnstartedTaskFailures reports each workflow task a pause failed
 // before it started (see taskWaitsToStart): a run of an sdk-core based
-// SDK stays stuck after its unpause until an operator resets it to the
-// last completed workflow task before it. The follower logs the reset
-// command and lists the event in Status.
+// SDK stays stuck after its unpause until it is reset to that failure
+// (the watcher mends its own pauses so: pausepoint.go). The follower logs
+// the reset command and lists the event in Status.
 func (f *follower) noteUnstartedTaskFailures(log *zap.Logger, events []*historypb.HistoryEvent) {
 	for _, e := range events {
-		f.mu.Lock()
-		if e.GetEventType() == enumspb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED {
-			f.lastTaskCompleted = e.GetEventId()
-		}
-		last := f.lastTaskCompleted
-		f.mu.Unlock()
 		if e.GetWorkflowTaskFailedEventAttributes().GetCause() != enumspb.WORKFLOW_TASK_FAILED_CAUSE_WORKFLOW_PAUSE_REQUESTED_BEFORE_TASK_STARTED {
 			continue
 		}
 		f.mu.Lock()
 		f.unstartedFailed = append(f.unstartedFailed, e.GetEventId())
 		if f.resetTo == 0 { // the first such failure is where the replay breaks
-			f.resetTo = last
+			// A reset to the failure itself keeps every event before it
+			// (pausepoint.go).
+			f.resetTo = e.GetEventId()
 		}
 		f.mu.Unlock()
 		f.w.opts.Metrics.Counter(MetricUnstartedTaskFailed).Inc(1)
 		log.Warn("watch: a pause failed a workflow task before it started; a TypeScript or Python run then fails every workflow task after the unpause until it is reset",
 			zap.Int64("eventId", e.GetEventId()),
-			zap.String("reset", "temporal workflow reset --workflow-id "+f.workflowID+" --run-id "+f.runID+
-				" --event-id "+strconv.FormatInt(last, 10)+" --reason 'pause before task start'"))
+			zap.String("reset", resetCommand(f.workflowID, f.runID, e.GetEventId())))
 	}
 }
 
@@ -613,7 +609,7 @@ func (f *follower) status() (ExecutionStatus, bool) {
 	es := ExecutionStatus{
 		WorkflowID: f.workflowID, RunID: f.runID, WorkflowType: s.WorkflowType,
 		Interceptor: s.GuardVersion, Paused: s.Paused, PausedBy: s.PauseRequestID,
-		UnstartedTaskFailed: slices.Clone(f.unstartedFailed), ResetTo: f.resetTo,
+		UnstartedTaskFailed: slices.Clone(f.unstartedFailed), ResetTo: f.resetTo, Mended: f.mended,
 	}
 	if s.GuardVersion > 0 {
 		return es, false

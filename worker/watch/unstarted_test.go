@@ -7,10 +7,8 @@ import (
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/workflowservice/v1"
-	"go.temporal.io/sdk/worker"
 
 	"github.com/loopguard/loopguard/activities"
-	"github.com/loopguard/loopguard/workflows"
 )
 
 // TestWatchWaitsForTheTaskToStart: a pause that finds a workflow task
@@ -23,14 +21,7 @@ func TestWatchWaitsForTheTaskToStart(t *testing.T) {
 	ctx := testContext(t, 2*time.Minute)
 	ts := startServer(t, true)
 	const queue = "lone"
-	start := func() worker.Worker {
-		w := worker.New(ts.c, queue, worker.Options{})
-		workflows.Register(w)
-		if err := w.Start(); err != nil {
-			t.Fatal(err)
-		}
-		return w
-	}
+	start := ts.starter(t, queue)
 	lone := start()
 	waits := ts.agent(t, ctx, "waits", queue, activities.ParallelStuck)
 	ts.agent(t, ctx, "wedged", queue, activities.ParallelStuck)
@@ -85,7 +76,7 @@ func TestWatchWaitsForTheTaskToStart(t *testing.T) {
 			report = e
 		}
 	}
-	if len(report.UnstartedTaskFailed) != 1 || report.ResetTo == 0 || report.ResetTo >= report.UnstartedTaskFailed[0] {
+	if len(report.UnstartedTaskFailed) != 1 || report.ResetTo == 0 || report.ResetTo != report.UnstartedTaskFailed[0] {
 		t.Errorf("the operator's pause failed a waiting task: status %+v", report)
 	}
 

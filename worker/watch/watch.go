@@ -266,15 +266,17 @@ type ExecutionStatus struct {
 	// failed before they started (cause
 	// WorkflowPauseRequestedBeforeTaskStarted). A run of the TypeScript
 	// SDK 1.24.0 fails every workflow task after such a pause is lifted,
-	// until it is reset to ResetTo, the last completed workflow task
-	// before it (docs/watch.md, "Limits"). The watcher avoids pausing
-	// while a task waits to start, but cannot rule it out.
+	// until it is reset to ResetTo, the first such failure: a reset there
+	// keeps every event before it (docs/watch.md, "When the watcher
+	// pauses"). The watcher avoids pausing while a task waits to start,
+	// and mends a run its own pause harmed anyway (Mended: the reset run).
 	UnstartedTaskFailed []int64 `json:"unstartedTaskFailed,omitempty"`
 	// Problems counts the events the judgement could not read (a
 	// payload a codec encoded, without Options.DataConverter): their
 	// results are not seen by the detectors. The first are logged.
-	Problems int   `json:"problems,omitempty"`
-	ResetTo  int64 `json:"resetTo,omitempty"`
+	Problems int    `json:"problems,omitempty"`
+	ResetTo  int64  `json:"resetTo,omitempty"`
+	Mended   string `json:"mended,omitempty"`
 	// Closed is set once the run closed; its halts stay listed.
 	Closed bool `json:"closed,omitempty"`
 }

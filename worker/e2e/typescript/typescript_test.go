@@ -202,17 +202,8 @@ func TestPauseBeforeWorkflowTaskStarted(t *testing.T) {
 	// has no such task (the calls after the reset point run again).
 	t.Run("typescript-midrun-reset", func(t *testing.T) {
 		const id = "pause-midrun-ts"
-		w1, err := typescript.Start(ctx, t, srv.FrontendHostPort(), srv.Namespace(), id)
-		require.NoError(t, err)
-		run := startLoop(ctx, t, c, id, id, enumspb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED, 4)
 		// No worker: the next workflow task waits, scheduled.
-		require.NoError(t, w1.Stop())
-		require.NoError(t, c.SignalWorkflow(ctx, id, "", "nudge", nil))
-		require.Eventually(t, func() bool {
-			d, err := c.DescribeWorkflowExecution(ctx, id, run.GetRunID())
-			require.NoError(t, err)
-			return d.GetPendingWorkflowTask().GetState() == enumspb.PENDING_WORKFLOW_TASK_STATE_SCHEDULED
-		}, time.Minute, 50*time.Millisecond)
+		run := loopWithWaitingTask(ctx, t, srv, c, id)
 		pause(ctx, t, c, srv.Namespace(), id, "", id+"-pause")
 		failed, resetTo := int64(0), int64(0)
 		for _, e := range export(ctx, t, c, id).GetEvents() {

@@ -36,16 +36,7 @@ func TestWatchPausesTypeScriptLoop(t *testing.T) {
 	w, err := typescript.StartWith(ctx, t, typescript.Options{HostPort: srv.FrontendHostPort(), Namespace: srv.Namespace(),
 		TaskQueue: queue, ModelLatency: 200 * time.Millisecond})
 	require.NoError(t, err)
-	watcher, err := watch.New(watch.Options{Client: c, Namespace: srv.Namespace(), Query: `TaskQueue="` + queue + `"`,
-		Guard: workflows.ParallelGuardOptions(), PollInterval: 200 * time.Millisecond})
-	require.NoError(t, err)
-	watchCtx, stopWatch := context.WithCancel(ctx)
-	watched := make(chan error, 1)
-	go func() { watched <- watcher.Run(watchCtx) }()
-	t.Cleanup(func() {
-		stopWatch()
-		<-watched
-	})
+	watcher := startWatcher(ctx, t, c, srv.Namespace(), queue)
 
 	start := func(id, scenario string) client.WorkflowRun {
 		run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: queue},
