@@ -232,10 +232,17 @@ func (r *runReader) guardState(e *historypb.HistoryEvent) interceptor.State {
 // escalated while a recorded halt holds a call, with no decision the
 // Judge was told of, is the halt handler's decision.
 func (r *runReader) published(i int, e *historypb.HistoryEvent) {
+	state := r.guardState(e)
+	if state != "" && r.decided {
+		r.decided = false
+		if state == interceptor.StateRunning || state == interceptor.StateEscalated {
+			return // the memo of the decision just read
+		}
+	}
 	if !r.judge.Blocked() {
 		return
 	}
-	switch r.guardState(e) {
+	switch state {
 	case interceptor.StateRunning:
 		r.handled(i, e, interceptor.ActionResume)
 	case interceptor.StateEscalated:
@@ -314,11 +321,19 @@ func (r *runReader) input(e *historypb.HistoryEvent, name string, args *commonpb
 			rec.Answers = append(rec.Answers, ans)
 		}
 	}
+	held := r.judge.Held()
 	if update {
 		r.judge.Update(name, p)
-		return
+	} else {
+		r.judge.Signal(name, p)
 	}
-	r.judge.Signal(name, p)
+	if held != 0 && r.judge.Held() != held {
+		// A decision ended the halt: the guard publishes it (running or
+		// escalated) before it meets the held call again, which may raise
+		// the next halt at once. That memo is this decision's, not a halt
+		// handler's on the next halt.
+		r.decided = true
+	}
 }
 
 // plain returns the single payload of a signal or update with the codecs

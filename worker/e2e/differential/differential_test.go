@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -82,7 +83,7 @@ func TestDifferential(t *testing.T) {
 				plan, _ := json.Marshal(p)
 				bad = append(bad, fmt.Sprintf("seed %d (%s): %s\nshape: %s", seed, cause(p), o.problem, plan))
 				causes[cause(p)]++
-				if *flagDump != "" {
+				if *flagDump != "" && os.MkdirAll(*flagDump, 0o755) == nil {
 					for i, h := range o.histories {
 						_ = testsuite.WriteHistoryFile(filepath.Join(*flagDump, fmt.Sprintf("seed-%d-%d.json", seed, i)), h)
 					}
