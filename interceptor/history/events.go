@@ -206,6 +206,29 @@ func (r *runReader) localActivity(a *historypb.MarkerRecordedEventAttributes, ty
 	}
 }
 
+// localType is the activity type of local activity marker e, a guarded
+// call (not the guard's loop.halted): false for any other event.
+func (r *runReader) localType(e *historypb.HistoryEvent) (string, bool) {
+	a := e.GetMarkerRecordedEventAttributes()
+	var data struct {
+		ActivityType     string
+		CoreActivityType string `json:"activity_type"`
+	}
+	switch a.GetMarkerName() {
+	case markerLocalActivity, markerCoreLocalActivity:
+	default:
+		return "", false
+	}
+	if r.dc.FromPayloads(a.GetDetails()["data"], &data) != nil {
+		return "", false
+	}
+	t := data.ActivityType
+	if a.GetMarkerName() == markerCoreLocalActivity {
+		t = data.CoreActivityType
+	}
+	return t, t != "" && t != raiseHaltedActivity
+}
+
 // raising reports whether marker e is the guard's loop.halted local
 // activity.
 func (r *runReader) raising(e *historypb.HistoryEvent) bool {
@@ -281,6 +304,12 @@ func (r *runReader) callNode(e *historypb.HistoryEvent) (string, bool) {
 	case enumspb.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED:
 		a := e.GetStartChildWorkflowExecutionInitiatedEventAttributes()
 		kind, typ, input = interceptor.KindChildWorkflow, a.GetWorkflowType().GetName(), a.GetInput()
+	case enumspb.EVENT_TYPE_MARKER_RECORDED:
+		t, ok := r.localType(e)
+		if !ok {
+			return "", false
+		}
+		return r.nodeName(interceptor.KindLocalActivity, t, nil), true
 	default:
 		return "", false
 	}
