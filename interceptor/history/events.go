@@ -256,10 +256,12 @@ func (r *runReader) guardState(e *historypb.HistoryEvent) interceptor.State {
 // Judge was told of, is the halt handler's decision.
 func (r *runReader) published(i int, e *historypb.HistoryEvent) {
 	state := r.guardState(e)
-	if state != "" && r.decided {
-		r.decided = false
-		if state == interceptor.StateRunning || state == interceptor.StateEscalated {
-			return // the memo of the decision just read
+	if decided := r.decided; state != "" && decided != 0 {
+		r.decided = 0
+		if (state == interceptor.StateRunning || state == interceptor.StateEscalated) && r.judge.Held() != decided {
+			// The memo of the decision read before on halt decided, not a
+			// halt handler's on the halt its held call raised since.
+			return
 		}
 	}
 	if !r.judge.Blocked() {
@@ -351,17 +353,17 @@ func (r *runReader) input(e *historypb.HistoryEvent, name string, args *commonpb
 		}
 	}
 	held := r.judge.Held()
+	var took bool
 	if update {
-		r.judge.Update(name, p)
+		took = r.judge.Update(name, p)
 	} else {
-		r.judge.Signal(name, p)
+		took = r.judge.Signal(name, p)
 	}
-	if held != 0 && r.judge.Held() != held {
-		// A decision ended the halt: the guard publishes it (running or
-		// escalated) before it meets the held call again, which may raise
-		// the next halt at once. That memo is this decision's, not a halt
-		// handler's on the next halt.
-		r.decided = true
+	if took && held != 0 {
+		// Input that may decide the halt in force: the guard publishes a
+		// decision (running or escalated) before it meets the held call
+		// again, which may raise the next halt at once, in the same task.
+		r.decided = held
 	}
 }
 

@@ -73,7 +73,7 @@ func (d *driver) drive(ctx context.Context) (string, error) {
 		select {
 		case <-ctx.Done():
 			return "", ctx.Err()
-		case <-time.After(15 * time.Millisecond):
+		case <-time.After(40 * time.Millisecond):
 		}
 	}
 }
