@@ -34,6 +34,7 @@ var (
 	flagSeeds    = flag.String("differential.seeds", "", "comma-separated seeds, instead of -differential.n and -differential.seed")
 	flagFeatures = flag.String("differential.features", "passing", "all, passing, or a comma list; -name takes one off")
 	flagParallel = flag.Int("differential.parallel", 8, "shapes running at once on the one server")
+	flagTimeout  = flag.Duration("differential.timeout", 2*time.Minute, "how long one shape may take, its reset run included")
 	flagDump     = flag.String("differential.dump", "", "write the histories of disagreeing shapes here")
 )
 
@@ -206,7 +207,7 @@ type outcome struct {
 
 // run runs p live, then compares.
 func run(w *workers, p differential.Plan) (o outcome) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), *flagTimeout)
 	defer cancel()
 	id := fmt.Sprintf("differential-%d", p.Seed)
 	first, err := w.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: w.queue(p),
@@ -240,6 +241,7 @@ func run(w *workers, p differential.Plan) (o outcome) {
 		return outcome{problem: err.Error(), histories: o.histories}
 	}
 	if _, err := d.drive(ctx); err != nil {
+		o.histories = append(o.histories, exportQuick(w.c, id, reset))
 		_ = w.c.TerminateWorkflow(context.Background(), id, "", "differential: "+err.Error())
 		return outcome{problem: "drive the reset run: " + err.Error(), histories: o.histories}
 	}
@@ -349,4 +351,13 @@ func verdictLine(call int, w *interceptor.Warning, h *interceptor.HaltEvent, dec
 		s += fmt.Sprintf(" -> %s by %q key %q guidance %q", dec.Action, dec.By, dec.KeyID, dec.Guidance)
 	}
 	return s
+}
+
+// exportQuick exports a run's history for the dump, after its shape's
+// time ran out.
+func exportQuick(c client.Client, id, run string) *historypb.History {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	h, _ := history.ExportHistory(ctx, c, id, run)
+	return h
 }

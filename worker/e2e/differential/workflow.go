@@ -129,7 +129,9 @@ func (w *interp) future(ctx workflow.Context, s Step, c Call) workflow.Future {
 		ctx = workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{StartToCloseTimeout: 10 * time.Second, RetryPolicy: noRetry})
 		return workflow.ExecuteLocalActivity(ctx, s.Node, c)
 	case KindChild:
-		ctx = workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{WorkflowID: workflow.GetInfo(ctx).WorkflowExecution.RunID + "-" + c.Tag})
+		// Named after the run's original id, which a reset keeps: the
+		// reset run replays the same start commands.
+		ctx = workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{WorkflowID: workflow.GetInfo(ctx).OriginalRunID + "-" + c.Tag})
 		return workflow.ExecuteChildWorkflow(ctx, s.Node, c)
 	default:
 		ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: 10 * time.Second, RetryPolicy: noRetry})
