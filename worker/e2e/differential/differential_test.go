@@ -29,7 +29,7 @@ import (
 )
 
 var (
-	flagN        = flag.Int("differential.n", 200, "shapes to run, from -differential.seed")
+	flagN        = flag.Int("differential.n", 40, "shapes to run, from -differential.seed")
 	flagSeed     = flag.Int64("differential.seed", 1, "first seed")
 	flagSeeds    = flag.String("differential.seeds", "", "comma-separated seeds, instead of -differential.n and -differential.seed")
 	flagFeatures = flag.String("differential.features", "passing", "all, passing, or a comma list; -name takes one off")
