@@ -122,6 +122,12 @@ func cause(p differential.Plan) string {
 			out = append(out, string(differential.ResetSigned))
 		}
 	}
+	if p.Warnings > 0 {
+		out = append(out, string(differential.Warn))
+	}
+	if p.ResetAt > 0 && !p.Keys {
+		out = append(out, string(differential.Reset))
+	}
 	var timers func(steps []differential.Step)
 	timers = func(steps []differential.Step) {
 		for _, s := range steps {
