@@ -34,7 +34,7 @@ var (
 	flagSeeds    = flag.String("differential.seeds", "", "comma-separated seeds, instead of -differential.n and -differential.seed")
 	flagFeatures = flag.String("differential.features", "passing", "all, passing, or a comma list; -name takes one off")
 	flagParallel = flag.Int("differential.parallel", 8, "shapes running at once on the one server")
-	flagTimeout  = flag.Duration("differential.timeout", 2*time.Minute, "how long one shape may take, its reset run included")
+	flagTimeout  = flag.Duration("differential.timeout", 3*time.Minute, "how long one shape may take, its reset run included")
 	flagDump     = flag.String("differential.dump", "", "write the histories of disagreeing shapes here")
 )
 
@@ -78,6 +78,9 @@ func TestDifferential(t *testing.T) {
 			mu.Lock()
 			defer mu.Unlock()
 			shapes++
+			if shapes%50 == 0 {
+				t.Logf("%d shapes in %s, %d disagreements", shapes, time.Since(start).Round(time.Second), len(bad))
+			}
 			verdicts += o.verdicts
 			fallbacks += o.fallbacks
 			if o.problem != "" {
@@ -230,8 +233,9 @@ func run(w *workers, p differential.Plan) (o outcome) {
 	wg.Wait()
 	defer func() { o.fallbacks = d.fallbacks }()
 	if err != nil {
+		h := exportQuick(w.c, id, "")
 		_ = w.c.TerminateWorkflow(context.Background(), id, "", "differential: "+err.Error())
-		return outcome{problem: "drive: " + err.Error()}
+		return outcome{problem: "drive: " + err.Error(), histories: []*historypb.History{h}}
 	}
 	chain, err := runChain(ctx, w.c, id, first.GetRunID(), last)
 	if err != nil {

@@ -211,7 +211,7 @@ func Generate(seed int64, features []Feature) Plan {
 		}
 		a.Back = rng.IntN(2) == 0
 		if has(Delay) && rng.IntN(2) == 0 {
-			a.Delay = time.Duration(200+rng.IntN(1300)) * time.Millisecond
+			a.Delay = time.Duration(100+rng.IntN(500)) * time.Millisecond
 		}
 		if !a.Escalate && rng.IntN(2) == 0 {
 			a.Guidance = fmt.Sprintf("try another way (%d)", rng.IntN(100))
