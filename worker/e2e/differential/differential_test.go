@@ -65,6 +65,7 @@ func TestDifferential(t *testing.T) {
 	var bad []string
 	causes := map[string]int{}
 	shapes, verdicts, fallbacks := 0, 0, 0
+	var unfinished []int64
 	sem := make(chan struct{}, max(*flagParallel, 1))
 	var wg sync.WaitGroup
 	start := time.Now()
@@ -83,7 +84,9 @@ func TestDifferential(t *testing.T) {
 			}
 			verdicts += o.verdicts
 			fallbacks += o.fallbacks
-			if o.problem != "" {
+			if o.unfinished {
+				unfinished = append(unfinished, seed)
+			} else if o.problem != "" {
 				plan, _ := json.Marshal(p)
 				bad = append(bad, fmt.Sprintf("seed %d (%s): %s\nshape: %s", seed, cause(p), o.problem, plan))
 				causes[cause(p)]++
@@ -96,8 +99,11 @@ func TestDifferential(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	t.Logf("%d shapes (features %v), %d verdicts compared, %d answers sent again after a refusal, %d disagreements in %s",
-		shapes, features, verdicts, fallbacks, len(bad), time.Since(start).Round(time.Second))
+	t.Logf("%d shapes (features %v), %d verdicts compared, %d answers sent again after a refusal, %d disagreements in %s; %d unfinished in -differential.timeout (not judged): %v",
+		shapes, features, verdicts, fallbacks, len(bad), time.Since(start).Round(time.Second), len(unfinished), unfinished)
+	if len(unfinished) == shapes {
+		t.Error("no shape finished in -differential.timeout")
+	}
 	if len(bad) > 0 {
 		t.Logf("disagreements by the known causes the shapes held: %v", causes)
 		sort.Strings(bad)
@@ -208,10 +214,13 @@ func (w *workers) queue(p differential.Plan) string {
 
 // outcome is what one shape gave.
 type outcome struct {
-	problem   string
-	verdicts  int
-	fallbacks int
-	histories []*historypb.History
+	problem string
+	// unfinished: the shape ran out of -differential.timeout while it
+	// still made progress (a long shape on a loaded machine); not judged.
+	unfinished bool
+	verdicts   int
+	fallbacks  int
+	histories  []*historypb.History
 }
 
 // run runs p live, then compares.
@@ -235,7 +244,7 @@ func run(w *workers, p differential.Plan) (o outcome) {
 	if err != nil {
 		h := exportQuick(w.c, id, "")
 		_ = w.c.TerminateWorkflow(context.Background(), id, "", "differential: "+err.Error())
-		return outcome{problem: "drive: " + err.Error(), histories: []*historypb.History{h}}
+		return outcome{problem: "drive: " + err.Error(), histories: []*historypb.History{h}, unfinished: ctx.Err() != nil}
 	}
 	chain, err := runChain(ctx, w.c, id, first.GetRunID(), last)
 	if err != nil {
@@ -253,7 +262,7 @@ func run(w *workers, p differential.Plan) (o outcome) {
 	if _, err := d.drive(ctx); err != nil {
 		o.histories = append(o.histories, exportQuick(w.c, id, reset))
 		_ = w.c.TerminateWorkflow(context.Background(), id, "", "differential: "+err.Error())
-		return outcome{problem: "drive the reset run: " + err.Error(), histories: o.histories}
+		return outcome{problem: "drive the reset run: " + err.Error(), histories: o.histories, unfinished: ctx.Err() != nil}
 	}
 	h, err := history.ExportHistory(ctx, w.c, id, reset)
 	if err != nil {
