@@ -248,6 +248,11 @@ func (r *runReader) heldCall(i, seq int) (k int, decided bool) {
 				if candidate > 0 {
 					return candidate, true
 				}
+				if r.guardState(e) == interceptor.StateEscalated {
+					// An escalation refuses the held call (LoopEscalated):
+					// it is in no event, and the next call is another.
+					return 0, true
+				}
 				ended = true
 			}
 		case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED, enumspb.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED:
@@ -260,6 +265,9 @@ func (r *runReader) heldCall(i, seq int) (k int, decided bool) {
 		case enumspb.EVENT_TYPE_MARKER_RECORDED:
 			if candidate > 0 && r.raising(e) {
 				return candidate, true // the next halt
+			}
+			if _, local := r.localType(e); ended && local {
+				return k, true // a held local activity: its marker is the call
 			}
 		}
 	}

@@ -207,6 +207,29 @@ func (r *runReader) localActivity(a *historypb.MarkerRecordedEventAttributes, ty
 	}
 }
 
+// localType is the activity type of local activity marker e, a guarded
+// call (not the guard's loop.halted): false for any other event.
+func (r *runReader) localType(e *historypb.HistoryEvent) (string, bool) {
+	a := e.GetMarkerRecordedEventAttributes()
+	var data struct {
+		ActivityType     string
+		CoreActivityType string `json:"activity_type"`
+	}
+	switch a.GetMarkerName() {
+	case markerLocalActivity, markerCoreLocalActivity:
+	default:
+		return "", false
+	}
+	if r.dc.FromPayloads(a.GetDetails()["data"], &data) != nil {
+		return "", false
+	}
+	t := data.ActivityType
+	if a.GetMarkerName() == markerCoreLocalActivity {
+		t = data.CoreActivityType
+	}
+	return t, t != "" && t != raiseHaltedActivity
+}
+
 // raising reports whether marker e is the guard's loop.halted local
 // activity.
 func (r *runReader) raising(e *historypb.HistoryEvent) bool {
@@ -233,10 +256,19 @@ func (r *runReader) guardState(e *historypb.HistoryEvent) interceptor.State {
 // escalated while a recorded halt holds a call, with no decision the
 // Judge was told of, is the halt handler's decision.
 func (r *runReader) published(i int, e *historypb.HistoryEvent) {
+	state := r.guardState(e)
+	if decided := r.decided; state != "" && decided != 0 {
+		r.decided = 0
+		if (state == interceptor.StateRunning || state == interceptor.StateEscalated) && r.judge.Held() != decided {
+			// The memo of the decision read before on halt decided, not a
+			// halt handler's on the halt its held call raised since.
+			return
+		}
+	}
 	if !r.judge.Blocked() {
 		return
 	}
-	switch r.guardState(e) {
+	switch state {
 	case interceptor.StateRunning:
 		r.handled(i, e, interceptor.ActionResume)
 	case interceptor.StateEscalated:
@@ -275,6 +307,12 @@ func (r *runReader) callNode(e *historypb.HistoryEvent) (string, bool) {
 	case enumspb.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED:
 		a := e.GetStartChildWorkflowExecutionInitiatedEventAttributes()
 		kind, typ, input = interceptor.KindChildWorkflow, a.GetWorkflowType().GetName(), a.GetInput()
+	case enumspb.EVENT_TYPE_MARKER_RECORDED:
+		t, ok := r.localType(e)
+		if !ok {
+			return "", false
+		}
+		return r.nodeName(interceptor.KindLocalActivity, t, nil), true
 	default:
 		return "", false
 	}
@@ -316,11 +354,19 @@ func (r *runReader) input(e *historypb.HistoryEvent, name string, args *commonpb
 			rec.Answers = append(rec.Answers, ans)
 		}
 	}
+	held := r.judge.Held()
+	var took bool
 	if update {
-		r.judge.Update(name, p)
-		return
+		took = r.judge.Update(name, p)
+	} else {
+		took = r.judge.Signal(name, p)
 	}
-	r.judge.Signal(name, p)
+	if took && held != 0 {
+		// Input that may decide the halt in force: the guard publishes a
+		// decision (running or escalated) before it meets the held call
+		// again, which may raise the next halt at once, in the same task.
+		r.decided = held
+	}
 }
 
 // plain returns the single payload of a signal or update with the codecs

@@ -61,6 +61,10 @@ type runReader struct {
 	// held is the scheduling event of the call the last recorded halt
 	// held (0: none found).
 	held int64
+	// decided is the halt in force when the guard took a signal or update
+	// (0: none since the guard's last memo): the next memo may publish its
+	// decision.
+	decided int
 	// pauseTimers are the started events of the guard's pause timers.
 	pauseTimers map[int64]bool
 	// last is the last event judged (its id).

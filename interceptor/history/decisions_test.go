@@ -1,0 +1,77 @@
+package history_test
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/loopguard/loopguard/interceptor/history"
+)
+
+// TestAsRecordedDecisionsOfDifferentialShapes: histories of the
+// differential test (worker/e2e/differential) where the analysis as
+// recorded gave a halt's decision to the halt handler or judged it at
+// another call, while the live guard took a human's: each halt is judged
+// at the call the guard halted, with the human's decision.
+func TestAsRecordedDecisionsOfDifferentialShapes(t *testing.T) {
+	tests := []struct {
+		name  string
+		files []string // one chain, in order
+		want  []string
+	}{
+		{
+			// A resume by update ends halt 2; its held call raises halt 3
+			// in the same task, and the guard's running memo comes first.
+			name:  "seed 7: a second halt at the held call, resumed by update",
+			files: []string{"seed-7-0.json", "seed-7-1.json"},
+			want:  []string{"24 #1 resume by differential-driver", "30 #2 resume by differential-driver", "30 #3 resume by differential-driver"},
+		},
+		{
+			// The resume signal is taken in the next task, which raises
+			// halt 2 before the memo of the resume.
+			name:  "seed 104: a second halt at the held call, resumed by signal",
+			files: []string{"seed-104-0.json"},
+			want: []string{"28 #1 resume by differential-driver guidance \"try another way (36)\"",
+				"28 #2 resume by differential-driver guidance \"try another way (75)\""},
+		},
+		{
+			// The escalated child call is refused, never scheduled; the
+			// next call is another node's.
+			name:  "seed 2: an escalated node budget",
+			files: []string{"seed-2-0.json", "seed-2-1.json", "seed-2-2.json"},
+			want:  []string{"26 #1 resume by differential-driver", "28 #2 escalate by differential-driver"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a, err := history.NewAnalyzer(history.Options{AsRecorded: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, f := range tt.files {
+				ex := a.File(filepath.Join("testdata", "differential", f))
+				if ex.Err != nil || len(ex.Problems) > 0 {
+					t.Fatalf("%s: %v %v", f, ex.Err, ex.Problems)
+				}
+				for _, v := range ex.Verdicts {
+					if v.Halt == nil {
+						continue
+					}
+					line := fmt.Sprintf("%d #%d", v.Call, v.Halt.Seq)
+					if d := v.Decision; d != nil {
+						line += fmt.Sprintf(" %s by %s", d.Action, d.By)
+						if d.Guidance != "" {
+							line += fmt.Sprintf(" guidance %q", d.Guidance)
+						}
+					}
+					got = append(got, line)
+				}
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("halts:\n got %q\nwant %q", got, tt.want)
+			}
+		})
+	}
+}
