@@ -54,10 +54,6 @@ var All = []Feature{Local, Child, Parallel, Fail, Timer, TimerUnwritten, TimerOp
 // Known are the features whose shapes disagree for a defect not fixed
 // yet, and why: left out of the suite in go test until the fix is merged.
 var Known = map[Feature]string{
-	SignedSignal:   "issue 36 (1): a signed answer sent as a signal is judged on the previous task's clock (the lead)",
-	TimerUnwritten: "issue 36 (4): the guard notes timers the SDK never writes (helper 'timers')",
-	TimerOptions:   "issue 36 (4): the guard misses NewTimerWithOptions and AwaitWithOptions (helper 'timers')",
-	ResetSigned:    "issue 36 (3): the analysis names a reset run by its base run (helper 'names')",
 	// Found by this test, not triaged yet (between the live reading and
 	// the Judge): see docs/testing.md.
 	Warn:      "open: a warning the analysis gives at a call a halt met, or on a local activity, that the live guard's notices do not show (seeds 100, 101, 140)",
