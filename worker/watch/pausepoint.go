@@ -14,10 +14,6 @@ import (
 	"github.com/loopguard/loopguard/interceptor/history"
 )
 
-// MetricPauseMended counts the runs the watcher reset because its own
-// pause failed a workflow task before the task started.
-const MetricPauseMended = "loopguard_watch_pause_mended"
-
 // mendReason starts the reason of a mending reset; the history keeps it in
 // the reset run's WorkflowTaskFailed (cause ResetWorkflow), which is how a
 // follower counts the mends of a run, across restarts.

@@ -33,6 +33,9 @@ const (
 	// MetricUnstartedTaskFailed counts the workflow tasks a pause failed
 	// before they started (see ExecutionStatus.UnstartedTaskFailed).
 	MetricUnstartedTaskFailed = "loopguard_watch_unstarted_task_failed"
+	// MetricPauseMended counts the runs the watcher reset because its own
+	// pause failed a workflow task before the task started (pausepoint.go).
+	MetricPauseMended = "loopguard_watch_pause_mended"
 )
 
 // ActionEscaped is the action of a halt whose run closed before its pause
