@@ -221,7 +221,9 @@ type Status struct {
 	// their history).
 	Followed    int `json:"followed"`
 	Interceptor int `json:"interceptor"`
-	// Warnings, Halts and Pauses count what this process saw and did.
+	// Warnings, Halts and Pauses count what this process saw and did. A
+	// warning an earlier process signalled, or one before a halt a
+	// watcher's pause answered, is not counted again.
 	Warnings int `json:"warnings"`
 	// A halt is counted by the first process that reads it before a
 	// watcher's pause answered it: across a restart, once. Escaped counts
