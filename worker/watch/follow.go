@@ -308,7 +308,8 @@ func (f *follower) act(ctx context.Context, log *zap.Logger, s snapshot) {
 		return
 	}
 	warnings, halts := 0, 0
-	answered := map[int]bool{} // halts a pause already answered when first seen
+	counted := countedBefore(s) // warnings up to this call an earlier process counted
+	answered := map[int]bool{}  // halts a pause already answered when first seen
 	for _, h := range s.Halts {
 		if h.Answered && (&history.Pause{RequestID: h.PausedBy}).ByWatcher() {
 			answered[h.Verdict.Halt.Seq] = true
@@ -317,11 +318,16 @@ func (f *follower) act(ctx context.Context, log *zap.Logger, s snapshot) {
 	for _, v := range newVerdicts {
 		switch {
 		case v.Warning != nil:
-			warnings++
-			log.Warn("watch: loop warning", zap.Int("call", v.Call), zap.String("detector", string(v.Warning.Detector)),
-				zap.String("node", v.Warning.Node), zap.String("message", v.Warning.Message))
-			w.opts.Metrics.WithTags(map[string]string{"detector": string(v.Warning.Detector)}).Counter(MetricWarnings).Inc(1)
-			if w.opts.SignalWarnings && !s.Closed {
+			if v.Call <= counted {
+				// An earlier process counted it (a restart).
+				log.Debug("watch: loop warning counted before this process read it", zap.Int("call", v.Call))
+			} else {
+				warnings++
+				log.Warn("watch: loop warning", zap.Int("call", v.Call), zap.String("detector", string(v.Warning.Detector)),
+					zap.String("node", v.Warning.Node), zap.String("message", v.Warning.Message))
+				w.opts.Metrics.WithTags(map[string]string{"detector": string(v.Warning.Detector)}).Counter(MetricWarnings).Inc(1)
+			}
+			if w.opts.SignalWarnings && !s.Closed && v.Call > s.Signalled {
 				// The request id tells the reader it is the watcher's own
 				// output, not outside input.
 				f.signal(ctx, log, WarningSignal, history.WarningRequestID(f.runID, v.Call), v.Warning)

@@ -64,7 +64,11 @@ type snapshot struct {
 	Verdicts     []interceptor.Verdict
 	VerdictsSeen int
 	WarningsSeen int
-	Halts        []halt
+	// Signalled is the newest call whose warning a watcher signalled
+	// (its loop.warning is in the history): the process that sent it
+	// counted it.
+	Signalled int
+	Halts     []halt
 	// Pending is the seq of the newest halt no pause answered, when the
 	// run is neither closed nor paused (0: none).
 	Pending int
@@ -108,6 +112,7 @@ type reader struct {
 	// lastPause the id of the last Paused or Unpaused event read.
 	asked     map[string]bool
 	lastPause int64
+	signalled int // the newest call with a watcher's loop.warning read
 	last      int64
 	handed    int // the run's verdicts handed over so far
 	snap      snapshot
@@ -146,6 +151,11 @@ func (r *reader) add(events ...*historypb.HistoryEvent) {
 			r.lastPause = e.GetEventId()
 		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_UNPAUSED:
 			r.lastPause = e.GetEventId()
+		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED:
+			a := e.GetWorkflowExecutionSignaledEventAttributes()
+			if call, ok := signalledWarning(a.GetSignalName(), a.GetRequestId()); ok {
+				r.signalled = max(r.signalled, call)
+			}
 		}
 		r.last = e.GetEventId()
 	}
@@ -171,7 +181,7 @@ func (r *reader) judged(err error) {
 		WorkflowType: ex.WorkflowType, WorkflowID: ex.WorkflowID, RunID: ex.RunID,
 		GuardVersion: ex.Recorded.Version, Guarded: ex.Guarded,
 		Verdicts: r.fresh(ex), VerdictsSeen: ex.VerdictsSeen, WarningsSeen: ex.WarningsSeen,
-		Problems: ex.Problems, Err: err,
+		Signalled: r.signalled, Problems: ex.Problems, Err: err,
 		Closed: ex.Closed, LastEventID: r.last,
 	}
 	if p := ex.Paused(); p != nil {

@@ -81,6 +81,11 @@ func TestWatchRestartAndTwoWatchers(t *testing.T) {
 		}
 	}
 	stC := c.Status()
+	// Warnings too: those up to the halt the first pause answered were
+	// counted by the watcher that paused it, the others after the restart.
+	if stA.Warnings == 0 || stA.Warnings+stC.Warnings != s.WarningsSeen {
+		t.Errorf("warnings: %d before the restart and %d after it, want %d in all, some before", stA.Warnings, stC.Warnings, s.WarningsSeen)
+	}
 	if stC.Halts != fresh || len(stC.Executions) != 1 {
 		t.Fatalf("the restarted watcher counts %d halts, want %d (those after the first pause); status %+v", stC.Halts, fresh, stC)
 	}

@@ -63,7 +63,7 @@ type Watcher struct {
 	mu       sync.Mutex
 	followed map[string]*follower // by run id
 	ended    map[string]bool      // runs followed to their end, still listed
-	closed   []ExecutionStatus    // runs followed to their close with a halt, oldest first
+	closed   []closedRun          // runs followed to their close with a halt, oldest first
 	refusal  *Refusal
 	warnings int
 	halts    int
@@ -208,7 +208,7 @@ func (w *Watcher) start(ctx context.Context, wg *sync.WaitGroup, ex *commonpb.Wo
 			if len(w.closed) == maxClosedListed {
 				w.closed = slices.Delete(w.closed, 0, 1)
 			}
-			w.closed = append(w.closed, es)
+			w.closed = append(w.closed, closedLine(es))
 		}
 		w.opts.Metrics.Gauge(MetricFollowed).Update(float64(len(w.followed)))
 		w.mu.Unlock()
@@ -224,7 +224,9 @@ type Status struct {
 	// their history).
 	Followed    int `json:"followed"`
 	Interceptor int `json:"interceptor"`
-	// Warnings, Halts and Pauses count what this process saw and did.
+	// Warnings, Halts and Pauses count what this process saw and did. A
+	// warning an earlier process signalled, or one before a halt a
+	// watcher's pause answered, is not counted again.
 	Warnings int `json:"warnings"`
 	// A halt is counted by the first process that reads it before a
 	// watcher's pause answered it: across a restart, once. Escaped counts
@@ -315,7 +317,9 @@ func (w *Watcher) Status() Status {
 	s := Status{
 		Namespace: w.opts.Namespace, Query: w.Query(), Followed: len(w.followed),
 		Warnings: w.warnings, Halts: w.halts, Pauses: w.pauses, Escaped: w.escaped, Refusal: w.refusal,
-		Executions: slices.Clone(w.closed),
+	}
+	for i := range w.closed {
+		s.Executions = append(s.Executions, w.closed[i].status())
 	}
 	for _, f := range w.followed {
 		es, ok := f.status()
