@@ -61,15 +61,13 @@ func (c *core) holdsForTask(name string, p *commonpb.Payload) bool {
 // deliver takes the answers held for this task at its workflow time now,
 // in the order they came. refused, if not nil, hears each one refused.
 func (c *core) deliver(now time.Time, refused func(name string, p *commonpb.Payload, err error)) {
-	for len(c.held) > 0 {
-		a := c.held[0]
-		c.held[0] = heldAnswer{}
-		c.held = c.held[1:]
+	held := c.held
+	c.held = nil // takeNow holds nothing: no answer is added meanwhile
+	for _, a := range held {
 		if err := c.takeNow(a.name, a.p, now); err != nil && refused != nil {
 			refused(a.name, a.p, err)
 		}
 	}
-	c.held = nil
 }
 
 // deliver takes the answers held for this task at the workflow's time, as

@@ -11,10 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
 	sdkpb "go.temporal.io/api/sdk/v1"
-	"go.temporal.io/api/workflowservice/v1"
 
 	"github.com/loopguard/loopguard/interceptor"
 	"github.com/loopguard/loopguard/interceptor/history"
@@ -176,16 +174,7 @@ func TestResetRunAnsweredSigned(t *testing.T) {
 			break
 		}
 	}
-	reset, err := s.c.ResetWorkflowExecution(ctx, &workflowservice.ResetWorkflowExecutionRequest{
-		Namespace:                 s.srv.Namespace(),
-		WorkflowExecution:         &commonpb.WorkflowExecution{WorkflowId: "agent-reset", RunId: base},
-		Reason:                    "test: the loop again from the start",
-		WorkflowTaskFinishEventId: firstTask,
-		RequestId:                 "agent-reset-reset",
-	})
-	require.NoError(t, err)
-	runID := reset.GetRunId()
-	require.NotEqual(t, base, runID)
+	runID := s.reset(t, ctx, "agent-reset", base, firstTask, "test: the loop again from the start")
 	s.waitFor(t, ctx, "agent-reset", halted(1)) // the latest run: the reset one
 	out, err := s.answer(ctx, "alice", "--workflow-id", "agent-reset", "--run-id", runID, "resume", "--guidance", "check the API version")
 	require.NoError(t, err)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -53,15 +54,7 @@ func TestResetKeepsSignedAnswers(t *testing.T) {
 	}
 	require.Greater(t, answered, int64(0))
 	require.Greater(t, point, answered, "the reset point comes after the answer")
-	reset, err := s.c.ResetWorkflowExecution(ctx, &workflowservice.ResetWorkflowExecutionRequest{
-		Namespace:                 s.srv.Namespace(),
-		WorkflowExecution:         &commonpb.WorkflowExecution{WorkflowId: "agent-reset-late", RunId: base},
-		Reason:                    "test: after the answer",
-		WorkflowTaskFinishEventId: point,
-		RequestId:                 "agent-reset-late-reset",
-	})
-	require.NoError(t, err)
-	runID := reset.GetRunId()
+	runID := s.reset(t, ctx, "agent-reset-late", base, point, "test: after the answer")
 
 	st := s.waitFor(t, ctx, "agent-reset-late", func(st interceptor.Status) bool { return st.Halt != nil && st.Halt.RunID == runID })
 	assert.Equal(t, interceptor.StateHalted, st.State)
@@ -93,4 +86,20 @@ func TestResetKeepsSignedAnswers(t *testing.T) {
 	assert.Equal(t, "alice", got[0].KeyID)
 	assert.Equal(t, interceptor.ActionEscalate, got[1].Action)
 	assert.Equal(t, "after the reset", got[1].Reason)
+}
+
+// reset resets run of workflow id to the workflow task that ended at
+// event point, and returns the new run's id.
+func (s *signedServer) reset(t *testing.T, ctx context.Context, id, run string, point int64, reason string) string {
+	t.Helper()
+	r, err := s.c.ResetWorkflowExecution(ctx, &workflowservice.ResetWorkflowExecutionRequest{
+		Namespace:                 s.srv.Namespace(),
+		WorkflowExecution:         &commonpb.WorkflowExecution{WorkflowId: id, RunId: run},
+		Reason:                    reason,
+		WorkflowTaskFinishEventId: point,
+		RequestId:                 id + "-reset",
+	})
+	require.NoError(t, err)
+	require.NotEqual(t, run, r.GetRunId())
+	return r.GetRunId()
 }
