@@ -127,8 +127,9 @@ func TestRenamedNamesAnswerAsPrinted(t *testing.T) {
 	require.NoError(t, run(ctx, append(base, "resume"), &out, &errOut), errOut.String())
 	assert.Contains(t, out.String(), "resume taken: halt 2")
 
-	// TODO(clock fix): this signal is sent at once; once a signed signal
-	// is judged at its own task's time, answer a halt an hour old too.
+	// The printed command with --signal added (signals under renamed
+	// names judged at their own task's time, a halt already seconds old:
+	// TestSignedSignalJudgedAtItsTask/renamed).
 	s.waitFor(t, ctx, "agent-renamed", halted(3))
 	resume, _ = s.printedCommands(t, ctx, "agent-renamed")
 	out.Reset()

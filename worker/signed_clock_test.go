@@ -26,13 +26,31 @@ import (
 // was older than the window's start: `worker answer` opens it a minute
 // back). The same answer by update, and `worker answer --signal`, lift
 // the next halts; the analysis of the history, as recorded, takes the
-// same answers from the same keys at the same halts.
+// same answers from the same keys at the same halts. Under the default
+// names and under renamed ones (docs/guarantees.md), each answer sent
+// under the names loop.status reports.
 func TestSignedSignalJudgedAtItsTask(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a server")
 	}
+	for _, n := range protocolNames {
+		t.Run(n.name, func(t *testing.T) { signedSignalJudgedAtItsTask(t, n.edit) })
+	}
+}
+
+// protocolNames are the protocol's names the answer paths are tried
+// under: the defaults, and those an agent that uses "resume" itself sets.
+var protocolNames = []struct {
+	name string
+	edit func(*interceptor.Options)
+}{
+	{"default names", func(*interceptor.Options) {}},
+	{"renamed", renamedProtocol},
+}
+
+func signedSignalJudgedAtItsTask(t *testing.T, names func(*interceptor.Options)) {
 	ctx := testContext(t, 3*time.Minute)
-	s := startSigned(t, ctx)
+	s := startSignedWith(t, ctx, names)
 	runID := s.start(t, ctx, "clock-a", "ThinkingAgent")
 	_, alice, err := readPrivateKey(filepath.Join(s.dir, "alice.key"))
 	require.NoError(t, err)
@@ -54,7 +72,8 @@ func TestSignedSignalJudgedAtItsTask(t *testing.T) {
 	}
 
 	settled(1)
-	require.NoError(t, s.c.SignalWorkflow(ctx, "clock-a", runID, "resume", signedNow(1, interceptor.ActionResume, "by signal")))
+	as := s.status(t, ctx, "clock-a").Names
+	require.NoError(t, s.c.SignalWorkflow(ctx, "clock-a", runID, as.For(interceptor.ActionResume, true), signedNow(1, interceptor.ActionResume, "by signal")))
 	st := s.waitFor(t, ctx, "clock-a", func(st interceptor.Status) bool {
 		return st.LastDecision != nil && st.LastDecision.HaltSeq == 1 || len(st.Refused) > 0
 	})
@@ -62,13 +81,13 @@ func TestSignedSignalJudgedAtItsTask(t *testing.T) {
 	assert.Equal(t, "alice", st.LastDecision.KeyID)
 
 	settled(2)
-	h, err := s.c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: "clock-a", RunID: runID, UpdateName: "resume",
+	h, err := s.c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: "clock-a", RunID: runID, UpdateName: as.For(interceptor.ActionResume, false),
 		Args: []any{signedNow(2, interceptor.ActionResume, "by update")}, WaitForStage: client.WorkflowUpdateStageCompleted})
 	require.NoError(t, err)
 	require.NoError(t, h.Get(ctx, nil), "the same answer by update")
 
 	settled(3)
-	out, err := s.answer(ctx, "alice", "--workflow-id", "clock-a", "--signal", "escalate", "--reason", "enough")
+	out, err := s.answer(ctx, "alice", "--workflow-id", "clock-a", "--status-query", s.statusQuery(), "--signal", "escalate", "--reason", "enough")
 	require.NoError(t, err, out)
 	var res string
 	require.NoError(t, s.c.GetWorkflow(ctx, "clock-a", "").Get(ctx, &res))
@@ -125,13 +144,20 @@ func patientAgent(ctx workflow.Context) (string, error) {
 // (what `worker answer halt` sends), valid from when it is sent to a
 // workflow that has stood still for over a second, stops its next call;
 // then `worker answer --dry-run escalate`, pasted as a signal as an
-// operator pastes it into the Web UI, ends that halt.
+// operator pastes it into the Web UI, ends that halt. Under the default
+// names and renamed ones.
 func TestSignedStopAndDryRunJudgedAtTheirTask(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a server")
 	}
+	for _, n := range protocolNames {
+		t.Run(n.name, func(t *testing.T) { signedStopAndDryRunJudgedAtTheirTask(t, n.edit) })
+	}
+}
+
+func signedStopAndDryRunJudgedAtTheirTask(t *testing.T, names func(*interceptor.Options)) {
 	ctx := testContext(t, 3*time.Minute)
-	s := startSigned(t, ctx)
+	s := startSignedWith(t, ctx, names)
 	runID := s.start(t, ctx, "clock-b", "PatientAgent")
 	_, alice, err := readPrivateKey(filepath.Join(s.dir, "alice.key"))
 	require.NoError(t, err)
@@ -143,16 +169,17 @@ func TestSignedStopAndDryRunJudgedAtTheirTask(t *testing.T) {
 		Action: interceptor.ActionHalt, By: "alice", KeyID: "alice", Reason: "look at it first",
 		NotBefore: now.Add(-100 * time.Millisecond), NotAfter: now.Add(5 * time.Minute)}, alice)
 	require.NoError(t, err)
-	require.NoError(t, s.c.SignalWorkflow(ctx, "clock-b", runID, "halt", stop))
+	as := s.status(t, ctx, "clock-b").Names
+	require.NoError(t, s.c.SignalWorkflow(ctx, "clock-b", runID, as.HaltSignal, stop))
 	st := s.waitFor(t, ctx, "clock-b", func(st interceptor.Status) bool { return st.Stopping || len(st.Refused) > 0 })
 	require.Empty(t, st.Refused, "a signed halt, valid from when it was sent")
 	require.NoError(t, s.c.SignalWorkflow(ctx, "clock-b", runID, "go", nil))
 	st = s.waitFor(t, ctx, "clock-b", halted(1))
 	assert.Equal(t, "user_stop", string(st.Halt.HaltReason))
 
-	out, err := s.answer(ctx, "alice", "--workflow-id", "clock-b", "--dry-run", "escalate", "--reason", "pasted")
+	out, err := s.answer(ctx, "alice", "--workflow-id", "clock-b", "--status-query", s.statusQuery(), "--dry-run", "escalate", "--reason", "pasted")
 	require.NoError(t, err, out)
-	require.NoError(t, s.c.SignalWorkflow(ctx, "clock-b", runID, "escalate", signedPayload(t, out)))
+	require.NoError(t, s.c.SignalWorkflow(ctx, "clock-b", runID, as.For(interceptor.ActionEscalate, true), signedPayload(t, out)))
 	var res string
 	require.NoError(t, s.c.GetWorkflow(ctx, "clock-b", "").Get(ctx, &res))
 	assert.Equal(t, "escalated", res)

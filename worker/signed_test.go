@@ -184,7 +184,7 @@ func (s *signedServer) start(t *testing.T, ctx context.Context, id, wf string) s
 
 func (s *signedServer) status(t *testing.T, ctx context.Context, id string) interceptor.Status {
 	t.Helper()
-	v, err := s.c.QueryWorkflow(ctx, id, "", cmp.Or(s.opts.StatusQuery, interceptor.DefaultStatusQuery))
+	v, err := s.c.QueryWorkflow(ctx, id, "", s.statusQuery())
 	require.NoError(t, err)
 	var st interceptor.Status
 	require.NoError(t, v.Get(&st))
@@ -192,6 +192,11 @@ func (s *signedServer) status(t *testing.T, ctx context.Context, id string) inte
 }
 
 // waitFor polls the status of id until ok holds.
+// statusQuery is the status query's name the server's guard answers.
+func (s *signedServer) statusQuery() string {
+	return cmp.Or(s.opts.StatusQuery, interceptor.DefaultStatusQuery)
+}
+
 func (s *signedServer) waitFor(t *testing.T, ctx context.Context, id string, ok func(interceptor.Status) bool) interceptor.Status {
 	t.Helper()
 	for {
