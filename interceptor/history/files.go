@@ -20,7 +20,6 @@ import (
 
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
-	"go.temporal.io/api/temporalproto"
 	"go.temporal.io/sdk/client"
 )
 
@@ -206,9 +205,10 @@ func DecodeHistory(data []byte) (*historypb.History, error) {
 	case text[0] != '{':
 		return nil, fmt.Errorf("%s not JSON: it begins %q; a history is one JSON object, {\"events\": [...]}", what, head(text, 16))
 	}
-	// As client.HistoryFromJSON decodes, without its copy of the bytes.
+	// As client.HistoryFromJSON decodes, without its copy of the bytes,
+	// long payloads decoded apart (liftdata.go).
 	h := &historypb.History{}
-	if err := (temporalproto.CustomJSONUnmarshalOptions{DiscardUnknown: true}).Unmarshal(data, h); err != nil {
+	if err := unmarshalHistory(data, h); err != nil {
 		var syntax *json.SyntaxError
 		switch jerr := json.Unmarshal(text, new(json.RawMessage)); {
 		case errors.As(jerr, &syntax) && strings.HasPrefix(syntax.Error(), "unexpected end"): // encoding/json's words for JSON that stops

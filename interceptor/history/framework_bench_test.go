@@ -149,11 +149,7 @@ func BenchmarkFollowFramework(b *testing.B) {
 //	go test ./interceptor/history/ -run '^$' -bench AnalyzeFramework -benchtime 3x
 func BenchmarkAnalyzeFramework(b *testing.B) {
 	for _, s := range frameworkSizes {
-		evs, calls := frameworkHistory(s.size)
-		data, err := temporalproto.CustomJSONMarshalOptions{}.Marshal(&historypb.History{Events: evs})
-		if err != nil {
-			b.Fatal(err)
-		}
+		data, calls := frameworkJSON(b, s.size)
 		path := filepath.Join(b.TempDir(), "framework.json")
 		if err := os.WriteFile(path, data, 0o600); err != nil {
 			b.Fatal(err)
@@ -180,4 +176,43 @@ func BenchmarkAnalyzeFramework(b *testing.B) {
 			b.ReportMetric(float64(calls), "calls")
 		})
 	}
+}
+
+// BenchmarkDecodeFramework decodes the JSON of framework histories with
+// the proto decoder alone (plain) and as DecodeHistory does, long
+// payloads lifted out first (lifted): the two in one run, for their
+// ratio (liftdata.go).
+//
+//	go test ./interceptor/history/ -run '^$' -bench DecodeFramework -benchmem -benchtime 5x
+func BenchmarkDecodeFramework(b *testing.B) {
+	for _, s := range frameworkSizes {
+		data, _ := frameworkJSON(b, s.size)
+		for _, d := range []struct {
+			name   string
+			decode func([]byte) error
+		}{
+			{"plain", func(data []byte) error { _, err := plainUnmarshal(data); return err }},
+			{"lifted", func(data []byte) error { _, err := DecodeHistory(data); return err }},
+		} {
+			b.Run(s.name+"/"+d.name, func(b *testing.B) {
+				b.SetBytes(int64(len(data)))
+				for range b.N {
+					if err := d.decode(data); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
+
+// frameworkJSON is frameworkHistory(size) as a JSON file holds it, and
+// its number of calls.
+func frameworkJSON(b *testing.B, size int) ([]byte, int) {
+	evs, calls := frameworkHistory(size)
+	data, err := temporalproto.CustomJSONMarshalOptions{}.Marshal(&historypb.History{Events: evs})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return data, calls
 }
