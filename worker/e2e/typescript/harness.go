@@ -49,6 +49,10 @@ type Options struct {
 	// a loop does not finish in a blink. Default 0: as fast as the
 	// server goes.
 	ModelLatency time.Duration
+	// Project is the directory of the TypeScript project whose
+	// dist/worker.js runs (its worker takes the flags agent's does and
+	// prints the same polling line). Default: the agent (AgentDir).
+	Project string
 	// ReadyTimeout bounds how long StartWith waits for the worker to poll
 	// once it is built, within ctx's deadline. Default 2 minutes: the
 	// native bridge loads and connects in a few seconds on an idle
@@ -91,7 +95,14 @@ func StartWith(ctx context.Context, t testing.TB, opts Options) (*Worker, error)
 	if opts.ReadyTimeout <= 0 {
 		opts.ReadyTimeout = 2 * time.Minute
 	}
-	dir, err := Build(ctx, t)
+	if opts.Project == "" {
+		p, err := AgentDir()
+		if err != nil {
+			return nil, err
+		}
+		opts.Project = p
+	}
+	dir, err := BuildProject(ctx, t, opts.Project)
 	if err != nil {
 		return nil, err
 	}
@@ -279,6 +290,17 @@ func AgentDir() (string, error) {
 	return dir, nil
 }
 
+// FrameworksDir is the directory of the agents written with Temporal's AI
+// integrations (frameworks, beside this file): @temporalio/ai-sdk and
+// @temporalio/openai-agents with a scripted model.
+func FrameworksDir() (string, error) {
+	a, err := AgentDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(filepath.Dir(a), "frameworks"), nil
+}
+
 // minNode is the oldest Node.js the agent's package.json accepts
 // (engines.node, ">= x.y.z").
 func minNode(dir string) ([]int, error) {
@@ -346,12 +368,20 @@ var buildMu sync.Mutex
 // workflow-bundle.js. It logs to t how long each step took.
 func Build(ctx context.Context, t testing.TB) (string, error) {
 	t.Helper()
-	buildMu.Lock()
-	defer buildMu.Unlock()
 	src, err := AgentDir()
 	if err != nil {
 		return "", err
 	}
+	return BuildProject(ctx, t, src)
+}
+
+// BuildProject is Build for the TypeScript project in directory src (its
+// package.json, package-lock.json, tsconfig.json and src/*.ts; its build
+// script's steps: tsc, then dist/bundle.js writing the workflow bundle).
+func BuildProject(ctx context.Context, t testing.TB, src string) (string, error) {
+	t.Helper()
+	buildMu.Lock()
+	defer buildMu.Unlock()
 	cache, err := CacheDir()
 	if err != nil {
 		return "", err
