@@ -86,7 +86,15 @@ class ScriptedModel implements Model {
     }
     const input = tokens(request.input);
     return {
-      usage: new Usage({ requests: 1, inputTokens: input, outputTokens: 20, totalTokens: input + 20 }),
+      // As the OpenAI provider reads the Responses API's usage.
+      usage: new Usage({
+        requests: 1,
+        input_tokens: input,
+        output_tokens: 20,
+        total_tokens: input + 20,
+        input_tokens_details: { cached_tokens: 0 },
+        output_tokens_details: { reasoning_tokens: 0 },
+      }),
       output,
       responseId: id('resp_'),
     };
