@@ -166,6 +166,15 @@ func (c *core) result(ref detect.StepRef, obs detect.Observation, canceled bool,
 // let through unrecorded.
 func (c *core) begin(node string, now time.Time, onTrip func(*detect.Trip) (time.Time, bool, error)) (ref detect.StepRef, ok bool, err error) {
 	c.flushInput(now)
+	return c.admitRounds(node, now, onTrip)
+}
+
+// admitRounds are begin's rounds once the outside input is told: after a
+// halt the call asks again in the same rounds, so what came during the
+// halt (signals, results of calls in flight) is told the detectors at
+// the next call's begin, after this one. The Judge lets a held call go on
+// here too (Judge.Wake), as the live guard does.
+func (c *core) admitRounds(node string, now time.Time, onTrip func(*detect.Trip) (time.Time, bool, error)) (ref detect.StepRef, ok bool, err error) {
 	for round := 0; round < maxAdmitRounds; round++ {
 		var t *detect.Trip
 		if ref, t = c.state.Begin(node, now); t == nil {

@@ -239,6 +239,19 @@ func (j *Judge) Attempt(node string) {
 	}
 }
 
+// again lets the call of node a halt held ask again once the halt ended,
+// in the same admit rounds as the guard's held call: the outside input
+// and the results that came during the halt are told at the next call,
+// not before this one (core.admitRounds).
+func (j *Judge) again(node string) {
+	if !j.guarded || j.blocked != nil {
+		return
+	}
+	if ref, ok, _ := j.g.admitRounds(node, j.now, j.onTrip(node)); ok {
+		j.admitted = append(j.admitted, admittedCall{node: node, ref: ref})
+	}
+}
+
 func (j *Judge) takeAdmitted(node string) (detect.StepRef, bool) {
 	for i, a := range j.admitted {
 		if a.node == node {
@@ -252,10 +265,16 @@ func (j *Judge) takeAdmitted(node string) (detect.StepRef, bool) {
 // admit is the guard's admit on the Judge's clock: results in, outside
 // input, then the detectors (core.begin), each trip warned or halted.
 func (j *Judge) admit(node string) (detect.StepRef, bool) {
-	ref, ok, _ := j.g.enter(nil, node, j.now, func(t *detect.Trip) (time.Time, bool, error) {
-		return j.now, j.trip(node, t), nil
-	})
+	ref, ok, _ := j.g.enter(nil, node, j.now, j.onTrip(node))
 	return ref, ok
+}
+
+// onTrip is admit's answer to a trip of a call of node: warned or halted
+// on the Judge's clock.
+func (j *Judge) onTrip(node string) func(*detect.Trip) (time.Time, bool, error) {
+	return func(t *detect.Trip) (time.Time, bool, error) {
+		return j.now, j.trip(node, t), nil
+	}
 }
 
 // trip warns or halts as the core decides; it reports whether the call
@@ -285,6 +304,11 @@ func (j *Judge) trip(node string, trip *detect.Trip) bool {
 	}
 	g.hold()
 	j.blocked = &blockedCall{node: node, trip: trip, ev: ev}
+	// The guard waits for the decision in workflow.Await, through its
+	// own outbound interceptor, which reads the results that are in as
+	// the wait begins, and nothing more until the call asks again (Idle
+	// reads nothing while a halt holds the workflow).
+	g.observeReadyAt(nil, j.now)
 	return false
 }
 
@@ -341,7 +365,7 @@ func (j *Judge) Wake() {
 	d, ext := *p.decision, p.extend
 	j.answer(b.trip, d, ext)
 	if d.Action == ActionResume {
-		j.Attempt(b.node)
+		j.again(b.node)
 	}
 }
 
@@ -491,9 +515,11 @@ func (j *Judge) Update(name string, p *commonpb.Payload) bool {
 // a turn's results as they arrive would put its steps in the sequence in
 // arrival order, and the analysis of a loop whose tools' results arrive
 // in a different order each turn would disagree with the live guard. With
-// a call still in flight, the workflow more likely waits on it.
+// a call still in flight, the workflow more likely waits on it. While a
+// halt holds the workflow it waits in the guard's own Await, which read
+// what was in when the halt began (trip): nothing is read.
 func (j *Judge) Idle() {
-	if !j.guarded || len(j.g.pending) == 0 {
+	if !j.guarded || len(j.g.pending) == 0 || j.blocked != nil {
 		return
 	}
 	for _, p := range j.g.pending {

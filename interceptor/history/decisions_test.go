@@ -42,6 +42,29 @@ func TestAsRecordedDecisionsOfDifferentialShapes(t *testing.T) {
 			files: []string{"seed-2-0.json", "seed-2-1.json", "seed-2-2.json"},
 			want:  []string{"26 #1 resume by differential-driver", "28 #2 escalate by differential-driver"},
 		},
+		{
+			// The workflow's own signals come while halt 1 holds call 7:
+			// the guard tells them after call 7, which asks again in the
+			// same admit rounds; told before it, they cut the repetition
+			// another way, and call 13 met repeated_error before the
+			// budget the guard halted on (then a third halt the guard
+			// never raised, at the same call).
+			name:  "seed 30091: signals during a halt told after the held call",
+			files: []string{"seed-30091-0.json"},
+			want: []string{"7 #1 resume by differential-driver", "13 #2 resume by differential-driver", "20 #3 resume by differential-driver",
+				"30 #4 resume by differential-driver", "35 #5 resume by differential-driver"},
+		},
+		{
+			// A parallel branch's call fails while halt 2 holds the
+			// other: the guard, waiting in its own Await, reads it only
+			// after the held call asks again; read at the idle task
+			// during the halt, it made the held call meet repeated_error
+			// again (a halt the guard never raised, read as a halt
+			// handler's).
+			name:  "seed 30385: a result that comes during a halt read after the held call",
+			files: []string{"seed-30385-0.json", "seed-30385-1.json"},
+			want:  []string{"14 #1 resume by differential-driver", "18 #2 resume by differential-driver", "22 #3 resume by differential-driver"},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
