@@ -65,6 +65,19 @@ func TestAsRecordedDecisionsOfDifferentialShapes(t *testing.T) {
 			files: []string{"seed-30385-0.json", "seed-30385-1.json"},
 			want:  []string{"14 #1 resume by differential-driver", "18 #2 resume by differential-driver", "22 #3 resume by differential-driver"},
 		},
+		{
+			// The reset run replays the operator's resume by update of
+			// halt 4 from the base run: an admitted event holds the
+			// request, and the accepted event only names it. Read from
+			// the accepted event alone, the update was nameless and the
+			// halt's end read as a halt handler's.
+			name:  "seed 10104: a reset run's reapplied resume by update",
+			files: []string{"seed-10104-0.json", "seed-10104-1.json", "seed-10104-3.json"},
+			want: []string{"18 #1 resume by differential-driver guidance \"try another way (13)\"",
+				"34 #2 resume by differential-driver guidance \"try another way (14)\"",
+				"43 #3 resume by differential-driver guidance \"try another way (14)\"",
+				"50 #4 resume by differential-driver guidance \"try another way (14)\""},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -68,8 +68,10 @@ func (r *runReader) event(i int, e *historypb.HistoryEvent) {
 		if !ownWarning(a.GetSignalName(), a.GetRequestId()) {
 			r.input(e, a.GetSignalName(), a.GetInput(), false)
 		}
+	case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ADMITTED:
+		r.admitted(e)
 	case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED:
-		in := e.GetWorkflowExecutionUpdateAcceptedEventAttributes().GetAcceptedRequest().GetInput()
+		in := r.acceptedRequest(e.GetWorkflowExecutionUpdateAcceptedEventAttributes()).GetInput()
 		r.input(e, in.GetName(), in.GetArgs(), true)
 	case enumspb.EVENT_TYPE_TIMER_STARTED:
 		j.Timer()

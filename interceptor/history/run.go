@@ -3,6 +3,7 @@ package history
 import (
 	"errors"
 	"fmt"
+	updatepb "go.temporal.io/api/update/v1"
 	"slices"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -67,6 +68,9 @@ type runReader struct {
 	decided int
 	// pauseTimers are the started events of the guard's pause timers.
 	pauseTimers map[int64]bool
+	// admittedRequests are the requests of updates admitted and not yet
+	// accepted, by their admitted event (admitted.go).
+	admittedRequests map[int64]*updatepb.Request
 	// last is the last event judged (its id).
 	last int64
 	// ended is the run's close event, once judged.
