@@ -19,7 +19,8 @@ const haltedActivity = "raiseHaltedSignal"
 // liveLines reads what the guard did from the chain's histories, calls
 // counted over the chain: a warning first shows in the notice of the call
 // it was issued at (an activity's or child's header; what a local activity
-// read, noted by differential.Agent); a halt's loop.halted local activity
+// read, noted by differential.Agent), or, issued at the call a halt then
+// met, among the halt event's warnings; a halt's loop.halted local activity
 // runs before the call it met, and its event is the loop.halted signal
 // echoed with its seq (after a reset, the reset run's own echo comes after
 // the base's reapplied one); its decision is what loop.status showed.
@@ -96,6 +97,15 @@ func liveLines(d *driver, chain []*historypb.History, phase int) ([]string, erro
 					var decp *interceptor.Decision
 					if ok {
 						decp = &dec
+					}
+					// A warning given at the call the halt then met shows
+					// in no notice (the call goes on, after the halt, with
+					// its guidance): the halt's event lists it among the
+					// warnings the loop got.
+					for i := range ev.Warnings {
+						calls++
+						warned(&ev.Warnings[i])
+						calls--
 					}
 					out = append(out, verdictLine(calls+1, nil, &ev, decp))
 					clear(seen) // the halt answered the warnings in force
