@@ -335,8 +335,17 @@ func (j *Judge) note(d Decision) {
 // answerclock.go). The reader calls it at each WorkflowTaskStarted,
 // before Wake.
 func (j *Judge) Deliver() {
-	if j.guarded {
-		j.g.core.deliver(j.now, nil)
+	g := &j.g
+	if !j.guarded || len(g.held) == 0 {
+		return
+	}
+	g.core.deliver(j.now, nil)
+	// While a halt holds the workflow no other code of the guard runs
+	// first: its answer coroutine (guard.awaitAnswers) takes them, then
+	// waits again in workflow.Await, whose entry through the guard's own
+	// outbound interceptor reads the results that are in (guard.waits).
+	if j.blocked != nil && len(g.pending) > 0 {
+		g.observeReadyAt(nil, j.now)
 	}
 }
 

@@ -66,6 +66,23 @@ func TestAsRecordedDecisionsOfDifferentialShapes(t *testing.T) {
 			want:  []string{"14 #1 resume by differential-driver", "18 #2 resume by differential-driver", "22 #3 resume by differential-driver"},
 		},
 		{
+			// A parallel branch's child fails while halt 7 holds a call,
+			// in the task that brings the signed resume: the guard's
+			// answer coroutine takes the resume and waits again, reading
+			// the failure there, before the held call asks again, which
+			// then meets repeated_error (halt 8). Read after the held
+			// call, there was no halt 8.
+			name:  "seed 32655: a signed resume's task reads the results that are in",
+			files: []string{"seed-32655-0.json"},
+			want: []string{"8 #1 resume by differential-driver", "10 #2 resume by differential-driver guidance \"try another way (95)\"",
+				"21 #3 resume by differential-driver guidance \"try another way (95)\"",
+				"29 #4 resume by differential-driver guidance \"try another way (95)\"",
+				"33 #5 resume by differential-driver guidance \"try another way (95)\"",
+				"35 #6 resume by differential-driver guidance \"try another way (95)\"",
+				"41 #7 resume by differential-driver guidance \"try another way (95)\"",
+				"41 #8 resume by differential-driver guidance \"try another way (95)\""},
+		},
+		{
 			// The reset run replays the operator's resume by update of
 			// halt 4 from the base run: an admitted event holds the
 			// request, and the accepted event only names it. Read from
