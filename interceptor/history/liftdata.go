@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/binary"
+	"sync"
 
 	commonpb "go.temporal.io/api/common/v1"
 	historypb "go.temporal.io/api/history/v1"
@@ -175,17 +176,20 @@ func restorePayloadData(h *historypb.History, lifted [][]byte) bool {
 		}
 		m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
 			switch {
-			case fd.IsList() && fd.Message() != nil:
+			case fd.IsMap():
+				if holdsPayload(fd.MapValue().Message()) {
+					v.Map().Range(func(_ protoreflect.MapKey, mv protoreflect.Value) bool {
+						walk(mv.Message())
+						return true
+					})
+				}
+			case !holdsPayload(fd.Message()):
+			case fd.IsList():
 				l := v.List()
 				for j := 0; j < l.Len(); j++ {
 					walk(l.Get(j).Message())
 				}
-			case fd.IsMap() && fd.MapValue().Message() != nil:
-				v.Map().Range(func(_ protoreflect.MapKey, mv protoreflect.Value) bool {
-					walk(mv.Message())
-					return true
-				})
-			case fd.Message() != nil && !fd.IsMap():
+			default:
 				walk(v.Message())
 			}
 			return ok
@@ -193,4 +197,59 @@ func restorePayloadData(h *historypb.History, lifted [][]byte) bool {
 	}
 	walk(h.ProtoReflect())
 	return ok && found == len(lifted)
+}
+
+// payloadHolders are the message types of a history that hold a Payload,
+// at any depth: restorePayloadData walks only into those.
+var payloadHolders = sync.OnceValue(func() map[protoreflect.FullName]bool {
+	// Every message type a history reaches, then a fixed point: a type
+	// holds a Payload if it is one or a field's type holds one (the graph
+	// has cycles: a failure's cause is a failure).
+	var all []protoreflect.MessageDescriptor
+	seen := map[protoreflect.FullName]bool{}
+	var reach func(md protoreflect.MessageDescriptor)
+	reach = func(md protoreflect.MessageDescriptor) {
+		if md == nil || seen[md.FullName()] {
+			return
+		}
+		seen[md.FullName()] = true
+		all = append(all, md)
+		fields := md.Fields()
+		for i := 0; i < fields.Len(); i++ {
+			fd := fields.Get(i)
+			if fd.IsMap() {
+				reach(fd.MapValue().Message())
+			} else {
+				reach(fd.Message())
+			}
+		}
+	}
+	reach((&historypb.History{}).ProtoReflect().Descriptor())
+	holds := map[protoreflect.FullName]bool{(&commonpb.Payload{}).ProtoReflect().Descriptor().FullName(): true}
+	for changed := true; changed; {
+		changed = false
+		for _, md := range all {
+			if holds[md.FullName()] {
+				continue
+			}
+			fields := md.Fields()
+			for i := 0; i < fields.Len(); i++ {
+				fd := fields.Get(i)
+				t := fd.Message()
+				if fd.IsMap() {
+					t = fd.MapValue().Message()
+				}
+				if t != nil && holds[t.FullName()] {
+					holds[md.FullName()], changed = true, true
+					break
+				}
+			}
+		}
+	}
+	return holds
+})
+
+// holdsPayload reports whether messages of type md may hold a Payload.
+func holdsPayload(md protoreflect.MessageDescriptor) bool {
+	return md != nil && payloadHolders()[md.FullName()]
 }
