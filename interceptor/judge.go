@@ -40,6 +40,8 @@ type Judge struct {
 	verdicts []Verdict
 	// blocked is the call a recorded pause holds until its decision.
 	blocked *blockedCall
+	// refused hears each answer the guard refused (OnRefused).
+	refused func(name string, p *commonpb.Payload, err error)
 	// admitted are calls a recorded halt let through, waiting for their
 	// scheduled event.
 	admitted []admittedCall
@@ -329,6 +331,14 @@ func (j *Judge) note(d Decision) {
 	}
 }
 
+// OnRefused sets fn to hear each resume, escalate or halt signal the
+// guard refuses, with its payload and why, as the guard lists it in
+// loop.status (Status.Refused): at once, or, for a signed answer held
+// for its task, when Deliver takes it.
+func (j *Judge) OnRefused(fn func(name string, p *commonpb.Payload, err error)) {
+	j.refused = fn
+}
+
 // Deliver takes the signed answers that came as signals since the last
 // workflow task, at the time of the task that delivers them (set by Now),
 // as the guard does when the task's code first runs (guard version 13;
@@ -339,7 +349,7 @@ func (j *Judge) Deliver() {
 	if !j.guarded || len(g.held) == 0 {
 		return
 	}
-	g.core.deliver(j.now, nil)
+	g.core.deliver(j.now, j.refused)
 	// While a halt holds the workflow no other code of the guard runs
 	// first: its answer coroutine (guard.awaitAnswers) takes them, then
 	// waits again in workflow.Await, whose entry through the guard's own
@@ -484,7 +494,13 @@ func (j *Judge) Signal(name string, p *commonpb.Payload) bool {
 	if !j.guarded {
 		return false
 	}
-	take := func() bool { return g.takeInput(name, p, j.now) == nil }
+	take := func() bool {
+		err := g.takeInput(name, p, j.now)
+		if err != nil && j.refused != nil {
+			j.refused(name, p, err)
+		}
+		return err == nil
+	}
 	own := func() bool {
 		var ev HaltEvent
 		if p == nil || converter.GetDefaultDataConverter().FromPayload(p, &ev) != nil {

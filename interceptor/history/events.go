@@ -343,7 +343,7 @@ func (r *runReader) input(e *historypb.HistoryEvent, name string, args *commonpb
 				rec.Halts = append(rec.Halts, ev)
 			}
 		case interceptor.DefaultResumeSignal, interceptor.DefaultEscalateSignal, interceptor.DefaultHaltSignal:
-			ans := RecordedAnswer{Event: e.GetEventId(), Name: name, Update: update}
+			ans := RecordedAnswer{Event: e.GetEventId(), Name: name, Update: update, payload: p}
 			if name != interceptor.DefaultHaltSignal {
 				ans.HaltSeq = rec.unanswered()
 			}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	commonpb "go.temporal.io/api/common/v1"
+
 	"github.com/loopguard/loopguard/interceptor"
 )
 
@@ -114,6 +116,9 @@ type RecordedAnswer struct {
 	// guard took it is the Judge's call, not this record's.
 	Signed *interceptor.Answer `json:"signed,omitempty"`
 	Error  string              `json:"error,omitempty"`
+	// Refused is why the guard refused the answer, as the Judge found it
+	// (the reason loop.status lists; "" when taken, or not a signal).
+	Refused string `json:"refused,omitempty"`
 	// HaltSeq is the halt a resume or escalate answered: the last one
 	// raised before it that pauses and was not answered yet (0: none).
 	HaltSeq int `json:"haltSeq,omitempty"`
@@ -128,6 +133,8 @@ type RecordedAnswer struct {
 	// policy's, a cancellation's (Request.Reason says which). No event
 	// carries it: Event is 0.
 	Guard bool `json:"guard,omitempty"`
+	// payload is the signal's, to find the record of a refusal by.
+	payload *commonpb.Payload
 }
 
 // Told says in a few words where the guard really halted and how each

@@ -293,6 +293,7 @@ func (r *runReader) start() bool {
 			ex.Err = err
 			return true
 		}
+		j.OnRefused(r.refusedAnswer)
 		if r.opts.AsRecorded && version > 0 {
 			if pinned == nil {
 				ex.Err = fmt.Errorf("event %d (%s): the guard's version marker has no pinned options after it (truncated?)", marker.GetEventId(), eventName(marker))

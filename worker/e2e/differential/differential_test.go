@@ -324,7 +324,9 @@ func compare(d *driver, chain []*historypb.History, phase int) outcome {
 			judged = append(judged, verdictLine(v.Call, v.Warning, v.Halt, v.Decision))
 		}
 		for _, ans := range ex.Recorded.Answers {
-			if ans.Error != "" && !ans.Update {
+			// loop.status lists every refusal only with operators' keys
+			// (Status.Refused); the driver reads the live ones there.
+			if (ans.Error != "" || ans.Refused != "" && d.p.Keys) && !ans.Update {
 				refusedJudged = append(refusedJudged, ans.Name)
 			}
 		}
