@@ -83,9 +83,16 @@ func TestWatchMendsItsPauseOnAnUnstartedTask(t *testing.T) {
 		t.Errorf("%d mends logged, want 1", n)
 	}
 	defer start().Stop()
+	// The pause of the reset run may fail a task before its start too,
+	// and be mended in turn (at most maxMends times): the current run is
+	// the one paused.
 	eventually(t, ctx, "the reset run paused again", func() bool {
-		d := ts.describe(t, ctx, "mine", mended)
-		return d.GetWorkflowExecutionInfo().GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_PAUSED
+		d := ts.describe(t, ctx, "mine", "")
+		if d.GetWorkflowExecutionInfo().GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_PAUSED {
+			return false
+		}
+		mended = d.GetWorkflowExecutionInfo().GetExecution().GetRunId()
+		return true
 	})
 	reset := ts.history(t, ctx, "mine", mended)
 	for i, e := range base {
