@@ -17,6 +17,8 @@ import (
 // exactly as the whole history is.
 //
 // How far each one reads:
+//   - a workflow task's start (startedTask): to the event after it, which
+//     says whether the task completed;
 //   - a workflow task's completion (idleTask): to its commands, or to
 //     the next workflow task;
 //   - the guard's version marker and pinned options (recordedGuard): to
@@ -38,6 +40,9 @@ func (r *runReader) ready(i int, e *historypb.HistoryEvent) bool {
 		return true
 	}
 	switch e.GetEventType() {
+	case enumspb.EVENT_TYPE_WORKFLOW_TASK_STARTED:
+		_, ok := r.startedTask(i)
+		return ok
 	case enumspb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED:
 		_, ok := r.idleTask(i)
 		return ok
@@ -63,6 +68,25 @@ func (r *runReader) ready(i int, e *historypb.HistoryEvent) bool {
 		}
 	}
 	return true
+}
+
+// startedTask reports whether the workflow task started at event i ran
+// the workflow: not when the event after it fails the task or times it
+// out. The SDK applies the events of a failed task with the next task's,
+// at that task's time, as though the failed one never started (it skips
+// such a start when it batches events), so a signal delivered in a failed
+// task and one delivered after it are taken before the workflow runs
+// again. A reset writes such a failure (cause ResetWorkflow) right after
+// the events it keeps, and the signals it re-applies come next.
+func (r *runReader) startedTask(i int) (ran, decided bool) {
+	if i+1 >= r.end() {
+		return true, false
+	}
+	switch r.at(i + 1).GetEventType() {
+	case enumspb.EVENT_TYPE_WORKFLOW_TASK_FAILED, enumspb.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT:
+		return false, true
+	}
+	return true, true
 }
 
 // idleTask reports whether the workflow task completed at event i made

@@ -95,6 +95,21 @@ func TestAsRecordedDecisionsOfDifferentialShapes(t *testing.T) {
 				"43 #3 resume by differential-driver guidance \"try another way (14)\"",
 				"50 #4 resume by differential-driver guidance \"try another way (14)\""},
 		},
+		{
+			// A reset fails the workflow task that took the resume of
+			// halt 2 and re-applies the signals after it, among them the
+			// base run's resume with guidance of halt 3. The SDK applies
+			// a failed task's events with the next task's, so both
+			// resumes came while halt 2 held its call: the second was
+			// refused, and the operator answered halt 3 anew. Read with
+			// the failed task as a task of its own, the held call asked
+			// again before the second resume, which then ended halt 3.
+			name:  "seed 60020: a task a reset failed runs nothing",
+			files: []string{"seed-60020-0.json", "seed-60020-2.json"},
+			want: []string{"7 #1 resume by differential-driver", "15 #2 resume by differential-driver",
+				"15 #3 resume by differential-driver", "18 #4 resume by differential-driver",
+				"24 #5 resume by differential-driver", "26 #6 resume by differential-driver"},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -18,6 +18,9 @@ func (r *runReader) event(i int, e *historypb.HistoryEvent) {
 	j := r.judge
 	switch e.GetEventType() {
 	case enumspb.EVENT_TYPE_WORKFLOW_TASK_STARTED:
+		if ran, _ := r.startedTask(i); !ran {
+			return
+		}
 		j.Now(e.GetEventTime().AsTime())
 		j.Deliver()
 		j.Wake()
