@@ -90,6 +90,9 @@ func TestDifferential(t *testing.T) {
 				plan, _ := json.Marshal(p)
 				bad = append(bad, fmt.Sprintf("seed %d (%s): %s\nshape: %s", seed, cause(p), o.problem, plan))
 				causes[cause(p)]++
+				// Said at once, so that a long run's findings can be
+				// triaged while it goes on.
+				t.Logf("seed %d disagrees (%s)", seed, cause(p))
 				if *flagDump != "" && os.MkdirAll(*flagDump, 0o755) == nil {
 					for i, h := range o.histories {
 						_ = testsuite.WriteHistoryFile(filepath.Join(*flagDump, fmt.Sprintf("seed-%d-%d.json", seed, i)), h)
