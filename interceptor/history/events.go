@@ -28,6 +28,13 @@ func (r *runReader) event(i int, e *historypb.HistoryEvent) {
 		if idle, _ := r.idleTask(i); idle {
 			j.Idle()
 		}
+	case enumspb.EVENT_TYPE_WORKFLOW_TASK_FAILED:
+		// A reset writes this failure right after the events it copies
+		// (a reset of a reset run copies the older one's too: the last
+		// is the run's own).
+		if e.GetWorkflowTaskFailedEventAttributes().GetCause() == enumspb.WORKFLOW_TASK_FAILED_CAUSE_RESET_WORKFLOW {
+			r.ex.Copied = r.ex.Called
+		}
 	case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
 		a := e.GetActivityTaskScheduledEventAttributes()
 		r.call(i, e, interceptor.KindActivity, a.GetActivityType().GetName(), a.GetInput())

@@ -31,6 +31,10 @@ type Execution struct {
 	// Called counts the run's guarded calls (len(Calls) unless
 	// Options.Follow left Calls empty).
 	Called int `json:"-"`
+	// Copied counts the calls a reset copied into the run from its base
+	// run: those before the run's ResetWorkflow task failure (0: the run
+	// is no reset run). Their verdicts are the base run's too.
+	Copied int `json:"copied,omitempty"`
 	// Verdicts are the warnings and halts the guard raises, in order
 	// (Options.Follow keeps fewer). VerdictsSeen counts the verdicts of
 	// the run so far and WarningsSeen the warnings among them, including

@@ -133,6 +133,10 @@ type Pause struct {
 	Unpaused      bool   `json:"unpaused,omitempty"`
 	UnpausedBy    string `json:"unpausedBy,omitempty"`
 	UnpauseReason string `json:"unpauseReason,omitempty"`
+	// Called counts the run's guarded calls scheduled before the pause
+	// ended (set with Ended): none is scheduled while it holds but those
+	// of the workflow task in flight when it landed.
+	Called int `json:"called,omitempty"`
 }
 
 // requestedHalt is the halt seq a PauseRequestID names (0: not one). The
@@ -169,7 +173,7 @@ func (r *runReader) paused(e *historypb.HistoryEvent) {
 	if last := r.pause(); last != nil {
 		// The server refuses a second pause while one holds: a history
 		// that shows one ends the first there.
-		last.Ended = e.GetEventId()
+		last.Ended, last.Called = e.GetEventId(), r.ex.Called
 	}
 	if r.pausable() {
 		waiting := unanswered(r.verdicts(), r.ex.Pauses)
@@ -201,6 +205,7 @@ func (r *runReader) unpaused(e *historypb.HistoryEvent) {
 	}
 	a := e.GetWorkflowExecutionUnpausedEventAttributes()
 	p.Ended, p.Unpaused, p.UnpausedBy, p.UnpauseReason = e.GetEventId(), true, a.GetIdentity(), a.GetReason()
+	p.Called = r.ex.Called
 	if p.HaltSeq == 0 || !r.pausable() {
 		return
 	}

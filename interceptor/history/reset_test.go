@@ -1,6 +1,7 @@
 package history
 
 import (
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -62,4 +63,27 @@ func TestResetRunNamedAsTheServerNamesIt(t *testing.T) {
 	}
 	assert.Equal(t, resetRunID, r.Close().RunID)
 	assert.NotEqual(t, baseRunID, resetRunID)
+}
+
+// TestResetRunCopied: a reset run counts the calls its reset copied from
+// the base run (those before its ResetWorkflow task failure), which a
+// watcher counted when it read the base run.
+func TestResetRunCopied(t *testing.T) {
+	tests := []struct {
+		give string
+		want int
+	}{
+		{give: "seed-60020-0.json", want: 0}, // the first run of the chain
+		{give: "seed-60020-2.json", want: 6}, // two activities and four local ones before the reset's failure
+	}
+	a, err := NewAnalyzer(Options{AsRecorded: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range tests {
+		ex := a.File(filepath.Join("testdata", "differential", tt.give))
+		if ex.Err != nil || ex.Copied != tt.want {
+			t.Errorf("%s: copied %d (%v), want %d", tt.give, ex.Copied, ex.Err, tt.want)
+		}
+	}
 }

@@ -230,7 +230,7 @@ func (r *runReader) judged(e *historypb.HistoryEvent) {
 		r.ended = e
 		r.closed = true
 		if p := r.pause(); p != nil {
-			p.Ended = e.GetEventId() // terminated, canceled or timed out while paused
+			p.Ended, p.Called = e.GetEventId(), r.ex.Called // terminated, canceled or timed out while paused
 		}
 	}
 	if a := e.GetWorkflowExecutionSignaledEventAttributes(); a != nil && a.GetSignalName() == interceptor.DefaultHaltedSignal &&
