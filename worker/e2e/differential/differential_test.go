@@ -19,6 +19,8 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
+	sdkinterceptor "go.temporal.io/sdk/interceptor"
+	"go.temporal.io/sdk/worker"
 
 	"github.com/loopguard/loopguard/interceptor"
 	"github.com/loopguard/loopguard/interceptor/history"
@@ -210,7 +212,11 @@ func (w *workers) queue(p differential.Plan) string {
 	if !w.started[q] {
 		w.started[q] = true
 		o := guardOptions(p)
-		testsuite.StartWorker(w.t, w.c, q, testsuite.WorkerOptions{Guard: &o, Register: differential.Register})
+		// The recorder (recorder_test.go) comes before the guard: the
+		// SDK wraps the outbound calls in the list's order, so the
+		// recorder's outbound is the guard's next.
+		testsuite.StartWorker(w.t, w.c, q, testsuite.WorkerOptions{Guard: &o, Register: differential.Register,
+			Options: worker.Options{Interceptors: []sdkinterceptor.WorkerInterceptor{&recorder{}}}})
 	}
 	return q
 }

@@ -59,12 +59,23 @@ func liveLines(d *driver, chain []*historypb.History, phase int) ([]string, erro
 			out = append(out, verdictLine(calls+1, &interceptor.Warning{N: w.N, Of: w.Of, Reason: w.Reason, Node: w.Node, Detector: detectors[w.key()]}, nil, nil))
 		}
 	}
-	for _, h := range chain {
+	ids := runIDs(chain)
+	recordedRuns := false // the guard's own account of its warnings (recorder_test.go)
+	for _, id := range ids {
+		if _, ok := account(id); ok {
+			recordedRuns = true
+		}
+	}
+	for i, h := range chain {
 		echoes, order, err := haltEchoes(h)
 		if err != nil {
 			return nil, err
 		}
 		halts := 0
+		offset, runHalts := calls, []string(nil)
+		if recordedRuns {
+			warned = func(memoWarning) {}
+		}
 		for _, e := range h.GetEvents() {
 			switch {
 			case e.GetActivityTaskScheduledEventAttributes() != nil:
@@ -114,11 +125,19 @@ func liveLines(d *driver, chain []*historypb.History, phase int) ([]string, erro
 					if ok {
 						decp = &dec
 					}
-					out = append(out, verdictLine(calls+1, nil, &ev, decp))
+					if recordedRuns {
+						runHalts = append(runHalts, verdictLine(calls+1, nil, &ev, decp))
+					} else {
+						out = append(out, verdictLine(calls+1, nil, &ev, decp))
+					}
 				case slices.Contains(differential.LocalNodes, data.ActivityType):
 					calls++
 				}
 			}
+		}
+		if recordedRuns {
+			lines, _ := account(ids[i])
+			out = append(out, merge(lines, offset, runHalts)...)
 		}
 	}
 	return out, nil
