@@ -309,14 +309,18 @@ func (f *follower) act(ctx context.Context, log *zap.Logger, s snapshot) {
 	}
 	warnings, halts := 0, 0
 	counted := countedBefore(s) // warnings up to this call an earlier process counted
-	answered := map[int]bool{}  // halts a pause already answered when first seen
+	answered := map[int]bool{}  // halts another process's pause already answered when first seen
 	for _, h := range s.Halts {
-		if h.Answered && (&history.Pause{RequestID: h.PausedBy}).ByWatcher() {
+		if h.Answered && (&history.Pause{RequestID: h.PausedBy}).ByWatcher() && !f.pausedItself(h.PausedBy) {
 			answered[h.Verdict.Halt.Seq] = true
 		}
 	}
 	for _, v := range newVerdicts {
 		switch {
+		case v.Call <= s.CopiedThrough:
+			// A reset (a mend, say) copied it from the base run, whose
+			// reader counted it.
+			log.Debug("watch: verdict copied by a reset, counted in its base run", zap.Int("call", v.Call))
 		case v.Warning != nil:
 			if v.Call <= counted {
 				// An earlier process counted it (a restart).
@@ -332,7 +336,7 @@ func (f *follower) act(ctx context.Context, log *zap.Logger, s snapshot) {
 				// output, not outside input.
 				f.signal(ctx, log, WarningSignal, history.WarningRequestID(f.runID, v.Call), v.Warning)
 			}
-		case v.Halt != nil && answered[v.Halt.Seq]:
+		case v.Halt != nil && (answered[v.Halt.Seq] || v.Call <= s.PausedThrough):
 			// A watcher's pause answered it before this process read it:
 			// the process that saw it first counted it (a restart).
 			log.Info("watch: loop halt answered before this process read it", zap.Int("call", v.Call), zap.Int("seq", v.Halt.Seq))
@@ -392,6 +396,16 @@ func (f *follower) escaped(log *zap.Logger, s snapshot) {
 	f.w.opts.Metrics.WithTags(map[string]string{"detector": string(h.Verdict.Halt.Detector)}).Counter(MetricEscapedHalts).Inc(1)
 	log.Warn("watch: loop halt escaped: the run closed before its pause landed", zap.Int("call", h.Verdict.Call),
 		zap.Int("seq", seq), zap.String("detector", string(h.Verdict.Halt.Detector)), zap.String("node", h.Verdict.Halt.Node))
+}
+
+// pausedItself reports whether this process made the watcher's pause of
+// request id: the halts it answers that tripped after this process read
+// the halt it paused (the workflow task in flight when it landed) are
+// this process's to count.
+func (f *follower) pausedItself(id string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.acted[pausedSeq(id)] == "pause"
 }
 
 func (f *follower) firstLag(seq int) bool {
@@ -630,7 +644,9 @@ func (f *follower) status() (ExecutionStatus, bool) {
 			Answered: h.Answered, PausedBy: h.PausedBy, Action: f.acted[ev.Seq],
 			TrippedAt: h.Time, PausedAt: h.PausedAt, CallsBefore: h.CallsBefore, Event: *ev,
 		}
-		own := h.PausedBy == PauseRequestID(f.workflowID, f.runID, ev.Seq)
+		// The request id names the halt; its run is the run paused, which
+		// for a halt a reset copied is the base run.
+		own := pausedSeq(h.PausedBy) == ev.Seq
 		if h.Answered && own && hs.Action == "" {
 			hs.Action = "pause" // by an earlier process: the request id is derived from the halt
 		}

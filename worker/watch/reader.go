@@ -1,7 +1,10 @@
 package watch
 
 import (
+	"math"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -27,6 +30,19 @@ const PauseIdentity = history.PauseIdentity
 // request while paused as done (history.PauseRequestID).
 func PauseRequestID(workflowID, runID string, haltSeq int) string {
 	return history.PauseRequestID(workflowID, runID, haltSeq)
+}
+
+// pausedSeq is the halt seq a watcher's pause request id names (0: the
+// id is not a watcher's).
+func pausedSeq(requestID string) int {
+	if !(&history.Pause{RequestID: requestID}).ByWatcher() {
+		return 0
+	}
+	seq, err := strconv.Atoi(requestID[strings.LastIndexByte(requestID, ':')+1:])
+	if err != nil {
+		return 0
+	}
+	return seq
 }
 
 // PauseReason is a pause's reason: the detector, the node, the loop's
@@ -68,7 +84,14 @@ type snapshot struct {
 	// (its loop.warning is in the history): the process that sent it
 	// counted it.
 	Signalled int
-	Halts     []halt
+	// PausedThrough is the newest call scheduled before the last
+	// watcher's pause of the run that ended (0: none): the watchers
+	// following the run while the pause held read it (warned.go).
+	PausedThrough int
+	// CopiedThrough is the newest call a reset copied from the run's base
+	// run (0: none): its verdicts were counted when the base run was read.
+	CopiedThrough int
+	Halts         []halt
 	// Pending is the seq of the newest halt no pause answered, when the
 	// run is neither closed nor paused (0: none).
 	Pending int
@@ -113,11 +136,14 @@ type reader struct {
 	asked     map[string]bool
 	lastPause int64
 	signalled int // the newest call with a watcher's loop.warning read
-	last      int64
-	handed    int // the run's verdicts handed over so far
-	snap      snapshot
-	key       snapKey
-	keyed     bool
+	// resetAt is the run's ResetWorkflow task failure (0: none read):
+	// the events before it are copies of the base run's.
+	resetAt int64
+	last    int64
+	handed  int // the run's verdicts handed over so far
+	snap    snapshot
+	key     snapKey
+	keyed   bool
 }
 
 type pauseMark struct {
@@ -141,13 +167,19 @@ func (r *reader) add(events ...*historypb.HistoryEvent) {
 		switch e.GetEventType() {
 		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED:
 			r.calls = 0 // a run of a chain: calls are counted in the run
+			r.resetAt = 0
+		case enumspb.EVENT_TYPE_WORKFLOW_TASK_FAILED:
+			if e.GetWorkflowTaskFailedEventAttributes().GetCause() == enumspb.WORKFLOW_TASK_FAILED_CAUSE_RESET_WORKFLOW {
+				r.resetAt = e.GetEventId()
+			}
 		case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED,
 			enumspb.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED:
 			r.recent[r.calls%recentCalls] = e.GetEventTime().AsTime().UnixNano()
 			r.calls++
 		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_PAUSED:
 			r.pauses[e.GetEventId()] = pauseMark{at: e.GetEventTime().AsTime(), calls: r.calls}
-			r.asked[e.GetWorkflowExecutionPausedEventAttributes().GetRequestId()] = true
+			id := e.GetWorkflowExecutionPausedEventAttributes().GetRequestId()
+			r.asked[id] = true
 			r.lastPause = e.GetEventId()
 		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_UNPAUSED:
 			r.lastPause = e.GetEventId()
@@ -183,6 +215,19 @@ func (r *reader) judged(err error) {
 		Verdicts: r.fresh(ex), VerdictsSeen: ex.VerdictsSeen, WarningsSeen: ex.WarningsSeen,
 		Signalled: r.signalled, Problems: ex.Problems, Err: err,
 		Closed: ex.Closed, LastEventID: r.last,
+	}
+	for _, p := range ex.Pauses {
+		if p.Unpaused && p.ByWatcher() && p.Called > 0 {
+			s.PausedThrough = ex.FirstCall + p.Called - 1
+		}
+	}
+	switch {
+	case r.resetAt > ex.LastEvent:
+		// The reader has not judged the reset's failure yet: every
+		// verdict so far is a copy.
+		s.CopiedThrough = math.MaxInt
+	case ex.Copied > 0:
+		s.CopiedThrough = ex.FirstCall + ex.Copied - 1
 	}
 	if p := ex.Paused(); p != nil {
 		s.Paused, s.PauseRequestID, s.PauseIdentity = true, p.RequestID, p.Identity

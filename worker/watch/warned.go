@@ -8,10 +8,18 @@ import (
 )
 
 // A warning leaves no mark in a history unless a watcher signals it, so
-// a restarted watcher knows it was counted from two marks alone: the
-// watcher's own loop.warning signal for its call, and a watcher's pause
-// of a later halt (that watcher read the verdicts before it, warnings
-// included). Warnings after both are counted again by a new process.
+// a restarted watcher knows it was counted from three marks alone: the
+// watcher's own loop.warning signal for its call; a watcher's pause of a
+// later halt (that watcher read the verdicts before it, warnings
+// included); and the end of a watcher's pause: a watcher following the
+// run while the pause held read every call scheduled before it ended
+// (the calls between the trip and the pause, and those of the workflow
+// task in flight when it landed: none is scheduled while it holds).
+// Counting from the halt's call alone counted twice the warnings of the
+// calls that ran between the trip and the pause. A pause that still
+// holds is no mark: a second watcher following the run at once may not
+// have read those calls yet. Warnings after the marks are counted by a
+// new process.
 
 // warningPrefix starts a watcher's warning request id (the run id and the
 // call follow, history.WarningRequestID).
@@ -28,10 +36,11 @@ func signalledWarning(name, requestID string) (int, bool) {
 }
 
 // countedBefore is the newest call whose warning an earlier process
-// counted: the newest a watcher signalled, or the call of the newest halt
-// a watcher's pause answered.
+// counted: the newest a watcher signalled, the newest scheduled before a
+// watcher's pause ended, or the call of the newest halt a watcher's
+// pause answered.
 func countedBefore(s snapshot) int {
-	n := s.Signalled
+	n := max(s.Signalled, s.PausedThrough)
 	for _, h := range s.Halts {
 		if h.Answered && (&history.Pause{RequestID: h.PausedBy}).ByWatcher() {
 			n = max(n, h.Verdict.Call)

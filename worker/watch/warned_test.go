@@ -47,6 +47,11 @@ func TestCountedBefore(t *testing.T) {
 		{"an operator's pause", snapshot{Halts: []halt{haltAt(20, "operator")}}, 0},
 		{"an unanswered halt", snapshot{Halts: []halt{haltAt(20, "")}}, 0},
 		{"the newest of both", snapshot{Signalled: 31, Halts: []halt{haltAt(20, PauseRequestID("wf", "run", 1))}}, 31},
+		// The calls that ran between the trip and the pause, and those of
+		// the task in flight when it landed: the watchers following the
+		// run read them before the pause ended.
+		{"calls after the halt, before the pause ended", snapshot{PausedThrough: 24,
+			Halts: []halt{haltAt(20, PauseRequestID("wf", "run", 1))}}, 24},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
