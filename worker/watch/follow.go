@@ -378,7 +378,7 @@ func (f *follower) act(ctx context.Context, log *zap.Logger, s snapshot) {
 // counted once and logged, so that the loops that ended the fastest are
 // found like the others.
 func (f *follower) escaped(log *zap.Logger, s snapshot) {
-	if len(s.Halts) == 0 {
+	if len(s.Halts) == 0 || s.ResetAway {
 		return
 	}
 	h := &s.Halts[len(s.Halts)-1]

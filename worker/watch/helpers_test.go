@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -66,12 +67,16 @@ func startServer(t *testing.T, pause bool) *testServer {
 func (ts *testServer) worker(t *testing.T, queue string, guard *interceptor.Options) {
 	t.Helper()
 	var wo worker.Options
+	if d, err := time.ParseDuration(os.Getenv("LOOPGUARD_WATCH_TOOL")); err == nil && d > 0 {
+		// Tools that take time (TestWatchLag): every activity waits d.
+		wo.Interceptors = append(wo.Interceptors, &toolLatency{d: d})
+	}
 	if guard != nil {
 		g, err := interceptor.New(*guard)
 		if err != nil {
 			t.Fatal(err)
 		}
-		wo.Interceptors = []sdkinterceptor.WorkerInterceptor{g}
+		wo.Interceptors = append(wo.Interceptors, g)
 	}
 	w := worker.New(ts.c, queue, wo)
 	workflows.Register(w)
@@ -216,4 +221,29 @@ func sameHalts(watched []HaltStatus, after []halt) bool {
 		}
 	}
 	return true
+}
+
+// toolLatency makes every activity take d, as a tool that calls out
+// does.
+type toolLatency struct {
+	sdkinterceptor.WorkerInterceptorBase
+	d time.Duration
+}
+
+func (l *toolLatency) InterceptActivity(ctx context.Context, next sdkinterceptor.ActivityInboundInterceptor) sdkinterceptor.ActivityInboundInterceptor {
+	return &slowActivity{ActivityInboundInterceptorBase: sdkinterceptor.ActivityInboundInterceptorBase{Next: next}, d: l.d}
+}
+
+type slowActivity struct {
+	sdkinterceptor.ActivityInboundInterceptorBase
+	d time.Duration
+}
+
+func (a *slowActivity) ExecuteActivity(ctx context.Context, in *sdkinterceptor.ExecuteActivityInput) (any, error) {
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-time.After(a.d):
+	}
+	return a.Next.ExecuteActivity(ctx, in)
 }

@@ -28,7 +28,11 @@ import (
 //
 // It reports the median and p99 of (the Paused event's time - the
 // tripping call's event time) for each execution's first halt, and the
-// calls scheduled between them.
+// calls scheduled between them. LOOPGUARD_WATCH_TOOL (a duration) makes
+// every tool call take that long; LOOPGUARD_WATCH_TURNS ends each loop
+// after that many model turns (the loop trips at its sixth), so that a
+// loop may close before its pause lands: it must then be listed as
+// escaped.
 func TestWatchLag(t *testing.T) {
 	n, _ := strconv.Atoi(os.Getenv("LOOPGUARD_WATCH_LAG"))
 	switch {
@@ -36,6 +40,10 @@ func TestWatchLag(t *testing.T) {
 		t.Skip("set LOOPGUARD_WATCH_LAG=1 (100 executions) or to a number of executions")
 	case n == 1:
 		n = 100
+	}
+	turns := 10000
+	if v, err := strconv.Atoi(os.Getenv("LOOPGUARD_WATCH_TURNS")); err == nil && v > 0 {
+		turns = v
 	}
 	ctx := testContext(t, 30*time.Minute+time.Duration(n)*time.Second)
 	ts := startServer(t, true)
@@ -54,7 +62,7 @@ func TestWatchLag(t *testing.T) {
 		go func() {
 			defer func() { <-sem; wg.Done() }()
 			run, err := ts.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: fmt.Sprintf("lag-%d", i), TaskQueue: plainQueue},
-				workflows.ParallelToolAgent, workflows.ParallelInput{Scenario: activities.ParallelStuck, Width: 4, MaxTurns: 10000})
+				workflows.ParallelToolAgent, workflows.ParallelInput{Scenario: activities.ParallelStuck, Width: 4, MaxTurns: turns})
 			if err != nil {
 				t.Errorf("start lag-%d: %v", i, err)
 				return
@@ -67,14 +75,19 @@ func TestWatchLag(t *testing.T) {
 		t.FailNow()
 	}
 	said := time.Now()
-	eventually(t, ctx, "every agent paused", func() bool {
-		l, err := ts.c.CountWorkflow(ctx, &workflowservice.CountWorkflowExecutionsRequest{Namespace: "default", Query: `ExecutionStatus="Paused"`})
+	eventually(t, ctx, "every agent paused or closed", func() bool {
+		l, err := ts.c.CountWorkflow(ctx, &workflowservice.CountWorkflowExecutionsRequest{Namespace: "default", Query: `ExecutionStatus="Paused" OR ExecutionStatus="Completed"`})
 		if time.Since(said) > 30*time.Second {
 			said = time.Now()
-			t.Logf("%s: %d of %d paused", time.Since(start).Round(time.Second), l.GetCount(), n)
+			t.Logf("%s: %d of %d paused or closed", time.Since(start).Round(time.Second), l.GetCount(), n)
 		}
 		return err == nil && int(l.GetCount()) == n
 	})
+	if turns < 10000 {
+		// A loop that closed before its pause landed is listed a little
+		// after its close event is read.
+		time.Sleep(3 * time.Second)
+	}
 	took, cpu := time.Since(start), cpuTime(t)-cpu0
 	var lags []time.Duration
 	var calls []int
@@ -84,9 +97,26 @@ func TestWatchLag(t *testing.T) {
 	for _, e := range st.Executions {
 		byRun[e.RunID] = e.Halts
 	}
-	agree, unstarted := 0, 0
+	agree, unstarted, escaped, listed := 0, 0, 0, 0
 	for i, run := range runs {
 		events := ts.history(t, ctx, fmt.Sprintf("lag-%d", i), run)
+		if closed := events[len(events)-1].GetEventType() == enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED; closed {
+			// Every halt is findable: a loop that closed before its
+			// pause landed is listed, its last halt escaped.
+			s := analyse(t, events)
+			hs := byRun[run]
+			if len(s.Halts) > 0 && !s.Halts[len(s.Halts)-1].Answered {
+				escaped++
+				if len(hs) == len(s.Halts) && hs[len(hs)-1].Action == ActionEscaped {
+					listed++
+				} else {
+					t.Errorf("lag-%d closed before its pause landed: listed %+v", i, hs)
+				}
+			}
+			if len(s.Halts) == 0 || !s.Halts[0].Answered {
+				continue
+			}
+		}
 		for _, e := range events {
 			if e.GetWorkflowTaskFailedEventAttributes().GetCause() == enumspb.WORKFLOW_TASK_FAILED_CAUSE_WORKFLOW_PAUSE_REQUESTED_BEFORE_TASK_STARTED {
 				unstarted++
@@ -110,6 +140,8 @@ func TestWatchLag(t *testing.T) {
 	slices.Sort(calls)
 	q := func(p float64) int { return min(len(lags)-1, int(p*float64(len(lags)))) }
 	t.Logf("the watcher's halts agree with the analysis afterwards in %d of %d executions", agree, n)
+	t.Logf("loops that closed before their pause landed: %d, listed as escaped: %d (status: %d escaped); tools of %s, loops of %d turns",
+		escaped, listed, st.Escaped, os.Getenv("LOOPGUARD_WATCH_TOOL"), turns)
 	t.Logf("workflow tasks a pause failed before they started: %d in %d executions (%d pauses)", unstarted, n, st.Pauses)
 	t.Logf("process CPU (server, worker and watcher) %s over %s of wall time", cpu.Round(time.Millisecond), took.Round(time.Millisecond))
 	if s0 != nil {

@@ -32,6 +32,11 @@ func PauseRequestID(workflowID, runID string, haltSeq int) string {
 	return history.PauseRequestID(workflowID, runID, haltSeq)
 }
 
+// resetterIdentity is the identity of the termination with which the
+// server closes a run it resets (server v1.32.1,
+// consts.IdentityResetter).
+const resetterIdentity = "history-resetter"
+
 // pausedSeq is the halt seq a watcher's pause request id names (0: the
 // id is not a watcher's).
 func pausedSeq(requestID string) int {
@@ -88,6 +93,9 @@ type snapshot struct {
 	// watcher's pause of the run that ended (0: none): the watchers
 	// following the run while the pause held read it (warned.go).
 	PausedThrough int
+	// ResetAway is set when a reset closed the run: its loop goes on in
+	// the reset run, and no halt of it escaped.
+	ResetAway bool
 	// CopiedThrough is the newest call a reset copied from the run's base
 	// run (0: none): its verdicts were counted when the base run was read.
 	CopiedThrough int
@@ -135,7 +143,8 @@ type reader struct {
 	// lastPause the id of the last Paused or Unpaused event read.
 	asked     map[string]bool
 	lastPause int64
-	signalled int // the newest call with a watcher's loop.warning read
+	signalled int  // the newest call with a watcher's loop.warning read
+	resetAway bool // a reset closed the run
 	// resetAt is the run's ResetWorkflow task failure (0: none read):
 	// the events before it are copies of the base run's.
 	resetAt int64
@@ -183,6 +192,11 @@ func (r *reader) add(events ...*historypb.HistoryEvent) {
 			r.lastPause = e.GetEventId()
 		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_UNPAUSED:
 			r.lastPause = e.GetEventId()
+		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_TERMINATED:
+			// The server's resetter terminates the run it resets (a
+			// mend's, an operator's reset): the loop goes on in the reset
+			// run.
+			r.resetAway = e.GetWorkflowExecutionTerminatedEventAttributes().GetIdentity() == resetterIdentity
 		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED:
 			a := e.GetWorkflowExecutionSignaledEventAttributes()
 			if call, ok := signalledWarning(a.GetSignalName(), a.GetRequestId()); ok {
@@ -214,7 +228,7 @@ func (r *reader) judged(err error) {
 		GuardVersion: ex.Recorded.Version, Guarded: ex.Guarded,
 		Verdicts: r.fresh(ex), VerdictsSeen: ex.VerdictsSeen, WarningsSeen: ex.WarningsSeen,
 		Signalled: r.signalled, Problems: ex.Problems, Err: err,
-		Closed: ex.Closed, LastEventID: r.last,
+		Closed: ex.Closed, ResetAway: r.resetAway, LastEventID: r.last,
 	}
 	for _, p := range ex.Pauses {
 		if p.Unpaused && p.ByWatcher() && p.Called > 0 {
