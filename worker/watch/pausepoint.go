@@ -145,6 +145,16 @@ func (f *follower) mend(ctx context.Context, log *zap.Logger, events []*historyp
 	f.mu.Lock()
 	f.mended = resp.GetRunId()
 	f.mu.Unlock()
+	// Followed at once, not at the next listing: with fast tools the
+	// reset run may close before it, and its halt, which escaped, would
+	// not be found.
+	w := f.w
+	w.mu.Lock()
+	wg := w.followers
+	w.mu.Unlock()
+	if wg != nil {
+		w.start(ctx, wg, &commonpb.WorkflowExecution{WorkflowId: f.workflowID, RunId: resp.GetRunId()}, true)
+	}
 	o.Metrics.Counter(MetricPauseMended).Inc(1)
 	log.Warn("watch: the pause failed a workflow task before it started; reset the run to that task, every completed call kept, and pausing the new run",
 		zap.Int64("eventId", to), zap.String("newRunId", resp.GetRunId()))

@@ -69,6 +69,9 @@ type Watcher struct {
 	halts    int
 	pauses   int
 	escaped  int
+	// followers counts the followers' goroutines of Run, for a follower
+	// that starts another (the run its mend made).
+	followers *sync.WaitGroup
 }
 
 // New returns a Watcher, or an error naming the first invalid option.
@@ -96,6 +99,9 @@ func (w *Watcher) Query() string {
 func (w *Watcher) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	defer wg.Wait()
+	w.mu.Lock()
+	w.followers = &wg
+	w.mu.Unlock()
 	w.checkPause(ctx)
 	tick := time.NewTicker(w.opts.PollInterval)
 	defer tick.Stop()
