@@ -164,8 +164,44 @@ func (r *runReader) attempt(i int) {
 	if k, _ := r.heldCall(i, ev.Seq); k > 0 {
 		node, _ = r.callNode(r.at(k))
 		r.held = r.at(k).GetEventId()
+	} else if n, ok := r.reraisedNode(i); ok {
+		node = n
 	}
 	r.judge.Attempt(node)
+}
+
+// reraisedNode names the node of the call held by the halt raised at
+// event i when no event holds the call (a later halt raised when it
+// asked again was escalated, which refused it): that later halt's node,
+// when it is a budget's or a stop's, which trip on the call admitted. A
+// detector's trip names the node it watched, not the call's: then, as
+// when no halt follows before another call, the node is not known, and
+// the halt's own stands in.
+func (r *runReader) reraisedNode(i int) (string, bool) {
+	for k := i + 1; k < r.end(); k++ {
+		e := r.at(k)
+		switch e.GetEventType() {
+		case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED, enumspb.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED:
+			return "", false
+		case enumspb.EVENT_TYPE_MARKER_RECORDED:
+			if _, local := r.localType(e); local {
+				return "", false
+			}
+			if !r.raising(e) {
+				continue
+			}
+			ev, found, _ := r.echoed(k, false)
+			if !found {
+				return "", false
+			}
+			switch ev.HaltReason {
+			case interceptor.ReasonBudgetExceeded, interceptor.ReasonUserStop:
+				return ev.Node, true
+			}
+			return "", false
+		}
+	}
+	return "", false
 }
 
 // echoed finds the echo of the halt raised at event i, the loop.halted

@@ -110,6 +110,19 @@ func TestAsRecordedDecisionsOfDifferentialShapes(t *testing.T) {
 				"15 #3 resume by differential-driver", "18 #4 resume by differential-driver",
 				"24 #5 resume by differential-driver", "26 #6 resume by differential-driver"},
 		},
+		{
+			// Halt 2 (a detector's, on Verify) holds a call of Lookup;
+			// resumed, the call asks again and meets halt 3, the loop's
+			// budget, which is escalated: the call is refused and in no
+			// event. Its node was taken from halt 2 (Verify), so the
+			// analysis met Verify's budget instead; a budget's halt names
+			// the call it trips on.
+			name:  "seed 102956: a held call in no event, named by the budget it met",
+			files: []string{"seed-102956-0.json", "seed-102956-1.json"},
+			want: []string{"7 #1 resume by differential-driver guidance \"try another way (68)\"", "24 #2 resume by differential-driver",
+				"24 #3 escalate by differential-driver", "25 #4 escalate by differential-driver",
+				"27 #5 escalate by differential-driver", "43 #6 escalate by differential-driver"},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
