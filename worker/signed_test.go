@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 	sdkinterceptor "go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/temporal"
@@ -138,6 +139,13 @@ func startSigned(t *testing.T, ctx context.Context) *signedServer {
 // them (renamed protocol names).
 func startSignedWith(t *testing.T, ctx context.Context, edit func(*interceptor.Options)) *signedServer {
 	t.Helper()
+	return startSignedConv(t, ctx, edit, nil)
+}
+
+// startSignedConv is startSignedWith with the client's (and so the
+// worker's) data converter dc (nil: the SDK's default).
+func startSignedConv(t *testing.T, ctx context.Context, edit func(*interceptor.Options), dc converter.DataConverter) *signedServer {
+	t.Helper()
 	dir := t.TempDir()
 	var out strings.Builder
 	require.NoError(t, run(ctx, []string{keygenCommand, "--id", "alice", "--out", filepath.Join(dir, "alice")}, &out, &out))
@@ -154,7 +162,7 @@ func startSignedWith(t *testing.T, ctx context.Context, edit func(*interceptor.O
 	srv, err := startEmbedded(ctx, cfg, logger)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = srv.Stop() })
-	c, err := srv.NewClient(client.Options{Logger: newSDKLogger(logger)})
+	c, err := srv.NewClient(client.Options{Logger: newSDKLogger(logger), DataConverter: dc})
 	require.NoError(t, err)
 	t.Cleanup(c.Close)
 

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/sdk/client"
+
+	"github.com/loopguard/loopguard/interceptor"
+	"github.com/loopguard/loopguard/interceptor/history"
+	"github.com/loopguard/loopguard/internal/scripted"
+	"github.com/loopguard/loopguard/testsuite"
+)
+
+// TestSignedAnswersUnderCodec: with a codec that encrypts every payload
+// (the client's and the worker's data converter), signed answers sent by
+// signal and by update, each a while after its halt, are taken at the
+// task that delivers them: the guard verifies the signature on the
+// payload its converter decodes. Nothing of them is plain text in the
+// history, and the analysis, given the codec, takes the same answers.
+func TestSignedAnswersUnderCodec(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a server")
+	}
+	ctx := testContext(t, 3*time.Minute)
+	dc := scripted.EncryptingDataConverter()
+	s := startSignedConv(t, ctx, func(*interceptor.Options) {}, dc)
+	runID := s.start(t, ctx, "codec-a", "ThinkingAgent")
+	_, alice, err := readPrivateKey(filepath.Join(s.dir, "alice.key"))
+	require.NoError(t, err)
+	signed := func(seq int, action interceptor.Action, guidance string) interceptor.SignedAnswer {
+		now := time.Now()
+		a, err := interceptor.SignAnswer(interceptor.Answer{WorkflowID: "codec-a", RunID: runID, HaltSeq: seq,
+			Action: action, By: "alice", KeyID: "alice", Guidance: guidance,
+			NotBefore: now.Add(-100 * time.Millisecond), NotAfter: now.Add(5 * time.Minute)}, alice)
+		require.NoError(t, err)
+		return a
+	}
+	settled := func(seq int) {
+		s.waitFor(t, ctx, "codec-a", halted(seq))
+		time.Sleep(1500 * time.Millisecond)
+	}
+
+	settled(1)
+	require.NoError(t, s.c.SignalWorkflow(ctx, "codec-a", runID, interceptor.DefaultResumeSignal, signed(1, interceptor.ActionResume, "by signal")))
+	settled(2)
+	h, err := s.c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: "codec-a", RunID: runID, UpdateName: interceptor.DefaultResumeUpdate,
+		Args: []any{signed(2, interceptor.ActionResume, "by update")}, WaitForStage: client.WorkflowUpdateStageCompleted})
+	require.NoError(t, err)
+	require.NoError(t, h.Get(ctx, nil))
+	settled(3)
+	require.NoError(t, s.c.SignalWorkflow(ctx, "codec-a", runID, interceptor.DefaultEscalateSignal, signed(3, interceptor.ActionEscalate, "")))
+	var res string
+	require.NoError(t, s.c.GetWorkflow(ctx, "codec-a", "").Get(ctx, &res))
+	assert.Equal(t, "escalated", res)
+	assert.Empty(t, s.status(t, ctx, "codec-a").Refused)
+
+	hist, err := testsuite.ExportHistory(ctx, s.c, "codec-a", "")
+	require.NoError(t, err)
+	raw, err := testsuite.MarshalHistory(hist)
+	require.NoError(t, err)
+	for _, plain := range []string{"by signal", "by update", `"keyId"`} {
+		assert.NotContains(t, string(raw), plain, "plain text in the history")
+	}
+	a, err := history.NewAnalyzer(history.Options{Guard: s.opts, AsRecorded: true, DataConverter: dc})
+	require.NoError(t, err)
+	ex := a.History(&historypb.History{Events: hist.GetEvents()}, "")
+	require.NoError(t, ex.Err)
+	var got []interceptor.Decision
+	for _, v := range ex.Verdicts {
+		if v.Halt != nil {
+			require.NotNil(t, v.Decision, "halt %d answered in the analysis", v.Halt.Seq)
+			got = append(got, *v.Decision)
+		}
+	}
+	want := []interceptor.Decision{
+		{Action: interceptor.ActionResume, By: "alice", HaltSeq: 1, Guidance: "by signal", KeyID: "alice"},
+		{Action: interceptor.ActionResume, By: "alice", HaltSeq: 2, Guidance: "by update", KeyID: "alice"},
+		{Action: interceptor.ActionEscalate, By: "alice", HaltSeq: 3, KeyID: "alice"},
+	}
+	assert.Equal(t, want, got)
+}
