@@ -171,16 +171,27 @@ func (r *runReader) attempt(i int) {
 }
 
 // reraisedNode names the node of the call held by the halt raised at
-// event i when no event holds the call (a later halt raised when it
-// asked again was escalated, which refused it): that later halt's node,
-// when it is a budget's or a stop's, which trip on the call admitted. A
-// detector's trip names the node it watched, not the call's: then, as
-// when no halt follows before another call, the node is not known, and
-// the halt's own stands in.
+// event i when no event holds the call (the halt was resumed, and a later
+// halt raised when the call asked again was escalated, which refused
+// it): that later halt's node, when it is a budget's or a stop's, which
+// trip on the call admitted. A detector's trip names the node it watched,
+// not the call's: then, as when the halt itself was escalated (the next
+// halt is the next call's) or no halt follows before another call, the
+// node is not known, and the halt's own stands in.
 func (r *runReader) reraisedNode(i int) (string, bool) {
+	resumed := false
 	for k := i + 1; k < r.end(); k++ {
 		e := r.at(k)
 		switch e.GetEventType() {
+		case enumspb.EVENT_TYPE_WORKFLOW_PROPERTIES_MODIFIED:
+			switch r.guardState(e) {
+			case interceptor.StateRunning:
+				resumed = true
+			case interceptor.StateEscalated:
+				if !resumed {
+					return "", false
+				}
+			}
 		case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED, enumspb.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED:
 			return "", false
 		case enumspb.EVENT_TYPE_MARKER_RECORDED:
@@ -191,7 +202,7 @@ func (r *runReader) reraisedNode(i int) (string, bool) {
 				continue
 			}
 			ev, found, _ := r.echoed(k, false)
-			if !found {
+			if !found || !resumed {
 				return "", false
 			}
 			switch ev.HaltReason {

@@ -123,6 +123,18 @@ func TestAsRecordedDecisionsOfDifferentialShapes(t *testing.T) {
 				"24 #3 escalate by differential-driver", "25 #4 escalate by differential-driver",
 				"27 #5 escalate by differential-driver", "43 #6 escalate by differential-driver"},
 		},
+		{
+			// Halt 3 (the loop's budget, on a call of Plan) is escalated:
+			// the call is refused, and the next call, of Lookup, meets
+			// halt 4. That halt is the next call's, not the held call
+			// asking again: the held call of an escalated halt is not
+			// named by the halt after it (it was, by the rule of seed
+			// 102956, and the analysis met Lookup's budget at halt 3).
+			name:  "seed 104224: the halt after an escalation is the next call's",
+			files: []string{"seed-104224-0.json", "seed-104224-1.json", "seed-104224-2.json"},
+			want: []string{"31 #1 escalate by differential-driver", "35 #2 resume by differential-driver guidance \"try another way (92)\"",
+				"50 #3 escalate by differential-driver", "50 #4 escalate by differential-driver"},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
