@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"path/filepath"
 	"testing"
 	"time"
@@ -52,24 +53,8 @@ func signedSignalJudgedAtItsTask(t *testing.T, names func(*interceptor.Options))
 	ctx := testContext(t, 3*time.Minute)
 	s := startSignedWith(t, ctx, names)
 	runID := s.start(t, ctx, "clock-a", "ThinkingAgent")
-	_, alice, err := readPrivateKey(filepath.Join(s.dir, "alice.key"))
-	require.NoError(t, err)
-
-	// signedNow is alice's answer to halt seq, valid from the moment it
-	// is made: later than the halt's task by the time the test waits.
-	signedNow := func(seq int, action interceptor.Action, guidance string) interceptor.SignedAnswer {
-		now := time.Now()
-		a, err := interceptor.SignAnswer(interceptor.Answer{WorkflowID: "clock-a", RunID: runID, HaltSeq: seq,
-			Action: action, By: "alice", KeyID: "alice", Guidance: guidance,
-			NotBefore: now.Add(-100 * time.Millisecond), NotAfter: now.Add(5 * time.Minute)}, alice)
-		require.NoError(t, err)
-		return a
-	}
-	settled := func(seq int) {
-		// The halt's workflow task is over a second old when it is answered.
-		s.waitFor(t, ctx, "clock-a", halted(seq))
-		time.Sleep(1500 * time.Millisecond)
-	}
+	signedNow := s.signer(t, "clock-a", runID)
+	settled := func(seq int) { s.settled(t, ctx, "clock-a", seq) }
 
 	settled(1)
 	as := s.status(t, ctx, "clock-a").Names
@@ -98,16 +83,7 @@ func signedSignalJudgedAtItsTask(t *testing.T, names func(*interceptor.Options))
 	// The analysis, as recorded, takes the same answers.
 	hist, err := testsuite.ExportHistory(ctx, s.c, "clock-a", "")
 	require.NoError(t, err)
-	a, err := history.NewAnalyzer(history.Options{Guard: s.opts, AsRecorded: true})
-	require.NoError(t, err)
-	ex := a.History(&historypb.History{Events: hist.GetEvents()}, "")
-	var got []interceptor.Decision
-	for _, v := range ex.Verdicts {
-		if v.Halt != nil {
-			require.NotNil(t, v.Decision, "halt %d answered in the analysis", v.Halt.Seq)
-			got = append(got, *v.Decision)
-		}
-	}
+	got := analysedDecisions(t, history.Options{Guard: s.opts, AsRecorded: true}, hist)
 	want := []interceptor.Decision{
 		{Action: interceptor.ActionResume, By: "alice", HaltSeq: 1, Guidance: "by signal", KeyID: "alice"},
 		{Action: interceptor.ActionResume, By: "alice", HaltSeq: 2, Guidance: "by update", KeyID: "alice"},
@@ -184,4 +160,47 @@ func signedStopAndDryRunJudgedAtTheirTask(t *testing.T, names func(*interceptor.
 	require.NoError(t, s.c.GetWorkflow(ctx, "clock-b", "").Get(ctx, &res))
 	assert.Equal(t, "escalated", res)
 	assert.Empty(t, s.status(t, ctx, "clock-b").Refused)
+}
+
+// signer returns alice's answer to halt seq of run runID of workflow id,
+// valid from the moment it is made: later than the halt's task by the
+// time the test answers.
+func (s *signedServer) signer(t *testing.T, id, runID string) func(seq int, action interceptor.Action, guidance string) interceptor.SignedAnswer {
+	t.Helper()
+	_, alice, err := readPrivateKey(filepath.Join(s.dir, "alice.key"))
+	require.NoError(t, err)
+	return func(seq int, action interceptor.Action, guidance string) interceptor.SignedAnswer {
+		now := time.Now()
+		a, err := interceptor.SignAnswer(interceptor.Answer{WorkflowID: id, RunID: runID, HaltSeq: seq,
+			Action: action, By: "alice", KeyID: "alice", Guidance: guidance,
+			NotBefore: now.Add(-100 * time.Millisecond), NotAfter: now.Add(5 * time.Minute)}, alice)
+		require.NoError(t, err)
+		return a
+	}
+}
+
+// settled waits for halt seq of workflow id, and until its workflow task
+// is over a second old.
+func (s *signedServer) settled(t *testing.T, ctx context.Context, id string, seq int) {
+	t.Helper()
+	s.waitFor(t, ctx, id, halted(seq))
+	time.Sleep(1500 * time.Millisecond)
+}
+
+// analysedDecisions are the decisions of the halts the analysis with
+// opts reads in hist, each halt answered.
+func analysedDecisions(t *testing.T, opts history.Options, hist *historypb.History) []interceptor.Decision {
+	t.Helper()
+	a, err := history.NewAnalyzer(opts)
+	require.NoError(t, err)
+	ex := a.History(&historypb.History{Events: hist.GetEvents()}, "")
+	require.NoError(t, ex.Err)
+	var got []interceptor.Decision
+	for _, v := range ex.Verdicts {
+		if v.Halt != nil {
+			require.NotNil(t, v.Decision, "halt %d answered in the analysis", v.Halt.Seq)
+			got = append(got, *v.Decision)
+		}
+	}
+	return got
 }

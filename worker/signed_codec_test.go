@@ -1,13 +1,11 @@
 package main
 
 import (
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
 
 	"github.com/loopguard/loopguard/interceptor"
@@ -30,20 +28,8 @@ func TestSignedAnswersUnderCodec(t *testing.T) {
 	dc := scripted.EncryptingDataConverter()
 	s := startSignedConv(t, ctx, func(*interceptor.Options) {}, dc)
 	runID := s.start(t, ctx, "codec-a", "ThinkingAgent")
-	_, alice, err := readPrivateKey(filepath.Join(s.dir, "alice.key"))
-	require.NoError(t, err)
-	signed := func(seq int, action interceptor.Action, guidance string) interceptor.SignedAnswer {
-		now := time.Now()
-		a, err := interceptor.SignAnswer(interceptor.Answer{WorkflowID: "codec-a", RunID: runID, HaltSeq: seq,
-			Action: action, By: "alice", KeyID: "alice", Guidance: guidance,
-			NotBefore: now.Add(-100 * time.Millisecond), NotAfter: now.Add(5 * time.Minute)}, alice)
-		require.NoError(t, err)
-		return a
-	}
-	settled := func(seq int) {
-		s.waitFor(t, ctx, "codec-a", halted(seq))
-		time.Sleep(1500 * time.Millisecond)
-	}
+	signed := s.signer(t, "codec-a", runID)
+	settled := func(seq int) { s.settled(t, ctx, "codec-a", seq) }
 
 	settled(1)
 	require.NoError(t, s.c.SignalWorkflow(ctx, "codec-a", runID, interceptor.DefaultResumeSignal, signed(1, interceptor.ActionResume, "by signal")))
@@ -66,17 +52,7 @@ func TestSignedAnswersUnderCodec(t *testing.T) {
 	for _, plain := range []string{"by signal", "by update", `"keyId"`} {
 		assert.NotContains(t, string(raw), plain, "plain text in the history")
 	}
-	a, err := history.NewAnalyzer(history.Options{Guard: s.opts, AsRecorded: true, DataConverter: dc})
-	require.NoError(t, err)
-	ex := a.History(&historypb.History{Events: hist.GetEvents()}, "")
-	require.NoError(t, ex.Err)
-	var got []interceptor.Decision
-	for _, v := range ex.Verdicts {
-		if v.Halt != nil {
-			require.NotNil(t, v.Decision, "halt %d answered in the analysis", v.Halt.Seq)
-			got = append(got, *v.Decision)
-		}
-	}
+	got := analysedDecisions(t, history.Options{Guard: s.opts, AsRecorded: true, DataConverter: dc}, hist)
 	want := []interceptor.Decision{
 		{Action: interceptor.ActionResume, By: "alice", HaltSeq: 1, Guidance: "by signal", KeyID: "alice"},
 		{Action: interceptor.ActionResume, By: "alice", HaltSeq: 2, Guidance: "by update", KeyID: "alice"},
