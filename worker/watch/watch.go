@@ -231,11 +231,12 @@ type Status struct {
 	Followed    int `json:"followed"`
 	Interceptor int `json:"interceptor"`
 	// Warnings, Halts and Pauses count what this process saw and did. A
-	// warning an earlier process signalled, or one before a halt a
-	// watcher's pause answered, is not counted again.
+	// warning an earlier process signalled, one before a halt a watcher's
+	// pause answered or before a watcher's pause ended, and a verdict a
+	// reset copied from its base run, are not counted again.
 	Warnings int `json:"warnings"`
-	// A halt is counted by the first process that reads it before a
-	// watcher's pause answered it: across a restart, once. Escaped counts
+	// A halt is counted by the first process that reads it before
+	// another process's pause answered it: across a restart, once. Escaped counts
 	// the halts whose run closed before their pause landed.
 	Halts   int `json:"halts"`
 	Pauses  int `json:"pauses"`
