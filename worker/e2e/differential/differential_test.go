@@ -257,7 +257,10 @@ func run(w *workers, p differential.Plan) (o outcome) {
 	}
 	chain, err := runChain(ctx, w.c, id, first.GetRunID(), last)
 	if err != nil {
-		return outcome{problem: err.Error()}
+		// An export the shape's time ran out in (a loaded machine) is
+		// unfinished, as a drive that ran out is (seed 109404 in a long
+		// run, three test binaries at once).
+		return outcome{problem: err.Error(), unfinished: ctx.Err() != nil}
 	}
 	o = compare(d, chain, 0)
 	if o.problem != "" || p.ResetAt == 0 {
@@ -275,7 +278,7 @@ func run(w *workers, p differential.Plan) (o outcome) {
 	}
 	h, err := history.ExportHistory(ctx, w.c, id, reset)
 	if err != nil {
-		return outcome{problem: err.Error()}
+		return outcome{problem: err.Error(), unfinished: ctx.Err() != nil}
 	}
 	// The reset run continues the chain the last run continued.
 	ro := compare(d, append(chain[:len(chain)-1:len(chain)-1], h), 1)
