@@ -139,10 +139,10 @@ type Pause struct {
 	Called int `json:"called,omitempty"`
 }
 
-// requestedHalt is the halt seq a PauseRequestID names (0: not one). The
+// RequestedHalt is the halt seq a PauseRequestID names (0: not one). The
 // run id in it is not compared: a reset run's history names its base
 // run, where the watcher names the run it pauses.
-func requestedHalt(requestID string) int {
+func RequestedHalt(requestID string) int {
 	rest, ok := strings.CutPrefix(requestID, pauseRequestPrefix)
 	if !ok {
 		return 0
@@ -177,7 +177,7 @@ func (r *runReader) paused(e *historypb.HistoryEvent) {
 	}
 	if r.pausable() {
 		waiting := unanswered(r.verdicts(), r.ex.Pauses)
-		seq := requestedHalt(p.RequestID)
+		seq := RequestedHalt(p.RequestID)
 		for _, ev := range waiting {
 			if ev.Seq == seq {
 				p.HaltSeq = seq

@@ -165,8 +165,8 @@ func TestPauseRequestIDAndReason(t *testing.T) {
 	}
 	for give, want := range map[string]int{"loopguard-halt:run-1:3": 3, "loopguard-halt:other-run:12": 12,
 		"loopguard-halt:run-1:x": 0, "loopguard-halt:": 0, "ui-7f3": 0, "": 0} {
-		if got := requestedHalt(give); got != want {
-			t.Errorf("requestedHalt(%q) = %d, want %d", give, got, want)
+		if got := RequestedHalt(give); got != want {
+			t.Errorf("RequestedHalt(%q) = %d, want %d", give, got, want)
 		}
 	}
 	ev := interceptor.HaltEvent{Detector: "identical_output", Node: "Think", Iteration: 3, MaxIterations: 8}

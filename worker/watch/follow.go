@@ -405,7 +405,7 @@ func (f *follower) escaped(log *zap.Logger, s snapshot) {
 func (f *follower) pausedItself(id string) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.acted[pausedSeq(id)] == "pause"
+	return f.acted[history.RequestedHalt(id)] == "pause"
 }
 
 func (f *follower) firstLag(seq int) bool {
@@ -646,7 +646,7 @@ func (f *follower) status() (ExecutionStatus, bool) {
 		}
 		// The request id names the halt; its run is the run paused, which
 		// for a halt a reset copied is the base run.
-		own := pausedSeq(h.PausedBy) == ev.Seq
+		own := history.RequestedHalt(h.PausedBy) == ev.Seq
 		if h.Answered && own && hs.Action == "" {
 			hs.Action = "pause" // by an earlier process: the request id is derived from the halt
 		}

@@ -3,8 +3,6 @@ package watch
 import (
 	"math"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -36,19 +34,6 @@ func PauseRequestID(workflowID, runID string, haltSeq int) string {
 // server closes a run it resets (server v1.32.1,
 // consts.IdentityResetter).
 const resetterIdentity = "history-resetter"
-
-// pausedSeq is the halt seq a watcher's pause request id names (0: the
-// id is not a watcher's).
-func pausedSeq(requestID string) int {
-	if !(&history.Pause{RequestID: requestID}).ByWatcher() {
-		return 0
-	}
-	seq, err := strconv.Atoi(requestID[strings.LastIndexByte(requestID, ':')+1:])
-	if err != nil {
-		return 0
-	}
-	return seq
-}
 
 // PauseReason is a pause's reason: the detector, the node, the loop's
 // count and where the full evidence is, in less than 255 bytes
@@ -187,8 +172,7 @@ func (r *reader) add(events ...*historypb.HistoryEvent) {
 			r.calls++
 		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_PAUSED:
 			r.pauses[e.GetEventId()] = pauseMark{at: e.GetEventTime().AsTime(), calls: r.calls}
-			id := e.GetWorkflowExecutionPausedEventAttributes().GetRequestId()
-			r.asked[id] = true
+			r.asked[e.GetWorkflowExecutionPausedEventAttributes().GetRequestId()] = true
 			r.lastPause = e.GetEventId()
 		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_UNPAUSED:
 			r.lastPause = e.GetEventId()

@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 
 	"github.com/loopguard/loopguard/activities"
+	"github.com/loopguard/loopguard/interceptor/history"
 )
 
 // Nothing lost, nothing twice: a watcher killed before the halt and one
@@ -71,7 +72,7 @@ func TestWatchRestartAndTwoWatchers(t *testing.T) {
 	seqs := map[int]int{}
 	for _, e := range ts.history(t, ctx, "stuck", current) {
 		if a := e.GetWorkflowExecutionPausedEventAttributes(); a != nil {
-			seqs[pausedSeq(a.GetRequestId())]++
+			seqs[history.RequestedHalt(a.GetRequestId())]++
 		}
 	}
 	// The second pause answers halt 2, or a later halt that tripped
