@@ -212,6 +212,8 @@ func followKeepers(follow func(Options) *Reader) []keeper {
 		{"guard", func() any {
 			j := follow(Options{Follow: true}).run.judge
 			j.Verdicts()
+			// The reader's hook would keep the whole reader alive.
+			j.OnRefused(nil)
 			return j
 		}},
 		{"reader", func() any { return follow(Options{}) }},

@@ -36,13 +36,18 @@ type Execution struct {
 	// is no reset run). Their verdicts are the base run's too.
 	Copied int `json:"copied,omitempty"`
 	// Verdicts are the warnings and halts the guard raises, in order
-	// (Options.Follow keeps fewer). VerdictsSeen counts the verdicts of
+	// (Options.Follow: those judged since the Execution before, the
+	// run's halts all in Halted). VerdictsSeen counts the verdicts of
 	// the run so far and WarningsSeen the warnings among them, including
 	// those Follow dropped: the newest VerdictsSeen-n verdicts are the
 	// last of Verdicts, for a follower that acted on n of them.
-	Verdicts     []interceptor.Verdict `json:"verdicts,omitempty"`
-	VerdictsSeen int                   `json:"-"`
-	WarningsSeen int                   `json:"-"`
+	Verdicts []interceptor.Verdict `json:"verdicts,omitempty"`
+	// Halted are, under Options.Follow, the run's halts so far (those of
+	// Verdicts included), kept compact: what a follower may hold as long
+	// as it follows the run. Halts, Unanswered and Pending read it.
+	Halted       Halted `json:"-"`
+	VerdictsSeen int    `json:"-"`
+	WarningsSeen int    `json:"-"`
 	// Saved counts the calls a halt that pauses or fails would have
 	// saved: the first such halt's call and every call after it.
 	Saved int `json:"saved,omitempty"`
@@ -84,14 +89,40 @@ func (e *Execution) Unanswered() []interceptor.HaltEvent {
 	if !e.Pausable {
 		return nil
 	}
-	return unanswered(e.Verdicts, e.Pauses)
+	if e.Halted.Len() == 0 {
+		return unanswered(e.Verdicts, e.Pauses)
+	}
+	var out []interceptor.HaltEvent
+	for _, i := range e.unansweredHalted() {
+		out = append(out, *e.Halted.At(i).Halt)
+	}
+	return out
+}
+
+// unansweredHalted are the indices in Halted (Options.Follow) of the
+// halts Unanswered lists.
+func (e *Execution) unansweredHalted() []int {
+	h := e.Halted
+	return unansweredAt(h.Len(), func(i int) (int, bool) { return h.Seq(i), h.observed(i) },
+		func(int) bool { return true }, e.Pauses)
 }
 
 // Pending is the newest unanswered halt, the one a watcher pauses the run
 // for (nil: none, or the run is closed or already paused).
 func (e *Execution) Pending() *interceptor.HaltEvent {
+	if !e.Pausable || e.Closed || e.Paused() != nil {
+		return nil
+	}
+	if e.Halted.Len() > 0 {
+		// Under Options.Follow: only the newest is expanded.
+		un := e.unansweredHalted()
+		if len(un) == 0 {
+			return nil
+		}
+		return e.Halted.At(un[len(un)-1]).Halt
+	}
 	un := e.Unanswered()
-	if len(un) == 0 || e.Closed || e.Paused() != nil {
+	if len(un) == 0 {
 		return nil
 	}
 	return &un[len(un)-1]
@@ -177,6 +208,12 @@ func (r Recorded) Told() string {
 // Halts returns the execution's would-be halts.
 func (e *Execution) Halts() []interceptor.HaltEvent {
 	var out []interceptor.HaltEvent
+	if e.Halted.Len() > 0 { // Options.Follow: Verdicts holds the newest only
+		for i := range e.Halted.Len() {
+			out = append(out, *e.Halted.At(i).Halt)
+		}
+		return out
+	}
 	for _, v := range e.Verdicts {
 		if v.Halt != nil {
 			out = append(out, *v.Halt)

@@ -70,10 +70,9 @@ func followed(t testing.TB, opts Options, runs [][]*historypb.HistoryEvent, want
 			decision  *interceptor.Decision
 		}
 		var got, wanted []halt
-		for _, v := range ex.Verdicts {
-			if v.Halt != nil {
-				got = append(got, halt{v.Call, v.Halt.Seq, string(v.Halt.Detector), v.Halt.Node, v.Decision})
-			}
+		for i := range ex.Halted.Len() {
+			v := ex.Halted.At(i)
+			got = append(got, halt{v.Call, v.Halt.Seq, string(v.Halt.Detector), v.Halt.Node, v.Decision})
 		}
 		for _, v := range w.Verdicts {
 			if v.Halt != nil {
@@ -82,6 +81,22 @@ func followed(t testing.TB, opts Options, runs [][]*historypb.HistoryEvent, want
 		}
 		if !reflect.DeepEqual(got, wanted) {
 			t.Fatalf("run %d: halts %+v, want %+v", n, got, wanted)
+		}
+		// Each halt kept compact is the batch's, stripped of its evidence,
+		// message and warnings (what an unpause resumes).
+		k := 0
+		for _, v := range w.Verdicts {
+			if v.Halt == nil {
+				continue
+			}
+			ev := *v.Halt
+			ev.Evidence, ev.Warnings, ev.SuggestedActions, ev.Message = interceptor.Evidence{}, nil, nil, ""
+			ev.WorkflowTime = ev.WorkflowTime.UTC()
+			kv := ex.Halted.At(k)
+			if !reflect.DeepEqual(*kv.Halt, ev) || kv.Period != v.Period || kv.OnHalt != v.OnHalt {
+				t.Fatalf("run %d: halt %d kept as %+v, want %+v", n, k, kv, ev)
+			}
+			k++
 		}
 		if !reflect.DeepEqual(ex.Pauses, w.Pauses) || ex.Saved != w.Saved || ex.Closed != w.Closed ||
 			ex.Pausable != w.Pausable || !reflect.DeepEqual(ex.Problems, w.Problems) {

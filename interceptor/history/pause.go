@@ -238,8 +238,8 @@ func (r *runReader) supersedeWhilePaused() {
 }
 
 // noteKept notes decision d on the halt it ends among the verdicts
-// Options.Follow took from the Judge, as the Judge notes it on those it
-// holds.
+// Options.Follow took from the Judge (those handed over, Halted), as
+// the Judge notes it on those it holds.
 func (r *runReader) noteKept(d interceptor.Decision) {
 	for i := range r.kept {
 		if h := r.kept[i].Halt; h != nil && h.Seq == d.HaltSeq {
@@ -247,6 +247,7 @@ func (r *runReader) noteKept(d interceptor.Decision) {
 			return
 		}
 	}
+	r.handed.decide(d)
 }
 
 // pause is the pause that holds the run (nil: none).
@@ -260,6 +261,20 @@ func (r *runReader) pause() *Pause {
 // unanswered are the halts of verdicts that pause or fail and that none
 // of pauses answered, in order.
 func unanswered(verdicts []interceptor.Verdict, pauses []Pause) []interceptor.HaltEvent {
+	var out []interceptor.HaltEvent
+	for _, i := range unansweredAt(len(verdicts), func(i int) (int, bool) {
+		v := &verdicts[i]
+		return v.Halt.Seq, v.OnHalt == interceptor.OnHaltObserve
+	}, func(i int) bool { return verdicts[i].Halt != nil }, pauses) {
+		out = append(out, *verdicts[i].Halt)
+	}
+	return out
+}
+
+// unansweredAt are the indices, of n halts or verdicts, of the halts
+// (isHalt) that pause or fail (at: their seq and whether the options
+// observe them) and that none of pauses answered, in order.
+func unansweredAt(n int, at func(i int) (seq int, observed bool), isHalt func(i int) bool, pauses []Pause) []int {
 	answered := map[int]bool{}
 	for _, p := range pauses {
 		answered[p.HaltSeq] = true
@@ -267,10 +282,13 @@ func unanswered(verdicts []interceptor.Verdict, pauses []Pause) []interceptor.Ha
 			answered[s] = true
 		}
 	}
-	var out []interceptor.HaltEvent
-	for _, v := range verdicts {
-		if v.Halt != nil && v.OnHalt != interceptor.OnHaltObserve && !answered[v.Halt.Seq] {
-			out = append(out, *v.Halt)
+	var out []int
+	for i := range n {
+		if !isHalt(i) {
+			continue
+		}
+		if seq, observed := at(i); !observed && !answered[seq] {
+			out = append(out, i)
 		}
 	}
 	return out

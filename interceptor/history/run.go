@@ -76,11 +76,12 @@ type runReader struct {
 	// ended is the run's close event, once judged.
 	ended *historypb.HistoryEvent
 	// Under Options.Follow: kept are the verdicts taken from the Judge
-	// as they come (the verdicts before handed were handed over in full
-	// by execution and are kept stripped: halts only, without their
-	// evidence), seen and warned count every verdict and warning.
+	// and not yet handed over by execution (which hands each over in
+	// full once), handed the halts handed over, kept compact with the
+	// decisions noted on them (halted.go); seen and warned count every
+	// verdict and warning.
 	kept         []interceptor.Verdict
-	handed       int
+	handed       haltKeeper
 	seen, warned int
 }
 
@@ -93,12 +94,13 @@ func (r *runReader) called(node string) {
 }
 
 // verdicts are the run's verdicts so far (under Options.Follow, the
-// earlier ones stripped).
+// halts handed over stripped, and no warning handed over).
 func (r *runReader) verdicts() []interceptor.Verdict {
 	if !r.opts.Follow {
 		return r.judge.Judged()
 	}
-	return append(slices.Clip(r.kept), r.judge.Judged()...)
+	judged := r.judge.Judged()
+	return append(append(r.handed.verdicts(len(r.kept)+len(judged)), r.kept...), judged...)
 }
 
 // take moves the Judge's verdicts to kept (Options.Follow): the Judge
@@ -116,26 +118,18 @@ func (r *runReader) take() {
 	}
 }
 
-// hand returns the verdicts for execution under Options.Follow and
-// strips those handed over: what a follower acted on once, it needs no
-// more but a halt's call, seq, detector and node.
+// hand returns the verdicts for execution under Options.Follow, those
+// taken from the Judge since the last call, in full, and keeps of them
+// only their halts, compact (Execution.Halted): what a follower acted on
+// once, it needs no more but a halt's call, seq, detector and node.
 func (r *runReader) hand() []interceptor.Verdict {
-	out := slices.Clone(r.kept)
-	if r.handed == len(r.kept) {
-		return out
-	}
-	kept := make([]interceptor.Verdict, 0, len(r.kept))
-	for i, v := range r.kept {
-		if i >= r.handed && v.Halt != nil {
-			h := *v.Halt
-			h.Evidence, h.Warnings, h.SuggestedActions, h.Message = interceptor.Evidence{}, nil, nil, ""
-			v.Halt, v.Evidence = &h, nil
-		}
+	out := r.kept
+	for _, v := range r.kept {
 		if v.Halt != nil {
-			kept = append(kept, v)
+			r.handed.keep(v)
 		}
 	}
-	r.kept, r.handed = kept, len(kept)
+	r.kept = nil
 	return out
 }
 
@@ -337,6 +331,7 @@ func (r *runReader) execution(final bool) Execution {
 	case r.opts.Follow:
 		r.take()
 		ex.Verdicts = r.hand()
+		ex.Halted = r.handed.Halted
 		ex.VerdictsSeen, ex.WarningsSeen = r.seen, r.warned
 	case final:
 		ex.Verdicts = r.judge.Verdicts()
@@ -361,8 +356,14 @@ func (r *runReader) execution(final bool) Execution {
 	if r.opts.AsRecorded {
 		ex.Recorded.guardAnswers(ex.Verdicts)
 	}
+	for i := range ex.Halted.Len() {
+		if !ex.Halted.observed(i) {
+			ex.Saved = ex.FirstCall + ex.Called - ex.Halted.Call(i)
+			break
+		}
+	}
 	for _, v := range ex.Verdicts {
-		if v.Halt != nil && v.OnHalt != interceptor.OnHaltObserve {
+		if v.Halt != nil && v.OnHalt != interceptor.OnHaltObserve && ex.Halted.Len() == 0 {
 			ex.Saved = ex.FirstCall + ex.Called - v.Call
 			break
 		}

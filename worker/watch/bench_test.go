@@ -3,6 +3,7 @@
 package watch
 
 import (
+	historypb "go.temporal.io/api/history/v1"
 	"runtime"
 	"testing"
 	"time"
@@ -14,7 +15,7 @@ import (
 // reader and acted on. ns/call is the wall time per call it makes,
 // cpu-ns/call the process's CPU time (garbage collection included); B/execution the heap a followed execution holds once
 // its 1000 calls are read, the run still going (every page but the last,
-// which closes it: 100 followers live at once).
+// which closes it: 100 followers live at once, each with its reader).
 //
 //	go test ./worker/watch -run '^$' -bench Follow -benchtime 5x
 func BenchmarkFollow(b *testing.B) {
@@ -34,20 +35,32 @@ func BenchmarkFollow(b *testing.B) {
 	})
 	b.Run("memory", func(b *testing.B) {
 		const n = 100
-		var per float64
-		for i := 0; i < b.N; i++ {
+		// held is the heap n followers of the run's first pages hold, and
+		// the halts one holds.
+		held := func(pages [][]*historypb.HistoryEvent) (float64, int) {
 			var before, after runtime.MemStats
 			runtime.GC()
 			runtime.ReadMemStats(&before)
-			rs := make([]*reader, n)
-			for k := range rs {
-				rs[k] = followPages(b, w, pages[:len(pages)-1])
+			rs := make([]any, 2*n) // each reader and its follower
+			for k := 0; k < len(rs); k += 2 {
+				rs[k], rs[k+1] = following(b, w, pages)
 			}
 			runtime.GC()
 			runtime.ReadMemStats(&after)
-			per = float64(after.HeapAlloc-before.HeapAlloc) / n
 			runtime.KeepAlive(rs)
+			return float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)) / n, rs[0].(*reader).snapshot().Halted.Len()
+		}
+		var per, perHalt float64
+		var halts int
+		for i := 0; i < b.N; i++ {
+			// The heap a halt costs: the slope between the run half read
+			// and read to its last task.
+			half, h0 := held(pages[:len(pages)/2])
+			per, halts = held(pages[:len(pages)-1])
+			perHalt = (per - half) / float64(halts-h0)
 		}
 		b.ReportMetric(per, "B/execution")
+		b.ReportMetric(float64(halts), "halts")
+		b.ReportMetric(perHalt, "B/halt")
 	})
 }

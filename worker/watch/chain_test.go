@@ -132,7 +132,7 @@ const judgedAlone = "watch: the runs this one continued from cannot be read; jud
 // it alone". Without the walk back from run 2 the chain stopped at the
 // terminated run 1 and run 2, judged alone, was never paused.
 func TestWatchChainThroughReset(t *testing.T) {
-	ctx := testContext(t, 45*time.Second)
+	ctx := testContext(t, 2*time.Minute)
 	ts := startServer(t, true)
 	const queue = "chain-reset"
 	ts.chainWorker(t, queue)

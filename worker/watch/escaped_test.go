@@ -60,8 +60,8 @@ func TestEscapedHaltsListed(t *testing.T) {
 	for _, id := range ids {
 		e := l[id]
 		after := analyse(t, ts.history(t, ctx, id, e.RunID))
-		if !sameHalts(e.Halts, after.Halts) {
-			t.Errorf("%s: listed halts %+v, the analysis %+v", id, e.Halts, after.Halts)
+		if !sameHalts(e.Halts, after.halts()) {
+			t.Errorf("%s: listed halts %+v, the analysis %+v", id, e.Halts, after.halts())
 		}
 		last := e.Halts[len(e.Halts)-1]
 		switch {

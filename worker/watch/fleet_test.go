@@ -247,8 +247,8 @@ func TestFleetFailover(t *testing.T) {
 		// The analysis of the history afterwards finds the halt the
 		// fleet paused for, answered by its request id.
 		s := analyse(t, events)
-		if len(s.Halts) == 0 || !s.Halts[0].Answered || s.Halts[0].PausedBy != PauseRequestID(id, runs[id], s.Halts[0].Verdict.Halt.Seq) {
-			t.Errorf("%s: halts afterwards %+v", id, s.Halts)
+		if len(s.halts()) == 0 || !s.halts()[0].Answered || s.halts()[0].PausedBy != PauseRequestID(id, runs[id], s.halts()[0].Verdict.Halt.Seq) {
+			t.Errorf("%s: halts afterwards %+v", id, s.halts())
 		}
 	}
 	// The shards' heartbeats list every halted agent: the fleet's

@@ -36,11 +36,10 @@ type follower struct {
 
 	wake chan struct{} // the listing saw the run running
 
-	mu      sync.Mutex
-	snap    snapshot
-	seen    int            // verdicts already logged and counted
-	acted   map[int]string // halt seq -> what the watcher did
-	lagSeen map[int]bool   // halts whose pause lag is recorded
+	mu    sync.Mutex
+	snap  snapshot
+	seen  int        // verdicts already logged and counted
+	acted actedHalts // what the watcher did for each halt, and whose lag it recorded
 	// unstartedFailed are the workflow tasks a pause failed before they
 	// started; resetTo is the first of them, where a reset of such a
 	// run goes (it keeps every event before it).
@@ -290,9 +289,6 @@ func (f *follower) act(ctx context.Context, log *zap.Logger, s snapshot) {
 	w := f.w
 	f.mu.Lock()
 	f.snap = s
-	if f.acted == nil {
-		f.acted, f.lagSeen = map[int]string{}, map[int]bool{}
-	}
 	// The newest verdicts are the last of s.Verdicts (the reader
 	// follows the run: a snapshot holds those since the one before).
 	newVerdicts := s.Verdicts[len(s.Verdicts)-min(max(s.VerdictsSeen-f.seen, 0), len(s.Verdicts)):]
@@ -309,12 +305,6 @@ func (f *follower) act(ctx context.Context, log *zap.Logger, s snapshot) {
 	}
 	warnings, halts := 0, 0
 	counted := countedBefore(s) // warnings up to this call an earlier process counted
-	answered := map[int]bool{}  // halts another process's pause already answered when first seen
-	for _, h := range s.Halts {
-		if h.Answered && (&history.Pause{RequestID: h.PausedBy}).ByWatcher() && !f.pausedItself(h.PausedBy) {
-			answered[h.Verdict.Halt.Seq] = true
-		}
-	}
 	for _, v := range newVerdicts {
 		switch {
 		case v.Call <= s.CopiedThrough:
@@ -336,7 +326,7 @@ func (f *follower) act(ctx context.Context, log *zap.Logger, s snapshot) {
 				// output, not outside input.
 				f.signal(ctx, log, WarningSignal, history.WarningRequestID(f.runID, v.Call), v.Warning)
 			}
-		case v.Halt != nil && (answered[v.Halt.Seq] || v.Call <= s.PausedThrough):
+		case v.Halt != nil && (f.answeredElsewhere(s, v.Halt.Seq) || v.Call <= s.PausedThrough):
 			// A watcher's pause answered it before this process read it:
 			// the process that saw it first counted it (a restart).
 			log.Info("watch: loop halt answered before this process read it", zap.Int("call", v.Call), zap.Int("seq", v.Halt.Seq))
@@ -349,9 +339,16 @@ func (f *follower) act(ctx context.Context, log *zap.Logger, s snapshot) {
 		}
 	}
 	w.count(warnings, halts, 0)
-	for _, h := range s.Halts {
-		if h.Answered && h.PausedBy == PauseRequestID(f.workflowID, f.runID, h.Verdict.Halt.Seq) && f.firstLag(h.Verdict.Halt.Seq) {
-			w.opts.Metrics.Timer(MetricPauseLag).Record(h.PausedAt.Sub(h.Time))
+	for _, p := range s.Pauses {
+		// The lag of each of the watcher's pauses that answered its own
+		// halt, once.
+		if p.HaltSeq == 0 || p.RequestID != PauseRequestID(f.workflowID, f.runID, p.HaltSeq) {
+			continue
+		}
+		if i := s.haltIndex(p.HaltSeq); i >= 0 && f.firstLag(p.HaltSeq) {
+			if h := s.halt(i); h.Answered {
+				w.opts.Metrics.Timer(MetricPauseLag).Record(h.PausedAt.Sub(h.Time))
+			}
 		}
 	}
 	if s.Closed {
@@ -365,7 +362,7 @@ func (f *follower) act(ctx context.Context, log *zap.Logger, s snapshot) {
 	}
 	seq := h.Verdict.Halt.Seq
 	f.mu.Lock()
-	done := f.acted[seq] != ""
+	done := f.acted.action(seq) != ""
 	f.mu.Unlock()
 	if done {
 		return
@@ -378,15 +375,15 @@ func (f *follower) act(ctx context.Context, log *zap.Logger, s snapshot) {
 // counted once and logged, so that the loops that ended the fastest are
 // found like the others.
 func (f *follower) escaped(log *zap.Logger, s snapshot) {
-	if len(s.Halts) == 0 || s.ResetAway {
+	if s.Halted.Len() == 0 || s.ResetAway {
 		return
 	}
-	h := &s.Halts[len(s.Halts)-1]
+	h := s.halt(s.Halted.Len() - 1)
 	seq := h.Verdict.Halt.Seq
 	f.mu.Lock()
-	first := !h.Answered && f.acted[seq] == ""
+	first := !h.Answered && f.acted.action(seq) == ""
 	if first {
-		f.acted[seq] = ActionEscaped
+		f.acted.set(seq, ActionEscaped)
 	}
 	f.mu.Unlock()
 	if !first {
@@ -405,17 +402,25 @@ func (f *follower) escaped(log *zap.Logger, s snapshot) {
 func (f *follower) pausedItself(id string) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.acted[history.RequestedHalt(id)] == "pause"
+	return f.acted.action(history.RequestedHalt(id)) == "pause"
+}
+
+// answeredElsewhere reports whether a watcher's pause that another
+// process made answered halt seq before this process read it.
+func (f *follower) answeredElsewhere(s snapshot, seq int) bool {
+	for i := range s.Pauses {
+		p := &s.Pauses[i]
+		if p.HaltSeq == seq || slices.Contains(p.Superseded, seq) {
+			return p.ByWatcher() && !f.pausedItself(p.RequestID)
+		}
+	}
+	return false
 }
 
 func (f *follower) firstLag(seq int) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.lagSeen[seq] {
-		return false
-	}
-	f.lagSeen[seq] = true
-	return true
+	return f.acted.lag(seq)
 }
 
 func (f *follower) setActed(seq int, action string) {
@@ -423,7 +428,7 @@ func (f *follower) setActed(seq int, action string) {
 		return
 	}
 	f.mu.Lock()
-	f.acted[seq] = action
+	f.acted.set(seq, action)
 	f.mu.Unlock()
 }
 
@@ -635,13 +640,15 @@ func (f *follower) status() (ExecutionStatus, bool) {
 		return es, false
 	}
 	es.Warnings = s.WarningsSeen
-	pending := s.pending()
-	for i := range s.Halts {
-		h := &s.Halts[i]
+	pending := s.Pending
+	if s.pending() == nil {
+		pending = 0
+	}
+	for _, h := range s.halts() {
 		ev := h.Verdict.Halt
 		hs := HaltStatus{
 			Call: h.Verdict.Call, Seq: ev.Seq, Detector: string(ev.Detector), Node: ev.Node,
-			Answered: h.Answered, PausedBy: h.PausedBy, Action: f.acted[ev.Seq],
+			Answered: h.Answered, PausedBy: h.PausedBy, Action: f.acted.action(ev.Seq),
 			TrippedAt: h.Time, PausedAt: h.PausedAt, CallsBefore: h.CallsBefore, Event: *ev,
 		}
 		// The request id names the halt; its run is the run paused, which
@@ -656,7 +663,7 @@ func (f *follower) status() (ExecutionStatus, bool) {
 				hs.Action = "superseded"
 			}
 		}
-		if !h.Answered && h != pending && hs.Action == "" {
+		if !h.Answered && ev.Seq != pending && hs.Action == "" {
 			hs.Action = "superseded"
 		}
 		es.Halts = append(es.Halts, hs)

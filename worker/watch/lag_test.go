@@ -111,15 +111,15 @@ func TestWatchLag(t *testing.T) {
 			// pause landed is listed, its last halt escaped.
 			s := analyse(t, events)
 			hs := byRun[run]
-			if len(s.Halts) > 0 && !s.Halts[len(s.Halts)-1].Answered {
+			if len(s.halts()) > 0 && !s.halts()[len(s.halts())-1].Answered {
 				escaped++
-				if len(hs) == len(s.Halts) && hs[len(hs)-1].Action == ActionEscaped {
+				if len(hs) == len(s.halts()) && hs[len(hs)-1].Action == ActionEscaped {
 					listed++
 				} else {
 					t.Errorf("lag-%d closed before its pause landed: listed %+v", i, hs)
 				}
 			}
-			if len(s.Halts) == 0 || !s.Halts[0].Answered {
+			if len(s.halts()) == 0 || !s.halts()[0].Answered {
 				continue
 			}
 		}
@@ -129,16 +129,16 @@ func TestWatchLag(t *testing.T) {
 			}
 		}
 		s := analyse(t, events)
-		if sameHalts(byRun[run], s.Halts) {
+		if sameHalts(byRun[run], s.halts()) {
 			agree++
 		} else {
-			t.Errorf("lag-%d: the watcher's halts %+v, the analysis afterwards %+v", i, byRun[run], s.Halts)
+			t.Errorf("lag-%d: the watcher's halts %+v, the analysis afterwards %+v", i, byRun[run], s.halts())
 		}
-		if len(s.Halts) == 0 || !s.Halts[0].Answered {
-			t.Errorf("lag-%d: halts %+v", i, s.Halts)
+		if len(s.halts()) == 0 || !s.halts()[0].Answered {
+			t.Errorf("lag-%d: halts %+v", i, s.halts())
 			continue
 		}
-		h := s.Halts[0]
+		h := s.halts()[0]
 		lags = append(lags, h.PausedAt.Sub(h.Time))
 		calls = append(calls, h.CallsBefore)
 	}

@@ -66,7 +66,7 @@ func TestWatchOnHalt(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		halts := len(followPages(t, w, pages).snapshot().Halts)
+		halts := len(followPages(t, w, pages).snapshot().halts())
 		if halts == 0 || (svc.pauses > 0) != tc.pause {
 			t.Errorf("OnHalt %q: %d halts, %d pauses asked", tc.onHalt, halts, svc.pauses)
 		}
@@ -76,6 +76,13 @@ func TestWatchOnHalt(t *testing.T) {
 // followPages follows one run of w, "w"/"r", through pages as the long
 // poll hands them, with no server.
 func followPages(t testing.TB, w *Watcher, pages [][]*historypb.HistoryEvent) *reader {
+	r, _ := following(t, w, pages)
+	return r
+}
+
+// following is followPages with the follower that acted: what the
+// watcher holds for the run.
+func following(t testing.TB, w *Watcher, pages [][]*historypb.HistoryEvent) (*reader, *follower) {
 	r, err := newReader(w.opts.Guard, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -85,5 +92,5 @@ func followPages(t testing.TB, w *Watcher, pages [][]*historypb.HistoryEvent) *r
 		r.add(p...)
 		f.act(context.Background(), zap.NewNop(), r.snapshot())
 	}
-	return r
+	return r, f
 }

@@ -33,12 +33,12 @@ func TestWatchMendsItsPauseOnAnUnstartedTask(t *testing.T) {
 	for _, id := range []string{"mine", "theirs"} {
 		runs[id] = ts.agent(t, ctx, id, queue, activities.ParallelStuck).GetRunID()
 		eventually(t, ctx, id+" to loop past its halt", func() bool {
-			return len(analyse(t, ts.history(t, ctx, id, "")).Halts) > 0
+			return len(analyse(t, ts.history(t, ctx, id, "")).halts()) > 0
 		})
 	}
 	lone.Stop()
 	for _, tc := range []struct{ id, requestID string }{
-		{"mine", PauseRequestID("mine", runs["mine"], analyse(t, ts.history(t, ctx, "mine", "")).Halts[0].Verdict.Halt.Seq)},
+		{"mine", PauseRequestID("mine", runs["mine"], analyse(t, ts.history(t, ctx, "mine", "")).halts()[0].Verdict.Halt.Seq)},
 		{"theirs", "an-operator-1"},
 	} {
 		if err := ts.c.SignalWorkflow(ctx, tc.id, "", "nudge", nil); err != nil {

@@ -40,8 +40,11 @@ const resetterIdentity = "history-resetter"
 // (history.PauseReason).
 func PauseReason(ev interceptor.HaltEvent) string { return history.PauseReason(ev) }
 
-// halt is one halt of a snapshot and how the history answered it.
+// halt is one halt of a snapshot and how the history answered it, as
+// snapshot.halts expands it.
 type halt struct {
+	// Verdict is the halt without its evidence, message and warnings,
+	// but for the halts judged since the snapshot before (in Verdicts).
 	Verdict interceptor.Verdict
 	// Time is that of the event of the call that tripped.
 	Time time.Time
@@ -84,7 +87,16 @@ type snapshot struct {
 	// CopiedThrough is the newest call a reset copied from the run's base
 	// run (0: none): its verdicts were counted when the base run was read.
 	CopiedThrough int
-	Halts         []halt
+	// Halted are the run's halts, kept compact (history.Halted), and
+	// trips the times of their tripping calls' events (Unix ns, 0:
+	// unknown), in the same order: what a snapshot holds a halt, views
+	// that the reader only appends to. The halts' pauses are Pauses, and
+	// pauseMarks their times and the calls scheduled before each.
+	Halted     history.Halted
+	trips      []int64
+	Pauses     []history.Pause
+	pauseMarks []pauseMark
+	FirstCall  int
 	// Pending is the seq of the newest halt no pause answered, when the
 	// run is neither closed nor paused (0: none).
 	Pending int
@@ -100,12 +112,55 @@ type snapshot struct {
 	Err         error
 }
 
-// pending is the halt the watcher answers, or nil.
-func (s *snapshot) pending() *halt {
-	for i := range s.Halts {
-		if s.Pending != 0 && s.Halts[i].Verdict.Halt.Seq == s.Pending {
-			return &s.Halts[i]
+// halts are the run's halts, expanded, with how the history answered
+// each (built for the one who asks: a snapshot keeps them compact).
+func (s snapshot) halts() []halt {
+	out := make([]halt, s.Halted.Len())
+	for i := range out {
+		out[i] = s.halt(i)
+	}
+	return out
+}
+
+// halt is halt i of Halted, expanded; the verdicts of Verdicts keep
+// their evidence.
+func (s snapshot) halt(i int) halt {
+	h := halt{Verdict: s.Halted.At(i)}
+	for _, v := range s.Verdicts {
+		if v.Halt != nil && v.Halt.Seq == h.Verdict.Halt.Seq {
+			h.Verdict = v
 		}
+	}
+	if i < len(s.trips) && s.trips[i] != 0 {
+		h.Time = time.Unix(0, s.trips[i]).UTC()
+	}
+	seq := h.Verdict.Halt.Seq
+	for j := range s.Pauses {
+		p := &s.Pauses[j]
+		if p.HaltSeq == seq || slices.Contains(p.Superseded, seq) {
+			m := s.pauseMarks[j]
+			k := h.Verdict.Call - s.FirstCall // the tripping call's index in the run
+			h.Answered, h.PausedBy, h.PausedAt, h.CallsBefore = true, p.RequestID, m.at, max(m.calls-k-1, 0)
+		}
+	}
+	return h
+}
+
+// haltIndex is the index in Halted of halt seq (-1: none).
+func (s snapshot) haltIndex(seq int) int {
+	for i := s.Halted.Len() - 1; i >= 0; i-- {
+		if s.Halted.Seq(i) == seq {
+			return i
+		}
+	}
+	return -1
+}
+
+// pending is the halt the watcher answers, or nil.
+func (s snapshot) pending() *halt {
+	if i := s.haltIndex(s.Pending); s.Pending != 0 && i >= 0 {
+		h := s.halt(i)
+		return &h
 	}
 	return nil
 }
@@ -117,12 +172,13 @@ const recentCalls = 256
 
 // reader reads one run's growing history. Besides the history.Reader it
 // keeps, for the lag, the times of the last recentCalls calls' events,
-// and a few words a halt and a pause: nothing that grows with the calls.
+// a word a halt (its trip's time) and a few a pause: nothing that grows
+// with the calls.
 type reader struct {
 	r      *history.Reader
 	calls  int                 // the calls read
 	recent [recentCalls]int64  // call i's event time (Unix ns, a third of a time.Time) at i%recentCalls
-	halted map[int]time.Time   // the tripping call's time, by halt seq
+	trips  []int64             // the tripping call's time (Unix ns) of the run's halt i (snapshot.trips)
 	pauses map[int64]pauseMark // by Paused event id
 	// asked are the request ids of the Paused events read, and
 	// lastPause the id of the last Paused or Unpaused event read.
@@ -152,7 +208,7 @@ func newReader(guard interceptor.Options, dc converter.DataConverter) (*reader, 
 	if err != nil {
 		return nil, err
 	}
-	return &reader{r: r, halted: map[int]time.Time{}, pauses: map[int64]pauseMark{}, asked: map[string]bool{}}, nil
+	return &reader{r: r, pauses: map[int64]pauseMark{}, asked: map[string]bool{}}, nil
 }
 
 // add appends events, in history order, and judges them.
@@ -230,12 +286,22 @@ func (r *reader) judged(err error) {
 	if p := ex.Paused(); p != nil {
 		s.Paused, s.PauseRequestID, s.PauseIdentity = true, p.RequestID, p.Identity
 	}
+	if ex.RunID != r.snap.RunID || ex.Halted.Len() < len(r.trips) {
+		r.trips = nil // a run of a chain: its halts are its own
+	}
+	for i := len(r.trips); i < ex.Halted.Len(); i++ {
+		var t int64
+		if k := ex.Halted.Call(i) - ex.FirstCall; k >= 0 && k < r.calls && r.calls-k <= recentCalls {
+			t = r.recent[k%recentCalls]
+		}
+		r.trips = append(r.trips, t)
+	}
+	s.Halted, s.trips, s.FirstCall = ex.Halted, r.trips, ex.FirstCall
 	// What follows changes only with new verdicts, pauses or the run's
-	// state: a page with none costs nothing more (the halts and pending
-	// are worked out over every verdict and pause).
+	// state: a page with none costs nothing more.
 	key := snapKey{ex.VerdictsSeen, len(ex.Pauses), ex.Closed, s.Paused, ex.LastEvent >= r.lastPause}
 	if key == r.key && r.keyed {
-		s.Halts, s.Pending = r.snap.Halts, r.snap.Pending
+		s.Pauses, s.pauseMarks, s.Pending = r.snap.Pauses, r.snap.pauseMarks, r.snap.Pending
 		r.snap = s
 		return
 	}
@@ -247,48 +313,16 @@ func (r *reader) judged(err error) {
 	if p := ex.Pending(); p != nil && ex.LastEvent >= r.lastPause && !r.asked[PauseRequestID(ex.WorkflowID, ex.RunID, p.Seq)] {
 		s.Pending = p.Seq
 	}
-	answeredBy := map[int]*history.Pause{}
-	for i := range ex.Pauses {
-		p := &ex.Pauses[i]
-		if p.HaltSeq != 0 {
-			answeredBy[p.HaltSeq] = p
-		}
-		for _, seq := range p.Superseded {
-			answeredBy[seq] = p
-		}
-	}
-	n := 0
-	for _, v := range ex.Verdicts {
-		if v.Halt != nil {
-			n++
-		}
-	}
-	s.Halts = make([]halt, 0, n) // held as long as the run is followed: no spare room
-	for _, v := range ex.Verdicts {
-		if v.Halt == nil {
-			continue
-		}
-		h := halt{Verdict: v}
-		k := v.Call - ex.FirstCall // the tripping call's index in the run
-		if t, ok := r.halted[v.Halt.Seq]; ok {
-			h.Time = t
-		} else if k >= 0 && k < r.calls && r.calls-k <= recentCalls {
-			h.Time = time.Unix(0, r.recent[k%recentCalls]).UTC()
-			r.halted[v.Halt.Seq] = h.Time
-		}
-		if p := answeredBy[v.Halt.Seq]; p != nil {
-			m := r.pauses[p.Event]
-			h.Answered, h.PausedBy, h.PausedAt, h.CallsBefore = true, p.RequestID, m.at, max(m.calls-k-1, 0)
-		}
-		s.Halts = append(s.Halts, h)
+	s.Pauses = ex.Pauses
+	s.pauseMarks = make([]pauseMark, len(ex.Pauses))
+	for i, p := range ex.Pauses {
+		s.pauseMarks[i] = r.pauses[p.Event]
 	}
 	r.snap = s
 }
 
 // fresh are the verdicts the reader handed over in full since the
-// snapshot before (the last of ex.Verdicts, the others being the run's
-// earlier halts), copied: the snapshot holds them, not the run's halts a
-// second time.
+// snapshot before (the last of ex.Verdicts).
 func (r *reader) fresh(ex history.Execution) []interceptor.Verdict {
 	n := ex.VerdictsSeen - r.handed
 	if ex.RunID != r.snap.RunID {
@@ -296,7 +330,7 @@ func (r *reader) fresh(ex history.Execution) []interceptor.Verdict {
 	}
 	r.handed = ex.VerdictsSeen
 	n = min(max(n, 0), len(ex.Verdicts))
-	return slices.Clone(ex.Verdicts[len(ex.Verdicts)-n:])
+	return ex.Verdicts[len(ex.Verdicts)-n:]
 }
 
 // snapKey is what the halts and the pending halt of a snapshot depend on.

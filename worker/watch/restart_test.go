@@ -52,8 +52,8 @@ func TestWatchRestartAndTwoWatchers(t *testing.T) {
 		t.Errorf("the watchers' verdicts differ: %+v / %+v", ha, hb)
 	}
 	after := analyse(t, ts.history(t, ctx, "stuck", current))
-	if after.Halts[0].Verdict.Call != ha[0].Call {
-		t.Errorf("analysis afterwards halts at call %d, the watchers at %d", after.Halts[0].Verdict.Call, ha[0].Call)
+	if after.halts()[0].Verdict.Call != ha[0].Call {
+		t.Errorf("analysis afterwards halts at call %d, the watchers at %d", after.halts()[0].Verdict.Call, ha[0].Call)
 	}
 	stopA()
 	stopB()
@@ -84,13 +84,13 @@ func TestWatchRestartAndTwoWatchers(t *testing.T) {
 		}
 	}
 	if len(seqs) != 2 || seqs[1] != 1 || later != 1 {
-		t.Errorf("after the restart: pauses by halt %v, want one of halt 1 and one of a later halt; halts %+v", seqs, s.Halts)
+		t.Errorf("after the restart: pauses by halt %v, want one of halt 1 and one of a later halt; halts %+v", seqs, s.halts())
 	}
 	// Counted once: what the first watcher counted and what the restarted
 	// one counts add up to the run's halts and warnings.
 	stC := c.Status()
-	if stA.Halts != 1 || stA.Halts+stC.Halts != len(s.Halts) {
-		t.Errorf("halts: %d before the restart and %d after it, want 1 and %d in all (copied through %d, paused through %d); status %s", stA.Halts, stC.Halts, len(s.Halts), s.CopiedThrough, s.PausedThrough, brief(stC))
+	if stA.Halts != 1 || stA.Halts+stC.Halts != len(s.halts()) {
+		t.Errorf("halts: %d before the restart and %d after it, want 1 and %d in all (copied through %d, paused through %d); status %s", stA.Halts, stC.Halts, len(s.halts()), s.CopiedThrough, s.PausedThrough, brief(stC))
 		for _, l := range clogs.All() {
 			t.Logf("%s %v", l.Message, l.ContextMap())
 		}

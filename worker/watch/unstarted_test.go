@@ -18,7 +18,7 @@ import (
 // someone else makes at that moment is reported with the reset that
 // mends the run.
 func TestWatchWaitsForTheTaskToStart(t *testing.T) {
-	ctx := testContext(t, 2*time.Minute)
+	ctx := testContext(t, 3*time.Minute)
 	ts := startServer(t, true)
 	const queue = "lone"
 	start := ts.starter(t, queue)
@@ -27,7 +27,7 @@ func TestWatchWaitsForTheTaskToStart(t *testing.T) {
 	ts.agent(t, ctx, "wedged", queue, activities.ParallelStuck)
 	for _, id := range []string{"waits", "wedged"} {
 		eventually(t, ctx, id+" to loop past its halt", func() bool {
-			return len(analyse(t, ts.history(t, ctx, id, "")).Halts) > 0
+			return len(analyse(t, ts.history(t, ctx, id, "")).halts()) > 0
 		})
 	}
 	// No worker polls: a signal leaves a workflow task scheduled, never
@@ -37,8 +37,15 @@ func TestWatchWaitsForTheTaskToStart(t *testing.T) {
 		if err := ts.c.SignalWorkflow(ctx, id, "", "nudge", nil); err != nil {
 			t.Fatal(err)
 		}
+		var last *workflowservice.DescribeWorkflowExecutionResponse
+		t.Cleanup(func() {
+			if t.Failed() && last != nil {
+				t.Logf("%s as last described: %v; pending task %v", id, last.GetWorkflowExecutionInfo().GetStatus(), last.GetPendingWorkflowTask())
+			}
+		})
 		eventually(t, ctx, id+"'s task to wait", func() bool {
-			return ts.describe(t, ctx, id, "").GetPendingWorkflowTask().GetState() == enumspb.PENDING_WORKFLOW_TASK_STATE_SCHEDULED
+			last = ts.describe(t, ctx, id, "")
+			return last.GetPendingWorkflowTask().GetState() == enumspb.PENDING_WORKFLOW_TASK_STATE_SCHEDULED
 		})
 	}
 	// Someone pauses "wedged" now: its waiting task fails.
@@ -88,6 +95,15 @@ func TestWatchWaitsForTheTaskToStart(t *testing.T) {
 	events := ts.history(t, ctx, "waits", waits.GetRunID())
 	started := false
 	for _, e := range events {
+		// A task scheduled on the stopped worker's sticky queue times out
+		// there and is scheduled again on the queue: the task that waits
+		// is then the one scheduled next.
+		if a := e.GetWorkflowTaskTimedOutEventAttributes(); a.GetScheduledEventId() == waiting && a.GetTimeoutType() == enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START {
+			waiting = -1
+		}
+		if e.GetEventType() == enumspb.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED && waiting == -1 {
+			waiting = e.GetEventId()
+		}
 		if e.GetWorkflowTaskStartedEventAttributes().GetScheduledEventId() == waiting {
 			started = true
 		}
@@ -102,6 +118,9 @@ func TestWatchWaitsForTheTaskToStart(t *testing.T) {
 	}
 	if !started {
 		t.Errorf("the waiting task %d never started", waiting)
+		for _, e := range events[max(len(events)-20, 0):] {
+			t.Logf("%d %v", e.GetEventId(), e.GetEventType())
+		}
 	}
 	if n := count(events, enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_PAUSED); n != 1 {
 		t.Errorf("%d Paused events, want 1", n)

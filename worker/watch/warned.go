@@ -41,9 +41,15 @@ func signalledWarning(name, requestID string) (int, bool) {
 // pause answered.
 func countedBefore(s snapshot) int {
 	n := max(s.Signalled, s.PausedThrough)
-	for _, h := range s.Halts {
-		if h.Answered && (&history.Pause{RequestID: h.PausedBy}).ByWatcher() {
-			n = max(n, h.Verdict.Call)
+	for i := range s.Pauses {
+		p := &s.Pauses[i]
+		if !p.ByWatcher() {
+			continue
+		}
+		for _, seq := range append([]int{p.HaltSeq}, p.Superseded...) {
+			if k := s.haltIndex(seq); k >= 0 {
+				n = max(n, s.Halted.Call(k))
+			}
 		}
 	}
 	return n

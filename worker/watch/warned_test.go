@@ -30,11 +30,19 @@ func TestSignalledWarning(t *testing.T) {
 }
 
 func TestCountedBefore(t *testing.T) {
-	haltAt := func(call int, pausedBy string) halt {
-		return halt{
-			Verdict:  interceptor.Verdict{Call: call, Halt: &interceptor.HaltEvent{Seq: 1}},
-			Answered: pausedBy != "", PausedBy: pausedBy,
+	// haltAt is a snapshot with one halt at call, answered by a pause of
+	// request id pausedBy ("": none).
+	haltAt := func(call int, pausedBy string) snapshot {
+		s := snapshot{Halted: history.HaltedOf(interceptor.Verdict{Call: call, Halt: &interceptor.HaltEvent{Seq: 1}})}
+		if pausedBy != "" {
+			s.Pauses = []history.Pause{{Event: 30, RequestID: pausedBy, HaltSeq: 1}}
+			s.pauseMarks = make([]pauseMark, 1)
 		}
+		return s
+	}
+	with := func(s snapshot, signalled, pausedThrough int) snapshot {
+		s.Signalled, s.PausedThrough = signalled, pausedThrough
+		return s
 	}
 	tests := []struct {
 		name string
@@ -43,15 +51,14 @@ func TestCountedBefore(t *testing.T) {
 	}{
 		{"nothing in the history", snapshot{}, 0},
 		{"a signalled warning", snapshot{Signalled: 9}, 9},
-		{"a watcher's pause", snapshot{Halts: []halt{haltAt(20, PauseRequestID("wf", "run", 1))}}, 20},
-		{"an operator's pause", snapshot{Halts: []halt{haltAt(20, "operator")}}, 0},
-		{"an unanswered halt", snapshot{Halts: []halt{haltAt(20, "")}}, 0},
-		{"the newest of both", snapshot{Signalled: 31, Halts: []halt{haltAt(20, PauseRequestID("wf", "run", 1))}}, 31},
+		{"a watcher's pause", haltAt(20, PauseRequestID("wf", "run", 1)), 20},
+		{"an operator's pause", haltAt(20, "operator"), 0},
+		{"an unanswered halt", haltAt(20, ""), 0},
+		{"the newest of both", with(haltAt(20, PauseRequestID("wf", "run", 1)), 31, 0), 31},
 		// The calls that ran between the trip and the pause, and those of
 		// the task in flight when it landed: the watchers following the
 		// run read them before the pause ended.
-		{"calls after the halt, before the pause ended", snapshot{PausedThrough: 24,
-			Halts: []halt{haltAt(20, PauseRequestID("wf", "run", 1))}}, 24},
+		{"calls after the halt, before the pause ended", with(haltAt(20, PauseRequestID("wf", "run", 1)), 0, 24), 24},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -61,10 +61,10 @@ func TestWatchPausesLoop(t *testing.T) {
 			hs = e.Halts
 		}
 	}
-	if len(hs) == 0 || !sameHalts(hs, after.Halts) {
-		t.Fatalf("the watcher's halts %+v, the analysis afterwards %+v", hs, after.Halts)
+	if len(hs) == 0 || !sameHalts(hs, after.halts()) {
+		t.Fatalf("the watcher's halts %+v, the analysis afterwards %+v", hs, after.halts())
 	}
-	last := after.Halts[len(after.Halts)-1]
+	last := after.halts()[len(after.halts())-1]
 	t.Logf("halt at call %d, paused %s later, %d calls scheduled in between", last.Verdict.Call, last.PausedAt.Sub(last.Time), last.CallsBefore)
 	if n := count(events, enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_PAUSED); n != 1 {
 		t.Errorf("%d Paused events, want 1", n)
@@ -83,7 +83,7 @@ func TestWatchPausesLoop(t *testing.T) {
 		t.Fatal("the guarded run has no guard version marker")
 	}
 	ih := ex.Verdicts[slices.IndexFunc(ex.Verdicts, func(v interceptor.Verdict) bool { return v.Halt != nil })]
-	first := after.Halts[0].Verdict
+	first := after.halts()[0].Verdict
 	if ih.Call != first.Call || ih.Halt.Detector != first.Halt.Detector || ih.Halt.Node != first.Halt.Node {
 		t.Errorf("interceptor halts at call %d (%s at %s), watcher at call %d (%s at %s)",
 			ih.Call, ih.Halt.Detector, ih.Halt.Node, first.Call, first.Halt.Detector, first.Halt.Node)
@@ -141,13 +141,13 @@ func TestWatchUnpauseResumesTerminateEnds(t *testing.T) {
 	}
 	s := analyse(t, ts.history(t, ctx, "stuck", run.GetRunID()))
 	var ours []halt
-	for _, h := range s.Halts {
+	for _, h := range s.halts() {
 		if h.PausedBy == PauseRequestID("stuck", run.GetRunID(), h.Verdict.Halt.Seq) {
 			ours = append(ours, h)
 		}
 	}
 	if len(ours) != 2 {
-		t.Fatalf("%d halts answered by their own pause, want 2: %+v", len(ours), s.Halts)
+		t.Fatalf("%d halts answered by their own pause, want 2: %+v", len(ours), s.halts())
 	}
 	first, second := ours[0], ours[1]
 	resumedAt := first.Verdict.Call + first.CallsBefore // the last call before the pause
