@@ -172,9 +172,13 @@ func taskPages(evs []*historypb.HistoryEvent) [][]*historypb.HistoryEvent {
 // heldPer keeps n values of keep live at once and reports the heap they
 // hold after a GC, divided by n (B/execution), and, for a Reader, what it
 // judged and holds.
-func heldPer(b *testing.B, n int, keep func() any) {
+func heldPer(b *testing.B, n int, keep func() any, into ...*float64) {
 	var per float64
-	for range b.N {
+	runs := b.N
+	if len(into) > 0 {
+		runs = 1 // once, for a caller that reports its own metrics
+	}
+	for range runs {
 		var before, after runtime.MemStats
 		runtime.GC()
 		runtime.ReadMemStats(&before)
@@ -193,6 +197,10 @@ func heldPer(b *testing.B, n int, keep func() any) {
 			b.ReportMetric(float64(len(ex.Verdicts)), "verdicts-held")
 		}
 		runtime.KeepAlive(kept)
+		if len(into) > 0 {
+			*into[0] = per
+			return
+		}
 	}
 	b.ReportMetric(per, "B/execution")
 }
@@ -218,5 +226,55 @@ func followKeepers(follow func(Options) *Reader) []keeper {
 		}},
 		{"reader", func() any { return follow(Options{}) }},
 		{"follow", func() any { return follow(Options{Follow: true}) }},
+	}
+}
+
+// BenchmarkFollowPausedMemory weighs what a followed execution holds for
+// each halt a Workflow Pause answered (the watcher's pause for its halt,
+// unpaused by an operator, again and again), beyond the guard's own
+// state: the heap a Reader under Options.Follow holds after 2k such
+// rounds (100 executions live at once, heap after a GC), and the slope
+// between k and 2k rounds per halt (B/paused-halt: the halt kept compact
+// and its pause, with the strings of its events).
+//
+//	go test ./interceptor/history/ -run '^$' -bench FollowPausedMemory -benchtime 3x
+func BenchmarkFollowPausedMemory(b *testing.B) {
+	const k = 40
+	rounds := func(n int) []*historypb.HistoryEvent {
+		bl := newBuilder(new(testing.T))
+		bl.task()
+		for i := range n {
+			bl.calls(4, "Think", "same").pause(PauseIdentity, PauseRequestID(testWorkflowID, testRunID, i+1)).
+				unpause("alice@ops")
+		}
+		return bl.evs
+	}
+	held := func(evs []*historypb.HistoryEvent) (float64, int, int) {
+		var r *Reader
+		per := 0.0
+		heldPer(b, 100, func() any {
+			var err error
+			if r, err = NewReader(Options{Follow: true}); err != nil {
+				b.Fatal(err)
+			}
+			for _, e := range evs {
+				if err := r.Add(e); err != nil {
+					b.Fatal(err)
+				}
+				r.Execution()
+			}
+			return r
+		}, &per)
+		ex := r.Execution()
+		return per, ex.Halted.Len(), len(ex.Pauses)
+	}
+	short, long := rounds(k), rounds(2*k)
+	for range b.N {
+		h1, n1, _ := held(short)
+		h2, n2, pauses := held(long)
+		b.ReportMetric(h2, "B/execution")
+		b.ReportMetric(float64(n2), "halts")
+		b.ReportMetric(float64(pauses), "pauses")
+		b.ReportMetric((h2-h1)/float64(n2-n1), "B/paused-halt")
 	}
 }

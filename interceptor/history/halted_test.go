@@ -3,7 +3,9 @@ package history
 import (
 	"fmt"
 	"math"
+	"os"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 	"unsafe"
@@ -84,7 +86,14 @@ func TestHaltedKeepsWhatItIsGiven(t *testing.T) {
 	})
 
 	if s := unsafe.Sizeof(keptHalt{}); s > 40 {
-		t.Errorf("a kept halt is %d bytes, want at most 40 (docs/watch.md)", s)
+		t.Errorf("a kept halt is %d bytes, want at most 40", s)
+	}
+	doc, err := os.ReadFile("../../docs/watch.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("(`history.Halted`, %d B:", unsafe.Sizeof(keptHalt{})); !strings.Contains(strings.Join(strings.Fields(string(doc)), " "), want) {
+		t.Errorf("docs/watch.md does not say %q", want)
 	}
 }
 

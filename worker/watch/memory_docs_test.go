@@ -17,6 +17,8 @@ func TestCapacityDocsStateTheConstant(t *testing.T) {
 	for _, want := range []string{
 		fmt.Sprintf("the times of the last %d calls, %d KB", recentCalls, unsafe.Sizeof(r.recent)/1024),
 		"`history.Options.Follow`",
+		// What the watcher keeps a halt besides the reader's compact one.
+		fmt.Sprintf("the time of its tripping call's event (%d B) and what it did (%d B)", unsafe.Sizeof(r.trips[0]), unsafe.Sizeof(actedHalt{})),
 	} {
 		if !strings.Contains(sec, want) {
 			t.Errorf("docs/watch.md, Capacity: %q not found", want)
