@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/ed25519"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -67,7 +68,7 @@ func TestDifferential(t *testing.T) {
 	var bad []string
 	causes := map[string]int{}
 	shapes, verdicts, fallbacks := 0, 0, 0
-	var unfinished []int64
+	var unfinished, unechoed []int64
 	sem := make(chan struct{}, max(*flagParallel, 1))
 	var wg sync.WaitGroup
 	start := time.Now()
@@ -86,9 +87,13 @@ func TestDifferential(t *testing.T) {
 			}
 			verdicts += o.verdicts
 			fallbacks += o.fallbacks
-			if o.unfinished {
+			switch {
+			case o.unfinished:
 				unfinished = append(unfinished, seed)
-			} else if o.problem != "" {
+			case o.unechoed:
+				unechoed = append(unechoed, seed)
+				t.Logf("seed %d not judged: %s", seed, o.problem)
+			case o.problem != "":
 				plan, _ := json.Marshal(p)
 				bad = append(bad, fmt.Sprintf("seed %d (%s): %s\nshape: %s", seed, cause(p), o.problem, plan))
 				causes[cause(p)]++
@@ -104,9 +109,9 @@ func TestDifferential(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	t.Logf("%d shapes (features %v), %d verdicts compared, %d answers sent again after a refusal, %d disagreements in %s; %d unfinished in -differential.timeout (not judged): %v",
-		shapes, features, verdicts, fallbacks, len(bad), time.Since(start).Round(time.Second), len(unfinished), unfinished)
-	if len(unfinished) == shapes {
+	t.Logf("%d shapes (features %v), %d verdicts compared, %d answers sent again after a refusal, %d disagreements in %s; %d unfinished in -differential.timeout (not judged): %v; %d with a loop.halted the guard could not send (not judged): %v",
+		shapes, features, verdicts, fallbacks, len(bad), time.Since(start).Round(time.Second), len(unfinished), unfinished, len(unechoed), unechoed)
+	if len(unfinished)+len(unechoed) == shapes {
 		t.Error("no shape finished in -differential.timeout")
 	}
 	if len(bad) > 0 {
@@ -227,9 +232,12 @@ type outcome struct {
 	// unfinished: the shape ran out of -differential.timeout while it
 	// still made progress (a long shape on a loaded machine); not judged.
 	unfinished bool
-	verdicts   int
-	fallbacks  int
-	histories  []*historypb.History
+	// unechoed: a live halt's loop.halted could not be sent
+	// (unechoedError); not judged.
+	unechoed  bool
+	verdicts  int
+	fallbacks int
+	histories []*historypb.History
 }
 
 // run runs p live, then compares.
@@ -344,6 +352,10 @@ func compare(d *driver, chain []*historypb.History, phase int) outcome {
 		}
 	}
 	live, err := liveLines(d, chain, phase)
+	var ue *unechoedError
+	if errors.As(err, &ue) {
+		return outcome{problem: err.Error(), unechoed: true, histories: chain}
+	}
 	if err != nil {
 		return outcome{problem: err.Error(), histories: chain}
 	}

@@ -1,6 +1,7 @@
 package differential_test
 
 import (
+	"errors"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -91,4 +92,30 @@ func warningLines(lines []string) []string {
 		}
 	}
 	return out
+}
+
+// TestUnechoedHaltNotJudged: a live halt whose loop.halted the guard
+// could not send (its local activity failed, seed 203985 in a long run)
+// has no echo to read the halt from: the live reading says so with an
+// unechoedError, which the test counts as not judged, not as a
+// disagreement; the analysis still reads the halt from the guard's
+// marker and memo.
+func TestUnechoedHaltNotJudged(t *testing.T) {
+	h, err := history.ReadHistoryFile(filepath.Join("testdata", "seed-203985-0.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = liveLines(newDriver(nil, differential.Plan{}, "fixture"), []*historypb.History{h}, 0)
+	var ue *unechoedError
+	if !errors.As(err, &ue) || ue.event != 15 {
+		t.Fatalf("live reading: %v, want the unechoed halt at event 15", err)
+	}
+	a, err := history.NewAnalyzer(history.Options{AsRecorded: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex := a.History(h, "seed-203985-0.json")
+	if ex.Err != nil || len(ex.Halts()) != 1 || ex.Halts()[0].Detector != "user_stop" {
+		t.Errorf("analysis: error %v, halts %+v; want the user's stop", ex.Err, ex.Halts())
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -42,7 +43,7 @@ func TestWatchPausesHarmNoTypeScriptRun(t *testing.T) {
 	const queue = "ts-harmless"
 	w, err := typescript.StartWith(ctx, t, typescript.Options{HostPort: srv.FrontendHostPort(), Namespace: srv.Namespace(), TaskQueue: queue})
 	require.NoError(t, err)
-	startWatcher(ctx, t, c, srv.Namespace(), queue)
+	watcher := startWatcher(ctx, t, c, srv.Namespace(), queue)
 	ids := make([]string, n)
 	for i := range ids {
 		ids[i] = fmt.Sprintf("ts-harmless-%d", i)
@@ -62,6 +63,7 @@ func TestWatchPausesHarmNoTypeScriptRun(t *testing.T) {
 				strings.HasPrefix(d.GetWorkflowExtendedInfo().GetPauseInfo().GetIdentity(), watch.PauseIdentity)
 		}, 3*time.Minute, 100*time.Millisecond, "%s not paused by the watcher\n%s", id, w.Output())
 	}
+	lagOf(t, watcher.Status(), ids)
 	failed, mended, stuck := 0, 0, 0
 	for _, id := range ids {
 		l, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Namespace: srv.Namespace(), Query: fmt.Sprintf("WorkflowId=%q", id)})
@@ -108,4 +110,40 @@ func TestWatchPausesHarmNoTypeScriptRun(t *testing.T) {
 	}
 	t.Logf("%d paused TypeScript executions, model turns of 0 ms: %d workflow tasks failed before they started, %d runs mended, %d stuck after the unpause",
 		n, failed, mended, stuck)
+}
+
+// lagOf logs the lag of the watcher's pauses of the executions ids, as
+// worker/watch's TestWatchLag does for Go agents: from the tripping
+// call's event to the pause, and the calls scheduled between them, of
+// each execution's first halt its own pause answered.
+func lagOf(t *testing.T, st watch.Status, ids []string) {
+	t.Helper()
+	want := map[string]bool{}
+	for _, id := range ids {
+		want[id] = true
+	}
+	var lags []time.Duration
+	var calls []int
+	for _, e := range st.Executions {
+		if !want[e.WorkflowID] {
+			continue
+		}
+		for _, h := range e.Halts {
+			if h.Action == "pause" && !h.PausedAt.IsZero() && !h.TrippedAt.IsZero() {
+				lags = append(lags, h.PausedAt.Sub(h.TrippedAt))
+				calls = append(calls, h.CallsBefore)
+				break
+			}
+		}
+	}
+	if len(lags) == 0 {
+		t.Logf("lag: no pause of the watcher's own listed")
+		return
+	}
+	slices.Sort(lags)
+	slices.Sort(calls)
+	at := func(q float64) int { return min(int(q*float64(len(lags))), len(lags)-1) }
+	t.Logf("lag over %d pauses: median %v, p99 %v, max %v; calls scheduled in the lag: median %d, p99 %d, max %d",
+		len(lags), lags[at(0.5)].Round(time.Millisecond), lags[at(0.99)].Round(time.Millisecond), lags[len(lags)-1].Round(time.Millisecond),
+		calls[at(0.5)], calls[at(0.99)], calls[len(calls)-1])
 }
