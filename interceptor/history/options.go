@@ -31,11 +31,12 @@ type Options struct {
 	// the whole analysis, so that a followed run holds the guard's own
 	// state plus the history cursor. Execution.Calls stays empty (Called
 	// counts the calls); Execution.Verdicts holds in full the verdicts
-	// judged since the previous call to Execution, after the run's
-	// earlier halts without their evidence and message (Evidence,
-	// Warnings, SuggestedActions, Message); earlier warnings are dropped
-	// (VerdictsSeen and WarningsSeen count every verdict). The verdicts'
-	// calls, detectors, nodes and the pauses are the same as without it.
+	// judged since the previous call to Execution, and Execution.Halted
+	// every halt of the run, kept compact (without its Evidence,
+	// Warnings, SuggestedActions and Message; about 40 bytes a halt);
+	// earlier warnings are dropped (VerdictsSeen and WarningsSeen count
+	// every verdict). The verdicts' calls, detectors, nodes and the
+	// pauses are the same as without it.
 	// Default false: the whole analysis. Not with AsRecorded, whose
 	// recorded decisions are noted on earlier halts.
 	Follow bool

@@ -29,8 +29,8 @@ import (
 // matched to a halt (AsRecorded), and the Execution so far (its Calls
 // grow with the run: one string header a call, the node names shared).
 // Under Options.Follow it holds no Calls and each verdict in full only
-// until Execution handed it over; the run's halts stay, without their
-// evidence (BenchmarkFollowMemory weighs it against the guard's own
+// until Execution handed it over; the run's halts stay, compact
+// (Halted; BenchmarkFollowMemory weighs it against the guard's own
 // state).
 // It holds nothing the history cannot rebuild: a new Reader fed the same
 // events reaches the same Execution.
