@@ -108,9 +108,11 @@ func liveLines(d *driver, chain []*historypb.History, phase int) ([]string, erro
 				switch {
 				case data.ActivityType == haltedActivity && e.GetMarkerRecordedEventAttributes().GetFailure() != nil:
 					// The guard could not send loop.halted (its local
-					// activity failed: seeds 100199, 203985, the signal's
-					// RPC timing out on a loaded server); it logged it and
-					// went on. The halt has no echo to read it from.
+					// activity failed: seeds 100199, 203985, 206016, the
+					// signal not sent within HaltSignalTimeout, each in
+					// the task after one that failed UnhandledCommand); it
+					// logged it and went on. The halt has no echo to read
+					// it from.
 					return nil, &unechoedError{event: e.GetEventId(), msg: e.GetMarkerRecordedEventAttributes().GetFailure().GetMessage()}
 				case data.ActivityType == haltedActivity:
 					if halts >= len(order) {
