@@ -68,7 +68,7 @@ type snapshot struct {
 	Guarded bool
 	// Verdicts are the verdicts judged since the snapshot before, in
 	// full (the reader follows the run, history.Options.Follow: the run's
-	// earlier halts are in Halts, without their evidence); VerdictsSeen
+	// halts are all in Halted, without their evidence); VerdictsSeen
 	// and WarningsSeen count every verdict and warning of the run so far.
 	Verdicts     []interceptor.Verdict
 	VerdictsSeen int
