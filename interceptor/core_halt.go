@@ -102,11 +102,7 @@ func (c *core) beginHalt(node string, trip *detect.Trip, now time.Time) (HaltEve
 	if c.version >= versionGuidance {
 		c.guidance = nil // the loop halted again: the guidance did not help
 	}
-	policy := c.cfg.OnHalt
-	if trip.Reason == ReasonUserStop && policy == OnHaltObserve && c.version >= versionStopWins {
-		// Shadow mode is for the detectors; a human who asks to stop means it.
-		policy = OnHaltPause
-	}
+	policy := c.haltPolicy(trip)
 	ev := c.haltEvent(trip)
 	if ev.Node == "" {
 		// A human stop names no node: it is the call it stops.
@@ -115,6 +111,15 @@ func (c *core) beginHalt(node string, trip *detect.Trip, now time.Time) (HaltEve
 	ev.Observed = policy == OnHaltObserve
 	c.pause.set(phaseHalting, &ev, policy, now, nil)
 	return ev, policy
+}
+
+// haltPolicy is what the halt of trip does under the options.
+func (c *core) haltPolicy(trip *detect.Trip) OnHalt {
+	if trip.Reason == ReasonUserStop && c.cfg.OnHalt == OnHaltObserve && c.version >= versionStopWins {
+		// Shadow mode is for the detectors; a human who asks to stop means it.
+		return OnHaltPause
+	}
+	return c.cfg.OnHalt
 }
 
 // endHalt ends the halt of trip in force with decision d, or as observe

@@ -1,5 +1,7 @@
 package detect
 
+import "time"
+
 // Ahead reports the detector that the next Begin of node name will trip
 // whatever that call's input, where the state alone already decides it: a
 // trip pending from a result read at End (identical output, repeated
@@ -63,4 +65,25 @@ func (s *State) totalAhead() (Detector, bool) {
 		return DetectorTotalCalls, true
 	}
 	return "", false
+}
+
+// Foreseen is the trip that the next Begin of any node that is not
+// exempt meets, whatever the node, where the state already decides it:
+// a trip pending from a result read or a human's stop (a copy), or the
+// execution's call or cost budget spent. A watcher that does not know
+// which node the workflow calls next can hold that call all the same.
+// A budget's trip names no node: the call that meets it does. An exempt
+// node's call meets only a human's stop and the call budget (Ahead).
+// Foreseen only reads.
+func (s *State) Foreseen(now time.Time) (*Trip, bool) {
+	if s.pending != nil {
+		return s.pending.clone(), true
+	}
+	if t := s.checkTotal(-1, now); t != nil {
+		return t, true
+	}
+	if t := s.checkCost(-1, now); t != nil {
+		return t, true
+	}
+	return nil, false
 }

@@ -90,14 +90,21 @@ func TestAheadNeverWrong(t *testing.T) {
 	outs := []string{"=x", "=y", "!e", ""}
 	rng := uint64(7)
 	next := func(n int) int { rng = rng*6364136223846793005 + 1442695040888963407; return int(rng>>33) % n }
-	predicted, came := 0, 0
+	predicted, foreseenN, came := 0, 0, 0
 	for run := 0; run < 300; run++ {
 		d := newDriver(p)
 		for k := 0; k < 80; k++ {
 			node := nodes[next(len(nodes))]
 			pending := d.s.Pending() != nil
 			want, ok := d.s.Ahead(node)
+			foreseen, fok := d.s.Foreseen(d.now)
 			ref, trip := d.s.Begin(node, d.now)
+			if fok && node != "poll" {
+				foreseenN++
+				require.NotNil(t, trip, "run %d call %d: %s foreseen", run, k, foreseen.Detector)
+				require.Equal(t, foreseen.Detector, trip.Detector)
+				require.Equal(t, foreseen.Reason, trip.Reason)
+			}
 			if ok {
 				predicted++
 				require.NotNil(t, trip, "run %d call %d: %s predicted at %s", run, k, want, node)
@@ -106,6 +113,7 @@ func TestAheadNeverWrong(t *testing.T) {
 			if trip != nil {
 				came++
 				require.False(t, pending && !ok, "run %d call %d: a pending trip not predicted", run, k)
+				require.False(t, pending && !fok, "run %d call %d: a pending trip not foreseen", run, k)
 				break
 			}
 			d.now = d.now.Add(time.Duration(next(3)) * time.Second)
@@ -113,6 +121,7 @@ func TestAheadNeverWrong(t *testing.T) {
 			d.s.End(ref, st.obs, d.now)
 		}
 	}
-	t.Logf("%d trips, %d predicted", came, predicted)
+	t.Logf("%d trips, %d predicted, %d foreseen at a guarded node", came, predicted, foreseenN)
 	assert.Positive(t, predicted)
+	assert.Positive(t, foreseenN)
 }

@@ -1,0 +1,55 @@
+package interceptor
+
+// Ahead reports the halt that the Judge's next guarded call will raise,
+// whatever that call is (any node the options do not exempt), where what
+// the history holds so far already decides it: the results read since
+// the last call make a trip pending (identical output, repeated error,
+// the stall and oscillation rules), a human asked to stop, or the
+// execution's call or cost budget is spent (detect.State.Foreseen). It
+// reads the results as the next call will, on a copy of the detector
+// state, and puts the trip through the warning rung as the call will: a
+// trip the rung warns is no halt. ev is the halt as the call will raise
+// it (its Seq the next halt's), but for a budget's, which names no node
+// until a call meets it; policy is what it does under the options.
+//
+// A watcher of running executions (package worker/watch) holds the call
+// with it: it pauses the run while the workflow task that reads those
+// results is in flight, so that the call that task schedules is not
+// dispatched, as the guard holds the call that trips. Ahead changes
+// nothing of the Judge: the same history is judged the same with or
+// without it.
+func (j *Judge) Ahead() (ev HaltEvent, policy OnHalt, ok bool) {
+	g := &j.g
+	if !j.guarded || j.blocked != nil || !g.active || g.pause.inForce() {
+		return HaltEvent{}, "", false
+	}
+	s := g.state.Clone()
+	at := g.resultAt(j.now)
+	for _, p := range g.pending {
+		if !p.fut.IsReady() {
+			continue
+		}
+		r, read := p.fut.(readFuture)
+		if !read {
+			return HaltEvent{}, "", false
+		}
+		obs, canceled, _ := r.read()
+		if canceled {
+			s.Abandon(p.ref, at)
+		} else {
+			s.End(p.ref, obs, at)
+		}
+	}
+	if g.input {
+		s.Input(j.now)
+	}
+	t, ok := s.Foreseen(j.now)
+	if !ok || g.warnable(t) {
+		return HaltEvent{}, "", false
+	}
+	policy = g.haltPolicy(t)
+	ev = g.haltEvent(t)
+	ev.Seq = g.halts + 1
+	ev.Observed = policy == OnHaltObserve
+	return ev, policy, true
+}
