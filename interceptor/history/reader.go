@@ -6,6 +6,8 @@ import (
 
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
+
+	"github.com/loopguard/loopguard/interceptor"
 )
 
 // Reader reads the history of one workflow execution as it grows: a run,
@@ -153,6 +155,22 @@ func (r *Reader) Execution() Execution {
 		return Execution{}
 	}
 	return r.run.execution(false)
+}
+
+// Ahead is the halt the current run's next guarded call will raise,
+// where the events judged so far decide it, whatever that call is
+// (interceptor.Judge.Ahead): in a run whose halts the reader answers
+// with Workflow Pauses (pausable: the interceptor does not guard it),
+// while the run is open and no pause holds it. A watcher pauses with it
+// before the call is scheduled; the pause's request id names the halt
+// (PauseRequestID), so that the Paused event answers the halt once the
+// call raises it, as a pause after the halt does.
+func (r *Reader) Ahead() (interceptor.HaltEvent, interceptor.OnHalt, bool) {
+	run := r.run
+	if r.final != nil || run == nil || run.judge == nil || !run.set || !run.pausable() || run.pause() != nil {
+		return interceptor.HaltEvent{}, "", false
+	}
+	return run.judge.Ahead()
 }
 
 // Close ends the history: no event will come any more (the run closed, or
