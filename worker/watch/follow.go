@@ -50,6 +50,12 @@ type follower struct {
 	resetTo         int64
 	mender          mender // pausepoint.go
 	mended          string // the run a mend reset this one to
+	// aheadSeq is the halt this process paused ahead of (ahead.go) until
+	// the history shows the pause or the halt, and aheadAt when; undid
+	// is set when a pause ahead was undone, for the follower to read on.
+	aheadSeq int
+	aheadAt  time.Time
+	undid    bool
 }
 
 // run follows the run until it ends (true) or ctx is done (false).
@@ -120,12 +126,33 @@ func (f *follower) run(ctx context.Context) bool {
 			return true
 		}
 		if len(token) == 0 {
+			if f.awaitingAhead(s) {
+				// Paused ahead: the server writes the Paused event once
+				// the task in flight completes, and the watcher must read
+				// it, with the task's commands, to know whether the halt
+				// came (ahead.go). Read again shortly.
+				token = nil
+				select {
+				case <-ctx.Done():
+					return false
+				case <-time.After(aheadPoll):
+				}
+				continue
+			}
+			if f.takeUndid() {
+				token = nil // the run goes on: follow it
+				continue
+			}
 			// The server ends the long polls of a paused run (it is not
 			// running): its history is at rest. The reader may hold its
 			// last workflow task (and the pause after it) for the next
 			// task; what the status says meanwhile is the analysis of
 			// the history as it stands, read again from the server.
 			f.atRest(ctx, log)
+			if f.takeUndid() {
+				token = nil
+				continue
+			}
 			// Wait until it runs again, then read on.
 			if ended := f.awaitUnpaused(ctx, log); ended || ctx.Err() != nil {
 				return ended
@@ -355,9 +382,21 @@ func (f *follower) act(ctx context.Context, log *zap.Logger, s snapshot) {
 		f.escaped(log, s)
 		return
 	}
+	if s.Paused {
+		// A pause (anyone's) holds the run: respected, but for this
+		// run's pause ahead whose halt did not come (ahead.go).
+		if f.undoAhead(ctx, log, s) {
+			f.mu.Lock()
+			f.undid = true
+			f.mu.Unlock()
+		}
+		return
+	}
 	h := s.pending()
-	if h == nil || s.Paused {
-		// Nothing to answer, or a pause (anyone's) holds it: respected.
+	if h == nil {
+		if s.Ahead != nil {
+			f.pauseAhead(ctx, log, s)
+		}
 		return
 	}
 	seq := h.Verdict.Halt.Seq

@@ -97,7 +97,7 @@ func TestWatchLag(t *testing.T) {
 	for _, e := range st.Executions {
 		byRun[e.RunID] = e.Halts
 	}
-	agree, unstarted, escaped, listed := 0, 0, 0, 0
+	agree, unstarted, escaped, listed, held := 0, 0, 0, 0, 0
 	for i, run := range runs {
 		// A loop that escaped may have closed in the current run: a mend
 		// resets a run whose task a pause failed before it started.
@@ -139,6 +139,9 @@ func TestWatchLag(t *testing.T) {
 			continue
 		}
 		h := s.halts()[0]
+		if trip := tripping(events, s, h.Verdict.Call); trip != nil && heldCalls(t, ctx, ts, fmt.Sprintf("lag-%d", i), run, events, trip) {
+			held++
+		}
 		lags = append(lags, h.PausedAt.Sub(h.Time))
 		calls = append(calls, h.CallsBefore)
 	}
@@ -149,6 +152,7 @@ func TestWatchLag(t *testing.T) {
 	t.Logf("loops that closed before their pause landed: %d, listed as escaped: %d (status: %d escaped); tools of %s, loops of %d turns",
 		escaped, listed, st.Escaped, os.Getenv("LOOPGUARD_WATCH_TOOL"), turns)
 	t.Logf("workflow tasks a pause failed before they started: %d in %d executions (%d pauses)", unstarted, n, st.Pauses)
+	t.Logf("pauses ahead of their halt: %d (%d undone); tripping calls held, scheduled and not dispatched while paused: %d of %d", st.Ahead, st.Undone, held, len(lags))
 	t.Logf("process CPU (server, worker and watcher) %s over %s of wall time", cpu.Round(time.Millisecond), took.Round(time.Millisecond))
 	if s0 != nil {
 		ts.reportWatcher(t, ctx, n, took, s0, s1, sample, runs)

@@ -100,6 +100,13 @@ type snapshot struct {
 	// Pending is the seq of the newest halt no pause answered, when the
 	// run is neither closed nor paused (0: none).
 	Pending int
+	// Ahead is the halt the run's next guarded call will raise, foreseen
+	// while the workflow task that reads the results deciding it is in
+	// flight (the last event read is its start), when no halt waits and
+	// no pause holds (ahead.go; nil: none).
+	Ahead *interceptor.HaltEvent
+	// PausesJudged is set when every pause read is judged.
+	PausesJudged bool
 	// Paused is set while the run is paused; PauseRequestID and
 	// PauseIdentity are the pause's.
 	Paused         bool
@@ -180,9 +187,11 @@ type reader struct {
 	recent [recentCalls]int64  // call i's event time (Unix ns, a third of a time.Time) at i%recentCalls
 	trips  []int64             // the tripping call's time (Unix ns) of the run's halt i (snapshot.trips)
 	pauses map[int64]pauseMark // by Paused event id
-	// asked are the request ids of the Paused events read, and
-	// lastPause the id of the last Paused or Unpaused event read.
+	// asked are the request ids of the pauses read and in force when
+	// read (inForce the last's), and lastPause the id of the last Paused
+	// or Unpaused event read.
 	asked     map[string]bool
+	inForce   string
 	lastPause int64
 	signalled int  // the newest call with a watcher's loop.warning read
 	resetAway bool // a reset closed the run
@@ -190,10 +199,12 @@ type reader struct {
 	// the events before it are copies of the base run's.
 	resetAt int64
 	last    int64
-	handed  int // the run's verdicts handed over so far
-	snap    snapshot
-	key     snapKey
-	keyed   bool
+	// lastType is the type of the last event read.
+	lastType enumspb.EventType
+	handed   int // the run's verdicts handed over so far
+	snap     snapshot
+	key      snapKey
+	keyed    bool
 }
 
 type pauseMark struct {
@@ -218,6 +229,9 @@ func (r *reader) add(events ...*historypb.HistoryEvent) {
 		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED:
 			r.calls = 0 // a run of a chain: calls are counted in the run
 			r.resetAt = 0
+			// Event ids start again: a pause of the run before is not
+			// this run's to wait for.
+			r.lastPause, r.inForce = 0, ""
 		case enumspb.EVENT_TYPE_WORKFLOW_TASK_FAILED:
 			if e.GetWorkflowTaskFailedEventAttributes().GetCause() == enumspb.WORKFLOW_TASK_FAILED_CAUSE_RESET_WORKFLOW {
 				r.resetAt = e.GetEventId()
@@ -228,9 +242,15 @@ func (r *reader) add(events ...*historypb.HistoryEvent) {
 			r.calls++
 		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_PAUSED:
 			r.pauses[e.GetEventId()] = pauseMark{at: e.GetEventTime().AsTime(), calls: r.calls}
-			r.asked[e.GetWorkflowExecutionPausedEventAttributes().GetRequestId()] = true
+			r.inForce = e.GetWorkflowExecutionPausedEventAttributes().GetRequestId()
+			r.asked[r.inForce] = true
 			r.lastPause = e.GetEventId()
 		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_UNPAUSED:
+			// A halt is answered by its pause or it is not: once the
+			// pause ended, the reading says which (a pause ahead undone
+			// answered nothing, and the halt it foresaw, when it comes,
+			// waits for a pause of its own).
+			delete(r.asked, r.inForce)
 			r.lastPause = e.GetEventId()
 		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_TERMINATED:
 			// The server's resetter terminates the run it resets (a
@@ -244,6 +264,7 @@ func (r *reader) add(events ...*historypb.HistoryEvent) {
 			}
 		}
 		r.last = e.GetEventId()
+		r.lastType = e.GetEventType()
 	}
 	r.judged(r.r.Add(events...))
 }
@@ -300,8 +321,10 @@ func (r *reader) judged(err error) {
 	// What follows changes only with new verdicts, pauses or the run's
 	// state: a page with none costs nothing more.
 	key := snapKey{ex.VerdictsSeen, len(ex.Pauses), ex.Closed, s.Paused, ex.LastEvent >= r.lastPause}
+	s.PausesJudged = ex.LastEvent >= r.lastPause
 	if key == r.key && r.keyed {
 		s.Pauses, s.pauseMarks, s.Pending = r.snap.Pauses, r.snap.pauseMarks, r.snap.Pending
+		s.Ahead = r.ahead(ex, &s)
 		r.snap = s
 		return
 	}
@@ -318,6 +341,7 @@ func (r *reader) judged(err error) {
 	for i, p := range ex.Pauses {
 		s.pauseMarks[i] = r.pauses[p.Event]
 	}
+	s.Ahead = r.ahead(ex, &s)
 	r.snap = s
 }
 

@@ -36,6 +36,9 @@ const (
 	// MetricPauseMended counts the runs the watcher reset because its own
 	// pause failed a workflow task before the task started (pausepoint.go).
 	MetricPauseMended = "loopguard_watch_pause_mended"
+	// MetricPauseAheadUndone counts the watcher's pauses ahead of a halt
+	// that it undid because the halt did not come (ahead.go).
+	MetricPauseAheadUndone = "loopguard_watch_pause_ahead_undone"
 )
 
 // ActionEscaped is the action of a halt whose run closed before its pause
@@ -69,6 +72,8 @@ type Watcher struct {
 	halts    int
 	pauses   int
 	escaped  int
+	ahead    int
+	undone   int
 	// followers counts the followers' goroutines of Run, for a follower
 	// that starts another (the run its mend made).
 	followers *sync.WaitGroup
@@ -241,6 +246,12 @@ type Status struct {
 	Halts   int `json:"halts"`
 	Pauses  int `json:"pauses"`
 	Escaped int `json:"escaped"`
+	// Ahead counts the pauses asked ahead of their halt, while the
+	// workflow task that reads the results that decide it ran (counted
+	// in Pauses too), and Undone those of them undone because the halt
+	// did not come (the task scheduled no guarded call).
+	Ahead  int `json:"ahead"`
+	Undone int `json:"undone"`
 	// Executions are the followed executions with a warning or a halt,
 	// and the last maxClosedListed runs followed to their close with a
 	// halt (Closed), by workflow id.
@@ -323,7 +334,7 @@ func (w *Watcher) Status() Status {
 	defer w.mu.Unlock()
 	s := Status{
 		Namespace: w.opts.Namespace, Query: w.Query(), Followed: len(w.followed),
-		Warnings: w.warnings, Halts: w.halts, Pauses: w.pauses, Escaped: w.escaped, Refusal: w.refusal,
+		Warnings: w.warnings, Halts: w.halts, Pauses: w.pauses, Escaped: w.escaped, Ahead: w.ahead, Undone: w.undone, Refusal: w.refusal,
 	}
 	for i := range w.closed {
 		s.Executions = append(s.Executions, w.closed[i].status())
@@ -352,6 +363,13 @@ func (w *Watcher) count(warnings, halts, pauses int) {
 	w.warnings += warnings
 	w.halts += halts
 	w.pauses += pauses
+	w.mu.Unlock()
+}
+
+func (w *Watcher) countAhead(ahead, undone int) {
+	w.mu.Lock()
+	w.ahead += ahead
+	w.undone += undone
 	w.mu.Unlock()
 }
 
