@@ -258,3 +258,71 @@ func TestWatchRetryAndCronRunsJudgedAlone(t *testing.T) {
 		})
 	}
 }
+
+// TestWatchPausesAfterAnEarlierRunWasPaused: an operator paused the
+// chain's first run late in its history (while it waited) and unpaused
+// it; its loop goes on in the run it continued as new into. The halt of
+// that run, at an event id below the earlier run's pause, is paused:
+// event ids start again in each run, and the earlier run's pause is not
+// one this run's halts wait to see judged.
+func TestWatchPausesAfterAnEarlierRunWasPaused(t *testing.T) {
+	ctx := testContext(t, 2*time.Minute)
+	ts := startServer(t, true)
+	const queue, id = "chain-paused", "chain-paused"
+	ts.chainWorker(t, queue)
+	run0, err := ts.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: queue}, "ChainStep", chainStepInput{Wait: true, Then: "can"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Signals it does not read move its history on (4 events each).
+	for i := range 10 {
+		if err := ts.c.SignalWorkflow(ctx, id, run0.GetRunID(), "noise", i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	svc := ts.c.WorkflowService()
+	eventually(t, ctx, "the operator's pause", func() bool {
+		_, err := svc.PauseWorkflowExecution(ctx, &workflowservice.PauseWorkflowExecutionRequest{Namespace: "default", WorkflowId: id, RunId: run0.GetRunID(),
+			Identity: "ops", Reason: "maintenance", RequestId: "ops-pause"})
+		return err == nil
+	})
+	if _, err := svc.UnpauseWorkflowExecution(ctx, &workflowservice.UnpauseWorkflowExecutionRequest{Namespace: "default", WorkflowId: id, RunId: run0.GetRunID(),
+		Identity: "ops", Reason: "done", RequestId: "ops-unpause"}); err != nil {
+		t.Fatal(err)
+	}
+	var pausedAt int64
+	for _, e := range ts.history(t, ctx, id, run0.GetRunID()) {
+		if e.GetEventType() == enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_UNPAUSED {
+			pausedAt = e.GetEventId()
+		}
+	}
+	if err := ts.c.SignalWorkflow(ctx, id, run0.GetRunID(), "go", nil); err != nil {
+		t.Fatal(err)
+	}
+	var run1 string
+	eventually(t, ctx, "run 1", func() bool {
+		run1 = ts.describe(t, ctx, id, "").GetWorkflowExecutionInfo().GetExecution().GetRunId()
+		return run1 != run0.GetRunID()
+	})
+	w, _ := ts.watcher(t, Options{Query: `WorkflowId="` + id + `"`, Guard: interceptor.Options{Workflows: []string{"ChainStep"}}})
+	if err := ts.c.SignalWorkflow(ctx, id, run1, "go", nil); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, ctx, "run 1 paused for its halt", func() bool {
+		return ts.describe(t, ctx, id, run1).GetWorkflowExecutionInfo().GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_PAUSED
+	})
+	var hs []HaltStatus
+	eventually(t, ctx, "run 1's halt listed as answered", func() bool {
+		for _, e := range w.Status().Executions {
+			if e.RunID == run1 {
+				hs = e.Halts
+			}
+		}
+		return len(hs) > 0 && hs[0].Answered
+	})
+	if hs[0].Call != 4 || hs[0].Action != "pause" {
+		t.Errorf("run 1's halts %+v: want the chain's 4th call halted, paused by the watcher", hs)
+	}
+	t.Logf("run 0 unpaused at event %d; run 1 paused for its halt", pausedAt)
+	_ = ts.c.TerminateWorkflow(context.Background(), id, "", "test over")
+}

@@ -89,8 +89,13 @@ func TestWatchRestartAndTwoWatchers(t *testing.T) {
 	// Counted once: what the first watcher counted and what the restarted
 	// one counts add up to the run's halts and warnings.
 	stC := c.Status()
-	if stA.Halts != 1 || stA.Halts+stC.Halts != len(s.halts()) {
-		t.Errorf("halts: %d before the restart and %d after it, want 1 and %d in all (copied through %d, paused through %d); status %s", stA.Halts, stC.Halts, len(s.halts()), s.CopiedThrough, s.PausedThrough, brief(stC))
+	// Of the two watchers before the restart, the one whose pause
+	// answered the halt counted it; the other may have read the halt and
+	// the pause together (a pause ahead lands right after the halt's
+	// call), answered before it read it.
+	before := max(stA.Halts, stB.Halts)
+	if before != 1 || before+stC.Halts != len(s.halts()) {
+		t.Errorf("halts: %d and %d before the restart and %d after it, want 1 and %d in all (copied through %d, paused through %d); status %s", stA.Halts, stB.Halts, stC.Halts, len(s.halts()), s.CopiedThrough, s.PausedThrough, brief(stC))
 		for _, l := range clogs.All() {
 			t.Logf("%s %v", l.Message, l.ContextMap())
 		}
