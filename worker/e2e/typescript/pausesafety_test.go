@@ -108,8 +108,9 @@ func TestWatchPausesHarmNoTypeScriptRun(t *testing.T) {
 		}
 		_ = c.TerminateWorkflow(context.Background(), id, "", "test over")
 	}
-	t.Logf("%d paused TypeScript executions, model turns of 0 ms: %d workflow tasks failed before they started, %d runs mended, %d stuck after the unpause",
-		n, failed, mended, stuck)
+	st := watcher.Status()
+	t.Logf("%d paused TypeScript executions, model turns of 0 ms: %d workflow tasks failed before they started, %d runs mended, %d stuck after the unpause; %d pauses, %d of them ahead of their halt, %d undone",
+		n, failed, mended, stuck, st.Pauses, st.Ahead, st.Undone)
 }
 
 // lagOf logs the lag of the watcher's pauses of the executions ids, as
