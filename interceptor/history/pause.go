@@ -31,6 +31,11 @@ import (
 //     operator's resume starts it over;
 //   - a pause with no halt waiting is someone else's (maintenance): it
 //     answers nothing and its Unpaused changes nothing;
+//   - a watcher's pause ahead of a halt (Reader.Ahead), asked while the
+//     workflow task that schedules the tripping call runs, is written
+//     after that task's commands (the server buffers it), so it comes
+//     after the halt and answers it by the rules above; one whose halt
+//     did not come has no halt waiting, and its undoing changes nothing;
 //   - the run closing while paused (terminated, canceled, timed out) ends
 //     the pause.
 
