@@ -105,7 +105,11 @@ const undoneReason = "loopguard-watch: the halt this pause foresaw did not come;
 // server writes a pause asked while a task ran after that task's
 // commands, so the call that would have raised it is read by then.
 func (f *follower) undoAhead(ctx context.Context, log *zap.Logger, s snapshot) bool {
-	if !s.PausesJudged || len(s.Pauses) == 0 {
+	if !s.PausesJudged || len(s.Pauses) == 0 || s.PauseFailedTask {
+		// A pause that failed a task waiting to start is mended, not
+		// undone: unpaused, a run of an sdk-core SDK could not replay
+		// that failure (pausepoint.go). The reset run is followed and
+		// paused again, ahead or after its halt.
 		return false
 	}
 	p := &s.Pauses[len(s.Pauses)-1]

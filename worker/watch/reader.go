@@ -108,11 +108,13 @@ type snapshot struct {
 	// PausesJudged is set when every pause read is judged.
 	PausesJudged bool
 	// Paused is set while the run is paused; PauseRequestID and
-	// PauseIdentity are the pause's.
-	Paused         bool
-	PauseRequestID string
-	PauseIdentity  string
-	Closed         bool
+	// PauseIdentity are the pause's, and PauseFailedTask is set when it
+	// failed a workflow task waiting to start (pausepoint.go mends it).
+	PauseFailedTask bool
+	Paused          bool
+	PauseRequestID  string
+	PauseIdentity   string
+	Closed          bool
 	// LastEventID is the last event read (the cursor).
 	LastEventID int64
 	Problems    []string
@@ -190,11 +192,15 @@ type reader struct {
 	// asked are the request ids of the pauses read and in force when
 	// read (inForce the last's), and lastPause the id of the last Paused
 	// or Unpaused event read.
-	asked     map[string]bool
-	inForce   string
-	lastPause int64
-	signalled int  // the newest call with a watcher's loop.warning read
-	resetAway bool // a reset closed the run
+	asked   map[string]bool
+	inForce string
+	// unstarted is the last task a pause failed before it started, and
+	// failedTask is set when the last pause read failed one.
+	unstarted  int64
+	failedTask bool
+	lastPause  int64
+	signalled  int  // the newest call with a watcher's loop.warning read
+	resetAway  bool // a reset closed the run
 	// resetAt is the run's ResetWorkflow task failure (0: none read):
 	// the events before it are copies of the base run's.
 	resetAt int64
@@ -231,10 +237,13 @@ func (r *reader) add(events ...*historypb.HistoryEvent) {
 			r.resetAt = 0
 			// Event ids start again: a pause of the run before is not
 			// this run's to wait for.
-			r.lastPause, r.inForce = 0, ""
+			r.lastPause, r.inForce, r.unstarted, r.failedTask = 0, "", 0, false
 		case enumspb.EVENT_TYPE_WORKFLOW_TASK_FAILED:
-			if e.GetWorkflowTaskFailedEventAttributes().GetCause() == enumspb.WORKFLOW_TASK_FAILED_CAUSE_RESET_WORKFLOW {
+			switch e.GetWorkflowTaskFailedEventAttributes().GetCause() {
+			case enumspb.WORKFLOW_TASK_FAILED_CAUSE_RESET_WORKFLOW:
 				r.resetAt = e.GetEventId()
+			case enumspb.WORKFLOW_TASK_FAILED_CAUSE_WORKFLOW_PAUSE_REQUESTED_BEFORE_TASK_STARTED:
+				r.unstarted = e.GetEventId()
 			}
 		case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED,
 			enumspb.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED:
@@ -244,6 +253,9 @@ func (r *reader) add(events ...*historypb.HistoryEvent) {
 			r.pauses[e.GetEventId()] = pauseMark{at: e.GetEventTime().AsTime(), calls: r.calls}
 			r.inForce = e.GetWorkflowExecutionPausedEventAttributes().GetRequestId()
 			r.asked[r.inForce] = true
+			// The server fails a task waiting to start in the pause's
+			// own transaction, written right before it.
+			r.failedTask = r.unstarted == e.GetEventId()-1
 			r.lastPause = e.GetEventId()
 		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_UNPAUSED:
 			// A halt is answered by its pause or it is not: once the
@@ -306,6 +318,7 @@ func (r *reader) judged(err error) {
 	}
 	if p := ex.Paused(); p != nil {
 		s.Paused, s.PauseRequestID, s.PauseIdentity = true, p.RequestID, p.Identity
+		s.PauseFailedTask = r.failedTask
 	}
 	if ex.RunID != r.snap.RunID || ex.Halted.Len() < len(r.trips) {
 		r.trips = nil // a run of a chain: its halts are its own
