@@ -32,7 +32,9 @@ import (
 // run does not have. The watcher undoes it at once, and never pauses
 // ahead for that halt again: its halt gets a pause of its own when it
 // comes. The analysis reads such a pause as someone else's: it answers
-// nothing and its unpause resumes nothing.
+// nothing and its unpause resumes nothing. A pause ahead that failed a
+// task waiting to start (the race lost) is mended, as any of the
+// watcher's pauses is (pausepoint.go), never undone.
 
 // ahead is the halt the snapshot s of ex foresees, or nil: only at a
 // workflow task's start, with no halt unanswered, no pause in force or

@@ -5,6 +5,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 	"unsafe"
 )
 
@@ -40,4 +41,22 @@ func docSection(t *testing.T, heading string) string {
 	}
 	sec, _, _ = strings.Cut(sec, "\n## ")
 	return strings.Join(strings.Fields(sec), " ")
+}
+
+// docs/watch.md's account of the pause ahead gives the follower's wait
+// for a buffered Paused event and the undo's reason as the code has them.
+func TestPauseAheadDocsStateTheCode(t *testing.T) {
+	sec := docSection(t, "The lag")
+	for _, want := range []string{
+		fmt.Sprintf("every %d ms until it is there (at most a minute: `aheadPoll`, `aheadWait`)", aheadPoll.Milliseconds()),
+		"(reason `" + undoneReason[:len("loopguard-watch: the halt this pause foresaw did not come;")] + " pause ahead undone`)",
+		"`" + MetricPauseAheadUndone + "`",
+	} {
+		if !strings.Contains(sec, want) {
+			t.Errorf("docs/watch.md, The lag: %q not found", want)
+		}
+	}
+	if aheadWait != time.Minute {
+		t.Errorf("aheadWait %s: the docs say a minute", aheadWait)
+	}
 }
