@@ -124,15 +124,22 @@ func (f *follower) undoAhead(ctx context.Context, log *zap.Logger, s snapshot) b
 		Namespace: w.opts.Namespace, WorkflowId: f.workflowID, RunId: f.runID,
 		Identity: w.opts.Identity, Reason: undoneReason, RequestId: "loopguard-undo:" + p.RequestID,
 	})
-	if err != nil {
+	var fp *serviceerror.FailedPrecondition
+	switch {
+	case err == nil:
+		w.countAhead(0, 1)
+		w.opts.Metrics.Counter(MetricPauseAheadUndone).Inc(1)
+		log.Info("watch: the halt foreseen did not come; pause ahead undone", zap.Int("seq", seq))
+	case errors.As(err, &fp):
+		// "workflow is not paused": another watcher undid it first.
+		log.Info("watch: pause ahead undone already", zap.Int("seq", seq), zap.Error(err))
+	default:
 		if ctx.Err() == nil {
 			log.Warn("watch: undoing a pause ahead failed", zap.Int("seq", seq), zap.Error(err))
 		}
 		return false
 	}
-	w.countAhead(0, 1)
-	w.opts.Metrics.Counter(MetricPauseAheadUndone).Inc(1)
-	log.Info("watch: the halt foreseen did not come; pause ahead undone", zap.Int("seq", seq))
+	// The halt, when it comes, gets a pause of its own.
 	f.mu.Lock()
 	f.acted.set(seq, "")
 	f.mu.Unlock()
