@@ -98,6 +98,26 @@ func (f *follower) pauseAhead(ctx context.Context, log *zap.Logger, s snapshot) 
 	}
 }
 
+// aheadToUndo is the pause in force of run runID when it is the
+// watcher's pause ahead whose halt did not come, with the seq of that
+// halt, or nil. It reads the history alone, so a restarted watcher, or
+// another one, undoes it as the one that made it would.
+func (s snapshot) aheadToUndo(workflowID, runID string) (*history.Pause, int) {
+	if !s.PausesJudged || len(s.Pauses) == 0 || s.PauseFailedTask {
+		// A pause that failed a task waiting to start is mended, not
+		// undone: unpaused, a run of an sdk-core SDK could not replay
+		// that failure (pausepoint.go). The reset run is followed and
+		// paused again, ahead or after its halt.
+		return nil, 0
+	}
+	p := &s.Pauses[len(s.Pauses)-1]
+	seq := history.RequestedHalt(p.RequestID)
+	if p.Ended != 0 || p.HaltSeq != 0 || seq == 0 || p.RequestID != PauseRequestID(workflowID, runID, seq) || s.haltIndex(seq) >= 0 {
+		return nil, 0
+	}
+	return p, seq
+}
+
 // undoneReason is the reason of the unpause that undoes a pause ahead.
 const undoneReason = "loopguard-watch: the halt this pause foresaw did not come; pause ahead undone"
 
@@ -107,16 +127,8 @@ const undoneReason = "loopguard-watch: the halt this pause foresaw did not come;
 // server writes a pause asked while a task ran after that task's
 // commands, so the call that would have raised it is read by then.
 func (f *follower) undoAhead(ctx context.Context, log *zap.Logger, s snapshot) bool {
-	if !s.PausesJudged || len(s.Pauses) == 0 || s.PauseFailedTask {
-		// A pause that failed a task waiting to start is mended, not
-		// undone: unpaused, a run of an sdk-core SDK could not replay
-		// that failure (pausepoint.go). The reset run is followed and
-		// paused again, ahead or after its halt.
-		return false
-	}
-	p := &s.Pauses[len(s.Pauses)-1]
-	seq := history.RequestedHalt(p.RequestID)
-	if p.Ended != 0 || p.HaltSeq != 0 || seq == 0 || p.RequestID != PauseRequestID(f.workflowID, f.runID, seq) || s.haltIndex(seq) >= 0 {
+	p, seq := s.aheadToUndo(f.workflowID, f.runID)
+	if p == nil {
 		return false
 	}
 	w := f.w

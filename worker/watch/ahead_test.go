@@ -2,9 +2,15 @@ package watch
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	commonpb "go.temporal.io/api/common/v1"
+	taskqueuepb "go.temporal.io/api/taskqueue/v1"
+	"go.temporal.io/sdk/converter"
+	"google.golang.org/protobuf/types/known/timestamppb"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
@@ -214,4 +220,125 @@ func (s *slowCalls) ExecuteActivity(ctx workflow.Context, typ string, args ...an
 		time.Sleep(s.d) // the test's stand-in for a slow task; it changes no command
 	}
 	return s.Next.ExecuteActivity(ctx, typ, args...)
+}
+
+// TestAheadToUndo: which pause in force a watcher undoes, from the
+// history alone (a restarted watcher, or a second one, decides as the one
+// that paused would): only this run's watcher pause for a halt that did
+// not come, and never one that failed a task waiting to start (mended).
+func TestAheadToUndo(t *testing.T) {
+	const wf, run = "agent-1", "run-1"
+	own := PauseRequestID(wf, run, 1)
+	tests := []struct {
+		name string
+		give func(h *synth)
+		want int
+	}{
+		{"the halt did not come", func(h *synth) { h.task().paused(own) }, 1},
+		{"the halt came before the pause (buffered after the task's commands)", func(h *synth) { h.schedule(); h.paused(own) }, 0},
+		{"someone else's pause", func(h *synth) { h.task().paused("ui-7f3") }, 0},
+		{"another run's request id (a reset copied it)", func(h *synth) { h.task().paused(PauseRequestID(wf, "run-0", 1)) }, 0},
+		{"it failed a task waiting to start: mended, not undone", func(h *synth) { h.scheduled().failedUnstarted().paused(own) }, 0},
+		{"undone already", func(h *synth) { h.task().paused(own).unpaused() }, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newSynth(t, wf, run)
+			for range 3 {
+				h.call("the same answer")
+			}
+			tt.give(h)
+			r, err := newReader(interceptor.Options{}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.add(h.evs...)
+			_, got := r.rest().aheadToUndo(wf, run)
+			if got != tt.want {
+				t.Errorf("aheadToUndo = %d, want %d", got, tt.want)
+			}
+		})
+	}
+}
+
+// synth writes a synthetic history of a run with no interceptor.
+type synth struct {
+	t   *testing.T
+	evs []*historypb.HistoryEvent
+}
+
+func newSynth(t *testing.T, wf, run string) *synth {
+	h := &synth{t: t}
+	h.add(enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED, &historypb.HistoryEvent_WorkflowExecutionStartedEventAttributes{WorkflowExecutionStartedEventAttributes: &historypb.WorkflowExecutionStartedEventAttributes{
+		WorkflowType: &commonpb.WorkflowType{Name: "AgentLoop"}, TaskQueue: &taskqueuepb.TaskQueue{Name: "agents"},
+		WorkflowId: wf, OriginalExecutionRunId: run, FirstExecutionRunId: run, Attempt: 1}})
+	return h.task()
+}
+
+func (h *synth) add(typ enumspb.EventType, attrs any) *historypb.HistoryEvent {
+	e := &historypb.HistoryEvent{EventId: int64(len(h.evs) + 1), EventType: typ, EventTime: timestamppb.New(time.Unix(1800000000+int64(len(h.evs)), 0))}
+	switch a := attrs.(type) {
+	case *historypb.HistoryEvent_WorkflowExecutionStartedEventAttributes:
+		e.Attributes = a
+	case *historypb.HistoryEvent_ActivityTaskScheduledEventAttributes:
+		e.Attributes = a
+	case *historypb.HistoryEvent_ActivityTaskCompletedEventAttributes:
+		e.Attributes = a
+	case *historypb.HistoryEvent_WorkflowTaskFailedEventAttributes:
+		e.Attributes = a
+	case *historypb.HistoryEvent_WorkflowExecutionPausedEventAttributes:
+		e.Attributes = a
+	case *historypb.HistoryEvent_WorkflowExecutionUnpausedEventAttributes:
+		e.Attributes = a
+	}
+	h.evs = append(h.evs, e)
+	return e
+}
+
+func (h *synth) scheduled() *synth {
+	h.add(enumspb.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED, nil)
+	return h
+}
+
+func (h *synth) task() *synth {
+	h.scheduled()
+	h.add(enumspb.EVENT_TYPE_WORKFLOW_TASK_STARTED, nil)
+	h.add(enumspb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED, nil)
+	return h
+}
+
+func (h *synth) schedule() *historypb.HistoryEvent {
+	return h.add(enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED, &historypb.HistoryEvent_ActivityTaskScheduledEventAttributes{ActivityTaskScheduledEventAttributes: &historypb.ActivityTaskScheduledEventAttributes{
+		ActivityId: strconv.Itoa(len(h.evs) + 1), ActivityType: &commonpb.ActivityType{Name: "Think"}}})
+}
+
+// call writes a call of Think that returns result, and the task that
+// reads it.
+func (h *synth) call(result string) *synth {
+	s := h.schedule()
+	p, err := converter.GetDefaultDataConverter().ToPayloads(result)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	h.add(enumspb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED, &historypb.HistoryEvent_ActivityTaskCompletedEventAttributes{ActivityTaskCompletedEventAttributes: &historypb.ActivityTaskCompletedEventAttributes{
+		ScheduledEventId: s.GetEventId(), Result: p}})
+	return h.task()
+}
+
+func (h *synth) failedUnstarted() *synth {
+	h.add(enumspb.EVENT_TYPE_WORKFLOW_TASK_FAILED, &historypb.HistoryEvent_WorkflowTaskFailedEventAttributes{WorkflowTaskFailedEventAttributes: &historypb.WorkflowTaskFailedEventAttributes{
+		Cause: enumspb.WORKFLOW_TASK_FAILED_CAUSE_WORKFLOW_PAUSE_REQUESTED_BEFORE_TASK_STARTED}})
+	return h
+}
+
+func (h *synth) paused(requestID string) *synth {
+	h.add(enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_PAUSED, &historypb.HistoryEvent_WorkflowExecutionPausedEventAttributes{WorkflowExecutionPausedEventAttributes: &historypb.WorkflowExecutionPausedEventAttributes{
+		Identity: PauseIdentity, Reason: "test", RequestId: requestID}})
+	return h
+}
+
+func (h *synth) unpaused() *synth {
+	h.add(enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_UNPAUSED, &historypb.HistoryEvent_WorkflowExecutionUnpausedEventAttributes{WorkflowExecutionUnpausedEventAttributes: &historypb.WorkflowExecutionUnpausedEventAttributes{
+		Identity: PauseIdentity, Reason: undoneReason}})
+	return h
 }
