@@ -28,14 +28,14 @@ import (
 // the workflow task that reads the results deciding the trip is in
 // flight, so the call that trips is scheduled and never dispatched
 // until the unpause, as the interceptor holds it. The agent's workflow
-// tasks take 50 ms a call (a task queue shared with the test's other
-// workers would do too), so that the pause lands before the task
-// completes; the lag test measures the race with tasks as fast as they
-// come (TestWatchLag).
+// tasks take 100 ms a call (as a TypeScript task in its sandbox, or one
+// with much history to replay, takes its time), so that the pause lands
+// before the task completes; the lag test measures the race with tasks
+// as fast as they come (TestWatchLag).
 func TestWatchHoldsTheTrippingCall(t *testing.T) {
 	ctx := testContext(t, 2*time.Minute)
 	ts := startServer(t, true)
-	ts.slowWorker(t, "slow", 50*time.Millisecond)
+	ts.slowWorker(t, "slow", 100*time.Millisecond)
 	w, _ := ts.watcher(t, Options{Query: `TaskQueue="slow"`})
 	run := ts.agent(t, ctx, "stuck", "slow", activities.ParallelStuck)
 	eventually(t, ctx, "the stuck agent paused", func() bool {
@@ -90,7 +90,7 @@ func TestWatchHoldsTheTrippingCall(t *testing.T) {
 func TestWatchUndoesAPauseAheadWhoseHaltDidNotCome(t *testing.T) {
 	ctx := testContext(t, 2*time.Minute)
 	ts := startServer(t, true)
-	ts.slowWorker(t, "slow", 50*time.Millisecond)
+	ts.slowWorker(t, "slow", 100*time.Millisecond)
 	guard := workflows.ParallelGuardOptions()
 	guard.Nodes = map[string]interceptor.NodeOptions{"ModelTurn": {Exempt: true}}
 	w, _ := ts.watcher(t, Options{Query: `TaskQueue="slow"`, Guard: guard})
