@@ -1,5 +1,7 @@
 package interceptor
 
+import "slices"
+
 // Ahead reports the halt that the Judge's next guarded call will raise,
 // whatever that call is (any node the options do not exempt), where what
 // the history holds so far already decides it: the results read since
@@ -23,26 +25,17 @@ func (j *Judge) Ahead() (ev HaltEvent, policy OnHalt, ok bool) {
 	if !j.guarded || j.blocked != nil || !g.active || g.pause.inForce() {
 		return HaltEvent{}, "", false
 	}
-	s := g.state.Clone()
-	at := g.resultAt(j.now)
-	for _, p := range g.pending {
-		if !p.fut.IsReady() {
-			continue
-		}
-		r, read := p.fut.(readFuture)
-		if !read {
-			return HaltEvent{}, "", false
-		}
-		obs, canceled, _ := r.read()
-		if canceled {
-			s.Abandon(p.ref, at)
-		} else {
-			s.End(p.ref, obs, at)
-		}
-	}
-	if g.input {
-		s.Input(j.now)
-	}
+	// The guard's own reading of the results in, and of the outside
+	// input, as the next call's admission runs them (guard.enter,
+	// core.begin), on a copy: the detector state cloned, the pending
+	// calls copied, its log lines dropped (the call itself logs them).
+	p := *g
+	p.state = g.state.Clone()
+	p.pending = slices.Clone(g.pending)
+	p.next = &judgeOutbound{log: &judgeLog{}}
+	p.observeReadyAt(nil, j.now)
+	p.flushInput(j.now)
+	s := p.state
 	t, ok := s.Foreseen(j.now)
 	if !ok || g.warnable(t) {
 		return HaltEvent{}, "", false

@@ -32,15 +32,18 @@ func TestJudgeAheadNeverWrong(t *testing.T) {
 	next := func(n int) int { rng = rng*6364136223846793005 + 1442695040888963407; return int(rng>>33) % n }
 	foreseen, fromResults, halts, warned := 0, 0, 0, 0
 	for run := 0; run < 200; run++ {
-		opts := interceptor.Options{Warnings: run % 3, MaxTotalCalls: 30 + run%20, OnHalt: []interceptor.OnHalt{interceptor.OnHaltPause, interceptor.OnHaltFail, interceptor.OnHaltObserve}[run%3],
+		opts := interceptor.Options{Warnings: run % 3, MaxTotalCalls: 30 + run%20, MaxNodeRuntime: time.Duration(8+run%8) * time.Second, OnHalt: []interceptor.OnHalt{interceptor.OnHaltPause, interceptor.OnHaltFail, interceptor.OnHaltObserve}[run%3],
 			Nodes: map[string]interceptor.NodeOptions{"Poll": {Exempt: true}}}
 		plain, asked := newAheadJudge(t, opts), newAheadJudge(t, opts)
 		now := time.Unix(1000, 0)
 		for k := 0; k < 40; k++ {
+			// Asked at the task's start, as a watcher asks, before the
+			// clock moves on to the call: a preview that changed the
+			// Judge would read the results at the earlier time.
+			ev, policy, ok := asked.Ahead()
 			now = now.Add(time.Duration(next(3)) * time.Second)
 			plain.Now(now)
 			asked.Now(now)
-			ev, policy, ok := asked.Ahead()
 			node := nodes[next(len(nodes))]
 			a, b := plain.Call(interceptor.KindActivity, node, nil), asked.Call(interceptor.KindActivity, node, nil)
 			require.Equal(t, a, b)
