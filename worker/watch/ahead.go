@@ -160,10 +160,13 @@ func (f *follower) undoAhead(ctx context.Context, log *zap.Logger, s snapshot) b
 
 // aheadPoll is how often a follower reads a history whose run it paused
 // ahead while the task in flight completes, and aheadWait how long at
-// most: a workflow task times out in 10 s by default.
+// most: the task completes, fails or times out within its timeout, which
+// server v1.32.1 caps at 120 s (maxWorkflowTaskStartToCloseTimeout), and
+// the Paused event is written then. A follower that stopped waiting
+// sooner would leave a pause ahead whose halt did not come in force.
 const (
 	aheadPoll = 100 * time.Millisecond
-	aheadWait = time.Minute
+	aheadWait = 3 * time.Minute
 )
 
 // awaitingAhead reports whether this process paused the run ahead of a

@@ -133,7 +133,11 @@ type ShardProgress struct {
 	Halts    int         `json:"halts"`
 	Pauses   int         `json:"pauses"`
 	Escaped  int         `json:"escaped,omitempty"`
-	Refusal  *Refusal    `json:"refusal,omitempty"`
+	// Ahead and Undone are Status's: the pauses asked ahead of their
+	// halt, and those undone.
+	Ahead   int      `json:"ahead,omitempty"`
+	Undone  int      `json:"undone,omitempty"`
+	Refusal *Refusal `json:"refusal,omitempty"`
 	// Halted are the followed runs with a halt, each with its newest
 	// halt, the first MaxHeartbeatHalts by workflow id: the fleet's
 	// listing of its halts (the full evidence is in the shard's log).
@@ -434,7 +438,7 @@ func (w *Watcher) progress() ShardProgress {
 	w.mu.Lock()
 	p := ShardProgress{
 		Index: w.opts.Shard.Index, Count: w.opts.Shard.Count, Followed: len(w.followed),
-		Warnings: w.warnings, Halts: w.halts, Pauses: w.pauses, Escaped: w.escaped,
+		Warnings: w.warnings, Halts: w.halts, Pauses: w.pauses, Escaped: w.escaped, Ahead: w.ahead, Undone: w.undone,
 		Refusal: w.refusal, Halted: halted,
 	}
 	fs := make([]*follower, 0, len(w.followed))
