@@ -31,12 +31,12 @@ func TestWatchWaitsForTheTaskToStart(t *testing.T) {
 		})
 	}
 	// No worker polls: a signal leaves a workflow task scheduled, never
-	// started.
+	// started. Stop returns before the tasks in flight finish (the SDK's
+	// WorkerStopTimeout is 0 by default), and a task the stopping worker
+	// still completes can take the signal with it: the test signals again
+	// while no task is pending.
 	lone.Stop()
 	for _, id := range []string{"waits", "wedged"} {
-		if err := ts.c.SignalWorkflow(ctx, id, "", "nudge", nil); err != nil {
-			t.Fatal(err)
-		}
 		var last *workflowservice.DescribeWorkflowExecutionResponse
 		t.Cleanup(func() {
 			if t.Failed() && last != nil {
@@ -45,6 +45,12 @@ func TestWatchWaitsForTheTaskToStart(t *testing.T) {
 		})
 		eventually(t, ctx, id+"'s task to wait", func() bool {
 			last = ts.describe(t, ctx, id, "")
+			if last.GetPendingWorkflowTask() == nil {
+				if err := ts.c.SignalWorkflow(ctx, id, "", "nudge", nil); err != nil {
+					t.Fatal(err)
+				}
+				return false
+			}
 			return last.GetPendingWorkflowTask().GetState() == enumspb.PENDING_WORKFLOW_TASK_STATE_SCHEDULED
 		})
 	}
