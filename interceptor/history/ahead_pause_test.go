@@ -61,7 +61,7 @@ func TestAheadPauseAnswersTheHaltItForesaw(t *testing.T) {
 		b.schedule("Think")
 		b.pause(PauseIdentity, watcher)
 		ex := b.read(Options{})
-		if len(ex.Pauses) != 1 || ex.Pauses[0].HaltSeq != 1 {
+		if ex.Pauses.Len() != 1 || ex.Pauses.At(0).HaltSeq != 1 {
 			t.Fatalf("pauses %+v: want halt 1 answered by the pause ahead", ex.Pauses)
 		}
 		if p := ex.Pending(); p != nil {
@@ -80,7 +80,7 @@ func TestAheadPauseAnswersTheHaltItForesaw(t *testing.T) {
 		b.schedule("Think")
 		b.task()
 		ex := b.read(Options{})
-		if len(ex.Pauses) != 1 || ex.Pauses[0].HaltSeq != 0 || !ex.Pauses[0].Unpaused {
+		if ex.Pauses.Len() != 1 || ex.Pauses.At(0).HaltSeq != 0 || !ex.Pauses.At(0).Unpaused {
 			t.Fatalf("pauses %+v: want the pause ahead answering nothing, unpaused", ex.Pauses)
 		}
 		p := ex.Pending()

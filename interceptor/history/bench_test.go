@@ -1,13 +1,16 @@
 package history
 
 import (
+	"fmt"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
 
+	"github.com/loopguard/loopguard/interceptor"
 	"github.com/loopguard/loopguard/internal/cputime"
 )
 
@@ -234,18 +237,50 @@ func followKeepers(follow func(Options) *Reader) []keeper {
 // unpaused by an operator, again and again), beyond the guard's own
 // state: the heap a Reader under Options.Follow holds after 2k such
 // rounds (100 executions live at once, heap after a GC), and the slope
-// between k and 2k rounds per halt (B/paused-halt: the halt kept compact
-// and its pause, with the strings of its events).
+// between k and 2k rounds per halt (B/paused-halt: the halt and its
+// pause kept compact, and what the guard keeps of each resume). The
+// events' strings are their own, as a history read from the server has
+// them.
 //
 //	go test ./interceptor/history/ -run '^$' -bench FollowPausedMemory -benchtime 3x
 func BenchmarkFollowPausedMemory(b *testing.B) {
 	const k = 40
-	rounds := func(n int) []*historypb.HistoryEvent {
+	rounds := func(n, calls int) []*historypb.HistoryEvent {
 		bl := newBuilder(new(testing.T))
 		bl.task()
-		for i := range n {
-			bl.calls(4, "Think", "same").pause(PauseIdentity, PauseRequestID(testWorkflowID, testRunID, i+1)).
-				unpause("alice@ops")
+		// The watcher's pause names the newest halt waiting, as it
+		// reads it.
+		r, err := NewReader(Options{Follow: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		fed := 0
+		feed := func() {
+			if err := r.Add(bl.evs[fed:]...); err != nil {
+				b.Fatal(err)
+			}
+			fed = len(bl.evs)
+		}
+		for range n {
+			bl.calls(calls, "Think", "same").task()
+			feed()
+			seq := 0
+			if ex := r.Execution(); ex.Pending() != nil {
+				seq = ex.Pending().Seq
+			}
+			bl.pause(PauseIdentity, PauseRequestID(testWorkflowID, testRunID, seq)).unpause("alice@ops")
+			feed()
+		}
+		// Each event's strings its own, as a history read from the
+		// server has them, the watcher's reason as it gives it.
+		for _, e := range bl.evs {
+			if a := e.GetWorkflowExecutionPausedEventAttributes(); a != nil {
+				a.Identity, a.RequestId = strings.Clone(a.Identity), strings.Clone(a.RequestId)
+				a.Reason = strings.Clone(PauseReason(interceptor.HaltEvent{Detector: "identical_output", Node: "Think", Iteration: 3, MaxIterations: 3}))
+			}
+			if a := e.GetWorkflowExecutionUnpausedEventAttributes(); a != nil {
+				a.Identity, a.Reason = strings.Clone(a.Identity), strings.Clone(a.Reason)
+			}
 		}
 		return bl.evs
 	}
@@ -266,15 +301,22 @@ func BenchmarkFollowPausedMemory(b *testing.B) {
 			return r
 		}, &per)
 		ex := r.Execution()
-		return per, ex.Halted.Len(), len(ex.Pauses)
+		return per, ex.Halted.Len(), ex.Pauses.Len()
 	}
-	short, long := rounds(k), rounds(2*k)
-	for range b.N {
-		h1, n1, _ := held(short)
-		h2, n2, pauses := held(long)
-		b.ReportMetric(h2, "B/execution")
-		b.ReportMetric(float64(n2), "halts")
-		b.ReportMetric(float64(pauses), "pauses")
-		b.ReportMetric((h2-h1)/float64(n2-n1), "B/paused-halt")
+	// calls a round: 4 lets the calls after the trip raise halts the
+	// pause supersedes (a pause that lands late), 3 has one halt a pause
+	// (the watcher holding the tripping call).
+	for _, calls := range []int{4, 3} {
+		b.Run(fmt.Sprintf("calls=%d", calls), func(b *testing.B) {
+			short, long := rounds(k, calls), rounds(2*k, calls)
+			for range b.N {
+				h1, n1, _ := held(short)
+				h2, n2, pauses := held(long)
+				b.ReportMetric(h2, "B/execution")
+				b.ReportMetric(float64(n2), "halts")
+				b.ReportMetric(float64(pauses), "pauses")
+				b.ReportMetric((h2-h1)/float64(n2-n1), "B/paused-halt")
+			}
+		})
 	}
 }

@@ -70,17 +70,12 @@ type Execution struct {
 	// guards is left to it), and the analysis does not follow recorded
 	// decisions. Pauses are the run's Workflow Pauses, in order, with
 	// the halts each answered.
-	Pausable bool    `json:"pausable,omitempty"`
-	Pauses   []Pause `json:"pauses,omitempty"`
+	Pausable bool   `json:"pausable,omitempty"`
+	Pauses   Pauses `json:"pauses,omitzero"`
 }
 
 // Paused is the Workflow Pause that holds the run now (nil: none).
-func (e *Execution) Paused() *Pause {
-	if n := len(e.Pauses); n > 0 && e.Pauses[n-1].Ended == 0 {
-		return &e.Pauses[n-1]
-	}
-	return nil
-}
+func (e *Execution) Paused() *Pause { return e.Pauses.now }
 
 // Unanswered are the halts that pause or fail and that no Workflow Pause
 // answered yet, in order (none when the run is not Pausable). A watcher

@@ -98,10 +98,10 @@ func followed(t testing.TB, opts Options, runs [][]*historypb.HistoryEvent, want
 			}
 			k++
 		}
-		if !reflect.DeepEqual(ex.Pauses, w.Pauses) || ex.Saved != w.Saved || ex.Closed != w.Closed ||
+		if !reflect.DeepEqual(ex.Pauses.List(), w.Pauses.List()) || ex.Saved != w.Saved || ex.Closed != w.Closed ||
 			ex.Pausable != w.Pausable || !reflect.DeepEqual(ex.Problems, w.Problems) {
 			t.Fatalf("run %d: pauses %+v, saved %d, closed %v, problems %v: want %+v, %d, %v, %v",
-				n, ex.Pauses, ex.Saved, ex.Closed, ex.Problems, w.Pauses, w.Saved, w.Closed, w.Problems)
+				n, ex.Pauses.List(), ex.Saved, ex.Closed, ex.Problems, w.Pauses.List(), w.Saved, w.Closed, w.Problems)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/loopguard/loopguard/interceptor"
 	"github.com/loopguard/loopguard/interceptor/detect"
+	"github.com/loopguard/loopguard/internal/blocks"
 )
 
 // Under Options.Follow a halt is handed over in full once, then kept for
@@ -31,39 +32,66 @@ type haltIDs struct{ workflowID, runID, workflowType string }
 
 // wideHalt, in keptHalt.reason, marks a halt whose numbers or names do
 // not fit: its call is an index in Halted.wide, which holds it stripped.
-const wideHalt = math.MaxUint16
+const wideHalt = noName
+
+// keptDecision is a decision noted on a handed halt (an unpause's
+// resume), its strings in names. One that does not fit (action noName)
+// is Halted.wideDecided[seq].
+type keptDecision struct {
+	seq                                 int32
+	action, reason, by, guidance, keyID uint16
+}
 
 // Halted are the halts of a run followed under Options.Follow handed over
 // so far, kept compact; At expands one. A Halted is a view: the Reader
 // only appends to what it views, so a Halted taken from an Execution may
 // be read from another goroutine while the Reader reads on.
 type Halted struct {
-	halts []keptHalt
+	halts blocks.List[keptHalt]
 	ids   haltIDs // of every halt of halts
 	names []string
 	wide  []interceptor.Verdict
 	// decided are the decisions the reader noted on halts already handed
 	// over (an unpause's resume), found by seq.
-	decided []interceptor.Decision
+	decided     blocks.List[keptDecision]
+	wideDecided []interceptor.Decision
+	// pauses are the run's pauses, whose unpauses' resumes are noted on
+	// the halts they answered (Pause.Resumed).
+	pauses Pauses
 }
 
 // Len is the number of halts.
-func (h Halted) Len() int { return len(h.halts) }
+func (h Halted) Len() int { return h.halts.Len() }
 
 // At is halt i (from 0, in order) as a verdict without its evidence,
 // message and warnings (Halt set), with the decision noted on it.
 func (h Halted) At(i int) interceptor.Verdict {
 	v := h.stripped(i)
-	for j := range h.decided {
-		if d := h.decided[j]; d.HaltSeq == v.Halt.Seq {
+	if d, ok := h.pauses.resumed(v.Halt.Seq); ok {
+		v.Decision = &d
+	}
+	for j := range h.decided.Len() {
+		if d := h.decision(j); d.HaltSeq == v.Halt.Seq {
 			v.Decision = &d
 		}
 	}
 	return v
 }
 
+// decision is decided j expanded.
+func (h Halted) decision(j int) interceptor.Decision {
+	k := *h.decided.At(j)
+	if k.action == noName {
+		return h.wideDecided[k.seq]
+	}
+	return interceptor.Decision{
+		Action: interceptor.Action(h.names[k.action]), Reason: h.names[k.reason], By: h.names[k.by],
+		HaltSeq: int(k.seq), Guidance: h.names[k.guidance], KeyID: h.names[k.keyID],
+	}
+}
+
 func (h Halted) stripped(i int) interceptor.Verdict {
-	k := &h.halts[i]
+	k := h.halts.At(i)
 	if k.reason == wideHalt {
 		return h.wide[k.call]
 	}
@@ -82,7 +110,7 @@ func (h Halted) stripped(i int) interceptor.Verdict {
 
 // Seq is halt i's seq, Call its call, without expanding it.
 func (h Halted) Seq(i int) int {
-	if k := &h.halts[i]; k.reason != wideHalt {
+	if k := h.halts.At(i); k.reason != wideHalt {
 		return int(k.seq)
 	}
 	return h.stripped(i).Halt.Seq
@@ -90,7 +118,7 @@ func (h Halted) Seq(i int) int {
 
 // Call is halt i's call.
 func (h Halted) Call(i int) int {
-	if k := &h.halts[i]; k.reason != wideHalt {
+	if k := h.halts.At(i); k.reason != wideHalt {
 		return int(k.call)
 	}
 	return h.stripped(i).Call
@@ -99,7 +127,7 @@ func (h Halted) Call(i int) int {
 // observed reports whether halt i is one the options observe (no pause
 // answers it).
 func (h Halted) observed(i int) bool {
-	if k := &h.halts[i]; k.reason != wideHalt {
+	if k := h.halts.At(i); k.reason != wideHalt {
 		return interceptor.OnHalt(h.names[k.onHalt]) == interceptor.OnHaltObserve
 	}
 	return h.stripped(i).OnHalt == interceptor.OnHaltObserve
@@ -118,23 +146,43 @@ func (h Halted) verdicts(n int) []interceptor.Verdict {
 func (k *haltKeeper) decide(d interceptor.Decision) bool {
 	for i := range k.Len() {
 		if k.Seq(i) == d.HaltSeq {
-			k.decided = append(k.decided, d)
+			k.note(d)
 			return true
 		}
 	}
 	return false
 }
 
-// haltKeeper appends handed halts to a Halted, interning their names.
+// note appends d to decided, kept compact if it fits.
+func (k *haltKeeper) note(d interceptor.Decision) {
+	c := keptDecision{seq: int32(d.HaltSeq)}
+	fits := d.HaltSeq >= math.MinInt32 && d.HaltSeq <= math.MaxInt32
+	for _, n := range []struct {
+		to *uint16
+		s  string
+	}{{&c.action, string(d.Action)}, {&c.reason, d.Reason}, {&c.by, d.By}, {&c.guidance, d.Guidance}, {&c.keyID, d.KeyID}} {
+		i, ok := k.intern(n.s)
+		fits = fits && ok
+		*n.to = i
+	}
+	if !fits {
+		c = keptDecision{action: noName, seq: int32(len(k.wideDecided))}
+		k.wideDecided = append(k.wideDecided, d)
+	}
+	k.decided.Add(c)
+}
+
+// haltKeeper appends handed halts to a Halted, interning their names in
+// tab (the run's, shared with its pauses; its own when nil).
 type haltKeeper struct {
 	Halted
-	index map[string]uint16
+	tab *names
 }
 
 // keep appends v's halt, stripped, and the decision noted on it.
 func (k *haltKeeper) keep(v interceptor.Verdict) {
 	if v.Decision != nil {
-		k.decided = append(k.decided, *v.Decision)
+		k.note(*v.Decision)
 	}
 	ev := v.Halt
 	var t int64
@@ -169,7 +217,7 @@ func (k *haltKeeper) keep(v interceptor.Verdict) {
 	}
 	// A run's halts name the run; one that names another is kept wide.
 	ids := haltIDs{ev.WorkflowID, ev.RunID, ev.WorkflowType}
-	if len(k.halts) == 0 {
+	if k.halts.Len() == 0 {
 		k.ids = ids
 	}
 	fits = fits && ids == k.ids
@@ -180,25 +228,18 @@ func (k *haltKeeper) keep(v interceptor.Verdict) {
 		h = keptHalt{reason: wideHalt, call: int32(len(k.wide))}
 		k.wide = append(k.wide, v)
 	}
-	k.halts = append(k.halts, h)
+	k.halts.Add(h)
 }
 
-// intern is s's index in names, added if new; false when the table is
-// full.
+// intern is s's index in the names the Halted reads, added if new;
+// false when the table is full.
 func (k *haltKeeper) intern(s string) (uint16, bool) {
-	if i, ok := k.index[s]; ok {
-		return i, true
+	if k.tab == nil {
+		k.tab = &names{}
 	}
-	if len(k.names) >= wideHalt {
-		return 0, false
-	}
-	if k.index == nil {
-		k.index = map[string]uint16{}
-	}
-	i := uint16(len(k.names))
-	k.index[s] = i
-	k.names = append(k.names, s)
-	return i, true
+	i, ok := k.tab.intern(s)
+	k.names = k.tab.list
+	return i, ok
 }
 
 // HaltedOf keeps the halts of verdicts as a Reader under Options.Follow

@@ -85,14 +85,33 @@ func TestHaltedKeepsWhatItIsGiven(t *testing.T) {
 		}
 	})
 
-	if s := unsafe.Sizeof(keptHalt{}); s > 40 {
-		t.Errorf("a kept halt is %d bytes, want at most 40", s)
+	t.Run("a decision too wide to pack", func(t *testing.T) {
+		var k haltKeeper
+		k.keep(halt(4, math.MaxInt32+1, at, "Think"))
+		d := interceptor.Decision{Action: interceptor.ActionResume, Reason: "looked", By: "ops", HaltSeq: math.MaxInt32 + 1, Guidance: "try the other tool", KeyID: "k1"}
+		if !k.decide(d) {
+			t.Fatal("decide: want true for the halt kept")
+		}
+		if got := k.At(0).Decision; got == nil || *got != d {
+			t.Errorf("decision %+v, want %+v", got, d)
+		}
+	})
+
+	keptSize(t, "history.Halted", unsafe.Sizeof(keptHalt{}))
+}
+
+// keptSize checks that what keeps a kept thing compact (a halt, a
+// pause) is at most 40 bytes, and that docs/watch.md says its size.
+func keptSize(t *testing.T, what string, size uintptr) {
+	t.Helper()
+	if size > 40 {
+		t.Errorf("a %s entry is %d bytes, want at most 40", what, size)
 	}
 	doc, err := os.ReadFile("../../docs/watch.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := fmt.Sprintf("(`history.Halted`, %d B:", unsafe.Sizeof(keptHalt{})); !strings.Contains(strings.Join(strings.Fields(string(doc)), " "), want) {
+	if want := fmt.Sprintf("(`%s`, %d B:", what, size); !strings.Contains(strings.Join(strings.Fields(string(doc)), " "), want) {
 		t.Errorf("docs/watch.md does not say %q", want)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	historypb "go.temporal.io/api/history/v1"
 
@@ -142,6 +143,13 @@ type Pause struct {
 	// ended (set with Ended): none is scheduled while it holds but those
 	// of the workflow task in flight when it landed.
 	Called int `json:"called,omitempty"`
+	// Resumed is set when the unpause resumed the halt the pause answered
+	// (interceptor.Judge.Resumed): the loop started over.
+	Resumed bool `json:"resumed,omitempty"`
+	// Time is the Paused event's time, and CalledBefore counts the run's
+	// guarded calls scheduled before it.
+	Time         time.Time `json:"time"`
+	CalledBefore int       `json:"calledBefore,omitempty"`
 }
 
 // RequestedHalt is the halt seq a PauseRequestID names (0: not one). The
@@ -174,14 +182,16 @@ func (r *runReader) pausable() bool {
 // paused reads a WorkflowExecutionPaused event.
 func (r *runReader) paused(e *historypb.HistoryEvent) {
 	a := e.GetWorkflowExecutionPausedEventAttributes()
-	p := Pause{Event: e.GetEventId(), Identity: a.GetIdentity(), Reason: a.GetReason(), RequestID: a.GetRequestId()}
+	p := Pause{Event: e.GetEventId(), Identity: a.GetIdentity(), Reason: a.GetReason(), RequestID: a.GetRequestId(),
+		Time: e.GetEventTime().AsTime(), CalledBefore: r.ex.Called}
 	if last := r.pause(); last != nil {
 		// The server refuses a second pause while one holds: a history
 		// that shows one ends the first there.
 		last.Ended, last.Called = e.GetEventId(), r.ex.Called
+		r.pauses.end()
 	}
 	if r.pausable() {
-		waiting := unanswered(r.verdicts(), r.ex.Pauses)
+		waiting := unanswered(r.verdicts(), r.pauses.all())
 		seq := RequestedHalt(p.RequestID)
 		for _, ev := range waiting {
 			if ev.Seq == seq {
@@ -197,7 +207,7 @@ func (r *runReader) paused(e *historypb.HistoryEvent) {
 			}
 		}
 	}
-	r.ex.Pauses = append(r.ex.Pauses, p)
+	r.pauses.begin(p)
 }
 
 // unpaused reads a WorkflowExecutionUnpaused event: the end of the pause
@@ -211,12 +221,14 @@ func (r *runReader) unpaused(e *historypb.HistoryEvent) {
 	a := e.GetWorkflowExecutionUnpausedEventAttributes()
 	p.Ended, p.Unpaused, p.UnpausedBy, p.UnpauseReason = e.GetEventId(), true, a.GetIdentity(), a.GetReason()
 	p.Called = r.ex.Called
+	defer r.pauses.end()
 	if p.HaltSeq == 0 || !r.pausable() {
 		return
 	}
 	for _, v := range r.verdicts() {
 		if v.Halt != nil && v.Halt.Seq == p.HaltSeq {
 			if r.judge.Resumed(*v.Halt, a.GetIdentity(), a.GetReason(), e.GetEventTime().AsTime()) {
+				p.Resumed = true
 				r.noteKept(interceptor.Decision{Action: interceptor.ActionResume, Reason: a.GetReason(), By: a.GetIdentity(), HaltSeq: p.HaltSeq})
 			}
 			return
@@ -237,14 +249,15 @@ func (r *runReader) supersedeWhilePaused() {
 	if p == nil || p.HaltSeq == 0 || !r.pausable() || r.judge == nil {
 		return
 	}
-	for _, ev := range unanswered(r.verdicts(), r.ex.Pauses) {
+	for _, ev := range unanswered(r.verdicts(), r.pauses.all()) {
 		p.Superseded = append(p.Superseded, ev.Seq)
 	}
 }
 
-// noteKept notes decision d on the halt it ends among the verdicts
-// Options.Follow took from the Judge (those handed over, Halted), as
-// the Judge notes it on those it holds.
+// noteKept notes an unpause's resume d on the halt it ends among the
+// verdicts Options.Follow took from the Judge and has not handed over,
+// as the Judge notes it on those it holds. A halt handed over (Halted)
+// reads it from the pause (Pause.Resumed): kept once, not twice.
 func (r *runReader) noteKept(d interceptor.Decision) {
 	for i := range r.kept {
 		if h := r.kept[i].Halt; h != nil && h.Seq == d.HaltSeq {
@@ -252,20 +265,14 @@ func (r *runReader) noteKept(d interceptor.Decision) {
 			return
 		}
 	}
-	r.handed.decide(d)
 }
 
 // pause is the pause that holds the run (nil: none).
-func (r *runReader) pause() *Pause {
-	if n := len(r.ex.Pauses); n > 0 && r.ex.Pauses[n-1].Ended == 0 {
-		return &r.ex.Pauses[n-1]
-	}
-	return nil
-}
+func (r *runReader) pause() *Pause { return r.pauses.cur }
 
 // unanswered are the halts of verdicts that pause or fail and that none
 // of pauses answered, in order.
-func unanswered(verdicts []interceptor.Verdict, pauses []Pause) []interceptor.HaltEvent {
+func unanswered(verdicts []interceptor.Verdict, pauses Pauses) []interceptor.HaltEvent {
 	var out []interceptor.HaltEvent
 	for _, i := range unansweredAt(len(verdicts), func(i int) (int, bool) {
 		v := &verdicts[i]
@@ -279,14 +286,8 @@ func unanswered(verdicts []interceptor.Verdict, pauses []Pause) []interceptor.Ha
 // unansweredAt are the indices, of n halts or verdicts, of the halts
 // (isHalt) that pause or fail (at: their seq and whether the options
 // observe them) and that none of pauses answered, in order.
-func unansweredAt(n int, at func(i int) (seq int, observed bool), isHalt func(i int) bool, pauses []Pause) []int {
-	answered := map[int]bool{}
-	for _, p := range pauses {
-		answered[p.HaltSeq] = true
-		for _, s := range p.Superseded {
-			answered[s] = true
-		}
-	}
+func unansweredAt(n int, at func(i int) (seq int, observed bool), isHalt func(i int) bool, pauses Pauses) []int {
+	answered := pauses.answered()
 	var out []int
 	for i := range n {
 		if !isHalt(i) {

@@ -223,7 +223,7 @@ func TestWorkflowPauseAnswersHalts(t *testing.T) {
 		},
 		check: func(t *testing.T, ex Execution) {
 			identicalFirst(t, ex, 4, 9) // three calls after the unpause at 6
-			p := ex.Pauses[0]
+			p := ex.Pauses.At(0)
 			if p.HaltSeq != 1 || len(p.Superseded) != 0 || !p.ByWatcher() || !p.Unpaused || p.UnpausedBy != "ops" {
 				t.Fatalf("pause %+v: want halt 1 answered by the watcher, unpaused by ops", p)
 			}
@@ -238,7 +238,7 @@ func TestWorkflowPauseAnswersHalts(t *testing.T) {
 		},
 		check: func(t *testing.T, ex Execution) {
 			identicalFirst(t, ex, 4, 9)
-			if p := ex.Pauses[0]; p.HaltSeq != 1 || p.ByWatcher() {
+			if p := ex.Pauses.At(0); p.HaltSeq != 1 || p.ByWatcher() {
 				t.Fatalf("pause %+v: want halt 1 answered by a human", p)
 			}
 		},
@@ -253,7 +253,7 @@ func TestWorkflowPauseAnswersHalts(t *testing.T) {
 			// the Judge's ladder needs more than the 3 calls of a plain
 			// resume), the same live and afterwards.
 			identicalFirst(t, ex, 4, 7, 14)
-			if p := ex.Pauses[0]; p.HaltSeq != 1 || !slices.Equal(p.Superseded, []int{2}) {
+			if p := ex.Pauses.At(0); p.HaltSeq != 1 || !slices.Equal(p.Superseded, []int{2}) {
 				t.Fatalf("pause %+v: want halt 1 answered and halt 2, raised while paused, superseded", p)
 			}
 			if p := ex.Pending(); p == nil || p.Seq == 2 {
@@ -279,7 +279,7 @@ func TestWorkflowPauseAnswersHalts(t *testing.T) {
 		},
 		check: func(t *testing.T, ex Execution) {
 			identicalFirst(t, ex, 4, 7) // as left alone
-			if p := ex.Pauses[0]; p.HaltSeq != 0 || len(p.Superseded) != 0 || !p.Unpaused {
+			if p := ex.Pauses.At(0); p.HaltSeq != 0 || len(p.Superseded) != 0 || !p.Unpaused {
 				t.Fatalf("pause %+v: want no halt answered", p)
 			}
 			for _, v := range ex.Verdicts {
@@ -292,7 +292,7 @@ func TestWorkflowPauseAnswersHalts(t *testing.T) {
 		name: "halts in the lag: the watcher's pause for the newest supersedes the first",
 		give: func(b *builder) { b.calls(7, "Think", "same").pause(PauseIdentity, watcher(2)) },
 		check: func(t *testing.T, ex Execution) {
-			p := ex.Pauses[0]
+			p := ex.Pauses.At(0)
 			if p.HaltSeq != 2 || len(p.Superseded) != 1 || p.Superseded[0] != 1 {
 				t.Fatalf("pause %+v: want halt 2 answered, 1 superseded", p)
 			}
@@ -306,7 +306,7 @@ func TestWorkflowPauseAnswersHalts(t *testing.T) {
 			b.calls(7, "Think", "same").pause(PauseIdentity, PauseRequestID(testWorkflowID, "reset-run", 2))
 		},
 		check: func(t *testing.T, ex Execution) {
-			if p := ex.Pauses[0]; p.HaltSeq != 2 || len(p.Superseded) != 1 || !p.ByWatcher() {
+			if p := ex.Pauses.At(0); p.HaltSeq != 2 || len(p.Superseded) != 1 || !p.ByWatcher() {
 				t.Fatalf("pause %+v: want halt 2 answered, 1 superseded", p)
 			}
 		},
@@ -314,7 +314,7 @@ func TestWorkflowPauseAnswersHalts(t *testing.T) {
 		name: "halts in the lag: a human's pause answers the first, supersedes the rest",
 		give: func(b *builder) { b.calls(7, "Think", "same").pause("alice", "x") },
 		check: func(t *testing.T, ex Execution) {
-			if p := ex.Pauses[0]; p.HaltSeq != 1 || len(p.Superseded) != 1 || p.Superseded[0] != 2 {
+			if p := ex.Pauses.At(0); p.HaltSeq != 1 || len(p.Superseded) != 1 || p.Superseded[0] != 2 {
 				t.Fatalf("pause %+v: want halt 1 answered, 2 superseded", p)
 			}
 		},
@@ -324,7 +324,7 @@ func TestWorkflowPauseAnswersHalts(t *testing.T) {
 			b.calls(4, "Think", "same").pause(PauseIdentity, watcher(1)).end(enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_TERMINATED)
 		},
 		check: func(t *testing.T, ex Execution) {
-			p := ex.Pauses[0]
+			p := ex.Pauses.At(0)
 			if !ex.Closed || ex.Paused() != nil || p.Unpaused || p.Ended != ex.LastEvent || p.HaltSeq != 1 {
 				t.Fatalf("closed %v, pause %+v: want the pause of halt 1 ended by the termination", ex.Closed, p)
 			}
@@ -339,7 +339,7 @@ func TestWorkflowPauseAnswersHalts(t *testing.T) {
 				end(enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_CANCEL_REQUESTED).end(enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_CANCELED)
 		},
 		check: func(t *testing.T, ex Execution) {
-			if p := ex.Pauses[0]; !ex.Closed || ex.Paused() != nil || p.Unpaused || p.Ended != ex.LastEvent {
+			if p := ex.Pauses.At(0); !ex.Closed || ex.Paused() != nil || p.Unpaused || p.Ended != ex.LastEvent {
 				t.Fatalf("closed %v, pause %+v: want the pause ended by the cancellation", ex.Closed, p)
 			}
 		},
@@ -388,7 +388,7 @@ func TestGuardedRunRecognised(t *testing.T) {
 			t.Fatal(err)
 		}
 		ex = r.Close()
-		if got := ex.Pauses[0].HaltSeq; (got == 0) != (version > 0) {
+		if got := ex.Pauses.At(0).HaltSeq; (got == 0) != (version > 0) {
 			t.Fatalf("guard version %d: the pause answered halt %d", version, got)
 		}
 		if version > 0 && (ex.Unanswered() != nil || ex.Pending() != nil) {

@@ -183,6 +183,12 @@ func sameExecutions(t *testing.T, got, want []Execution) {
 			t.Fatalf("run %d: error %v, want %v", i, g.Err, w.Err)
 		}
 		g.Err, w.Err = nil, nil
+		// Pauses compare as the pauses they list, not as the tables that
+		// hold them.
+		if gp, wp := g.Pauses.List(), w.Pauses.List(); !reflect.DeepEqual(gp, wp) {
+			t.Fatalf("run %d: the Reader's pauses differ from the whole history's:\n got %+v\nwant %+v", i, gp, wp)
+		}
+		g.Pauses, w.Pauses = Pauses{}, Pauses{}
 		if !reflect.DeepEqual(g, w) {
 			t.Fatalf("run %d: the Reader's analysis differs from the whole history's:\n got %+v\nwant %+v", i, g, w)
 		}

@@ -83,6 +83,10 @@ type runReader struct {
 	kept         []interceptor.Verdict
 	handed       haltKeeper
 	seen, warned int
+	// pauses are the run's Workflow Pauses (pauses.go), and names the
+	// strings its kept halts and pauses repeat.
+	pauses pauseKeeper
+	names  names
 }
 
 // called notes a guarded call of node.
@@ -134,8 +138,10 @@ func (r *runReader) hand() []interceptor.Verdict {
 }
 
 func newRunReader(opts *Options, chain func(runID string) *openChain) *runReader {
-	return &runReader{opts: opts, dc: opts.DataConverter, fc: opts.FailureConverter, chain: chain,
+	r := &runReader{opts: opts, dc: opts.DataConverter, fc: opts.FailureConverter, chain: chain,
 		calls: map[int64]int{}, attempted: map[int64]bool{}, pauseTimers: map[int64]bool{}}
+	r.handed.tab, r.pauses.tab = &r.names, &r.names
+	return r
 }
 
 func (r *runReader) problem(e *historypb.HistoryEvent, format string, args ...any) {
@@ -225,6 +231,7 @@ func (r *runReader) judged(e *historypb.HistoryEvent) {
 		r.closed = true
 		if p := r.pause(); p != nil {
 			p.Ended, p.Called = e.GetEventId(), r.ex.Called // terminated, canceled or timed out while paused
+			r.pauses.end()
 		}
 	}
 	if a := e.GetWorkflowExecutionSignaledEventAttributes(); a != nil && a.GetSignalName() == interceptor.DefaultHaltedSignal &&
@@ -323,7 +330,7 @@ func (r *runReader) execution(final bool) Execution {
 	ex.Closed = r.ended != nil
 	ex.LastEvent = r.last
 	ex.Pausable = r.set && r.pausable()
-	ex.Pauses = slices.Clone(ex.Pauses)
+	ex.Pauses = r.pauses.view()
 	if ex.Err != nil || r.judge == nil {
 		return ex
 	}
@@ -332,6 +339,7 @@ func (r *runReader) execution(final bool) Execution {
 		r.take()
 		ex.Verdicts = r.hand()
 		ex.Halted = r.handed.Halted
+		ex.Halted.pauses = ex.Pauses
 		ex.VerdictsSeen, ex.WarningsSeen = r.seen, r.warned
 	case final:
 		ex.Verdicts = r.judge.Verdicts()

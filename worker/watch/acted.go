@@ -1,10 +1,12 @@
 package watch
 
+import "github.com/loopguard/loopguard/internal/blocks"
+
 // actedHalts is what a follower did for each halt of its run (the
 // action Status lists) and whose pause lag it recorded: 8 bytes a halt,
 // in the order the halts came, looked up by seq from the newest (a
 // follower asks of its newest halts).
-type actedHalts []actedHalt
+type actedHalts struct{ l blocks.List[actedHalt] }
 
 type actedHalt struct {
 	seq    int32
@@ -14,20 +16,20 @@ type actedHalt struct {
 
 // at is the entry of halt seq, added if new.
 func (a *actedHalts) at(seq int) *actedHalt {
-	for i := len(*a) - 1; i >= 0; i-- {
-		if int((*a)[i].seq) == seq {
-			return &(*a)[i]
+	for i := a.l.Len() - 1; i >= 0; i-- {
+		if e := a.l.At(i); int(e.seq) == seq {
+			return e
 		}
 	}
-	*a = append(*a, actedHalt{seq: int32(seq)})
-	return &(*a)[len(*a)-1]
+	a.l.Add(actedHalt{seq: int32(seq)})
+	return a.l.At(a.l.Len() - 1)
 }
 
 // action is what the follower did for halt seq ("": nothing yet).
-func (a actedHalts) action(seq int) string {
-	for i := len(a) - 1; i >= 0; i-- {
-		if int(a[i].seq) == seq {
-			return actions[a[i].action]
+func (a *actedHalts) action(seq int) string {
+	for i := a.l.Len() - 1; i >= 0; i-- {
+		if e := a.l.At(i); int(e.seq) == seq {
+			return actions[e.action]
 		}
 	}
 	return ""

@@ -51,8 +51,8 @@ func (r *reader) ahead(ex history.Execution, s *snapshot) *interceptor.HaltEvent
 		return nil
 	}
 	id := PauseRequestID(ex.WorkflowID, ex.RunID, ev.Seq)
-	for i := range ex.Pauses {
-		if ex.Pauses[i].RequestID == id {
+	for _, p := range ex.Pauses.All() {
+		if p.RequestID == id {
 			return nil // asked already (and undone, if it ended)
 		}
 	}
@@ -103,19 +103,19 @@ func (f *follower) pauseAhead(ctx context.Context, log *zap.Logger, s snapshot) 
 // halt, or nil. It reads the history alone, so a restarted watcher, or
 // another one, undoes it as the one that made it would.
 func (s snapshot) aheadToUndo(workflowID, runID string) (*history.Pause, int) {
-	if !s.PausesJudged || len(s.Pauses) == 0 || s.PauseFailedTask {
+	p, ok := s.Pauses.Last()
+	if !s.PausesJudged || !ok || s.PauseFailedTask {
 		// A pause that failed a task waiting to start is mended, not
 		// undone: unpaused, a run of an sdk-core SDK could not replay
 		// that failure (pausepoint.go). The reset run is followed and
 		// paused again, ahead or after its halt.
 		return nil, 0
 	}
-	p := &s.Pauses[len(s.Pauses)-1]
 	seq := history.RequestedHalt(p.RequestID)
 	if p.Ended != 0 || p.HaltSeq != 0 || seq == 0 || p.RequestID != PauseRequestID(workflowID, runID, seq) || s.haltIndex(seq) >= 0 {
 		return nil, 0
 	}
-	return p, seq
+	return &p, seq
 }
 
 // undoneReason is the reason of the unpause that undoes a pause ahead.

@@ -122,7 +122,7 @@ func TestWatchUndoesAPauseAheadWhoseHaltDidNotCome(t *testing.T) {
 		}
 	}
 	hs := after.halts()
-	for _, p := range after.Pauses[:len(after.Pauses)-1] {
+	for _, p := range after.Pauses.List()[:after.Pauses.Len()-1] {
 		if p.HaltSeq != 0 || !p.Unpaused {
 			t.Errorf("pause %+v: an undone pause ahead answers nothing", p)
 		}

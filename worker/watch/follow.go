@@ -366,7 +366,7 @@ func (f *follower) act(ctx context.Context, log *zap.Logger, s snapshot) {
 		}
 	}
 	w.count(warnings, halts, 0)
-	for _, p := range s.Pauses {
+	for _, p := range s.Pauses.All() {
 		// The lag of each of the watcher's pauses that answered its own
 		// halt, once.
 		if p.HaltSeq == 0 || p.RequestID != PauseRequestID(f.workflowID, f.runID, p.HaltSeq) {
@@ -447,8 +447,7 @@ func (f *follower) pausedItself(id string) bool {
 // answeredElsewhere reports whether a watcher's pause that another
 // process made answered halt seq before this process read it.
 func (f *follower) answeredElsewhere(s snapshot, seq int) bool {
-	for i := range s.Pauses {
-		p := &s.Pauses[i]
+	for _, p := range s.Pauses.All() {
 		if p.HaltSeq == seq || slices.Contains(p.Superseded, seq) {
 			return p.ByWatcher() && !f.pausedItself(p.RequestID)
 		}

@@ -18,7 +18,7 @@ func TestCapacityDocsStateTheConstant(t *testing.T) {
 		fmt.Sprintf("the times of the last %d calls, %d KB", recentCalls, unsafe.Sizeof(r.recent)/1024),
 		"`history.Options.Follow`",
 		// What the watcher keeps a halt besides the reader's compact one.
-		fmt.Sprintf("the time of its tripping call's event (%d B) and what it did (%d B)", unsafe.Sizeof(r.trips[0]), unsafe.Sizeof(actedHalt{})),
+		fmt.Sprintf("the time of its tripping call's event (%d B) and what it did (%d B)", unsafe.Sizeof(*r.trips.At(0)), unsafe.Sizeof(actedHalt{})),
 	} {
 		if !strings.Contains(sec, want) {
 			t.Errorf("docs/watch.md, Capacity: %q not found", want)

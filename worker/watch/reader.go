@@ -11,6 +11,7 @@ import (
 
 	"github.com/loopguard/loopguard/interceptor"
 	"github.com/loopguard/loopguard/interceptor/history"
+	"github.com/loopguard/loopguard/internal/blocks"
 )
 
 // The watcher's one seam with the reading of histories: a
@@ -90,13 +91,11 @@ type snapshot struct {
 	// Halted are the run's halts, kept compact (history.Halted), and
 	// trips the times of their tripping calls' events (Unix ns, 0:
 	// unknown), in the same order: what a snapshot holds a halt, views
-	// that the reader only appends to. The halts' pauses are Pauses, and
-	// pauseMarks their times and the calls scheduled before each.
-	Halted     history.Halted
-	trips      []int64
-	Pauses     []history.Pause
-	pauseMarks []pauseMark
-	FirstCall  int
+	// that the reader only appends to. The halts' pauses are Pauses.
+	Halted    history.Halted
+	trips     blocks.List[int64]
+	Pauses    history.Pauses
+	FirstCall int
 	// Pending is the seq of the newest halt no pause answered, when the
 	// run is neither closed nor paused (0: none).
 	Pending int
@@ -140,16 +139,14 @@ func (s snapshot) halt(i int) halt {
 			h.Verdict = v
 		}
 	}
-	if i < len(s.trips) && s.trips[i] != 0 {
-		h.Time = time.Unix(0, s.trips[i]).UTC()
+	if i < s.trips.Len() && *s.trips.At(i) != 0 {
+		h.Time = time.Unix(0, *s.trips.At(i)).UTC()
 	}
 	seq := h.Verdict.Halt.Seq
-	for j := range s.Pauses {
-		p := &s.Pauses[j]
+	for _, p := range s.Pauses.All() {
 		if p.HaltSeq == seq || slices.Contains(p.Superseded, seq) {
-			m := s.pauseMarks[j]
 			k := h.Verdict.Call - s.FirstCall // the tripping call's index in the run
-			h.Answered, h.PausedBy, h.PausedAt, h.CallsBefore = true, p.RequestID, m.at, max(m.calls-k-1, 0)
+			h.Answered, h.PausedBy, h.PausedAt, h.CallsBefore = true, p.RequestID, p.Time, max(p.CalledBefore-k-1, 0)
 		}
 	}
 	return h
@@ -185,10 +182,9 @@ const recentCalls = 256
 // with the calls.
 type reader struct {
 	r      *history.Reader
-	calls  int                 // the calls read
-	recent [recentCalls]int64  // call i's event time (Unix ns, a third of a time.Time) at i%recentCalls
-	trips  []int64             // the tripping call's time (Unix ns) of the run's halt i (snapshot.trips)
-	pauses map[int64]pauseMark // by Paused event id
+	calls  int                // the calls read
+	recent [recentCalls]int64 // call i's event time (Unix ns, a third of a time.Time) at i%recentCalls
+	trips  blocks.List[int64] // the tripping call's time (Unix ns) of the run's halt i (snapshot.trips)
 	// asked are the request ids of the pauses read and in force when
 	// read (inForce the last's), and lastPause the id of the last Paused
 	// or Unpaused event read.
@@ -213,11 +209,6 @@ type reader struct {
 	keyed    bool
 }
 
-type pauseMark struct {
-	at    time.Time
-	calls int // calls scheduled before the pause
-}
-
 // newReader reads a run under guard, decoding payloads with dc (nil: the
 // SDK's default converter).
 func newReader(guard interceptor.Options, dc converter.DataConverter) (*reader, error) {
@@ -225,7 +216,7 @@ func newReader(guard interceptor.Options, dc converter.DataConverter) (*reader, 
 	if err != nil {
 		return nil, err
 	}
-	return &reader{r: r, pauses: map[int64]pauseMark{}, asked: map[string]bool{}}, nil
+	return &reader{r: r, asked: map[string]bool{}}, nil
 }
 
 // add appends events, in history order, and judges them.
@@ -250,7 +241,6 @@ func (r *reader) add(events ...*historypb.HistoryEvent) {
 			r.recent[r.calls%recentCalls] = e.GetEventTime().AsTime().UnixNano()
 			r.calls++
 		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_PAUSED:
-			r.pauses[e.GetEventId()] = pauseMark{at: e.GetEventTime().AsTime(), calls: r.calls}
 			r.inForce = e.GetWorkflowExecutionPausedEventAttributes().GetRequestId()
 			r.asked[r.inForce] = true
 			// The server fails a task waiting to start in the pause's
@@ -303,7 +293,7 @@ func (r *reader) judged(err error) {
 		Signalled: r.signalled, Problems: ex.Problems, Err: err,
 		Closed: ex.Closed, ResetAway: r.resetAway, LastEventID: r.last,
 	}
-	for _, p := range ex.Pauses {
+	for _, p := range ex.Pauses.All() {
 		if p.Unpaused && p.ByWatcher() && p.Called > 0 {
 			s.PausedThrough = ex.FirstCall + p.Called - 1
 		}
@@ -320,23 +310,23 @@ func (r *reader) judged(err error) {
 		s.Paused, s.PauseRequestID, s.PauseIdentity = true, p.RequestID, p.Identity
 		s.PauseFailedTask = r.failedTask
 	}
-	if ex.RunID != r.snap.RunID || ex.Halted.Len() < len(r.trips) {
-		r.trips = nil // a run of a chain: its halts are its own
+	if ex.RunID != r.snap.RunID || ex.Halted.Len() < r.trips.Len() {
+		r.trips = blocks.List[int64]{} // a run of a chain: its halts are its own
 	}
-	for i := len(r.trips); i < ex.Halted.Len(); i++ {
+	for i := r.trips.Len(); i < ex.Halted.Len(); i++ {
 		var t int64
 		if k := ex.Halted.Call(i) - ex.FirstCall; k >= 0 && k < r.calls && r.calls-k <= recentCalls {
 			t = r.recent[k%recentCalls]
 		}
-		r.trips = append(r.trips, t)
+		r.trips.Add(t)
 	}
 	s.Halted, s.trips, s.FirstCall = ex.Halted, r.trips, ex.FirstCall
 	// What follows changes only with new verdicts, pauses or the run's
 	// state: a page with none costs nothing more.
-	key := snapKey{ex.VerdictsSeen, len(ex.Pauses), ex.Closed, s.Paused, ex.LastEvent >= r.lastPause}
+	key := snapKey{ex.VerdictsSeen, ex.Pauses.Len(), ex.Closed, s.Paused, ex.LastEvent >= r.lastPause}
 	s.PausesJudged = ex.LastEvent >= r.lastPause
 	if key == r.key && r.keyed {
-		s.Pauses, s.pauseMarks, s.Pending = r.snap.Pauses, r.snap.pauseMarks, r.snap.Pending
+		s.Pauses, s.Pending = r.snap.Pauses, r.snap.Pending
 		s.Ahead = r.ahead(ex, &s)
 		r.snap = s
 		return
@@ -350,10 +340,6 @@ func (r *reader) judged(err error) {
 		s.Pending = p.Seq
 	}
 	s.Pauses = ex.Pauses
-	s.pauseMarks = make([]pauseMark, len(ex.Pauses))
-	for i, p := range ex.Pauses {
-		s.pauseMarks[i] = r.pauses[p.Event]
-	}
 	s.Ahead = r.ahead(ex, &s)
 	r.snap = s
 }

@@ -41,8 +41,7 @@ func signalledWarning(name, requestID string) (int, bool) {
 // pause answered.
 func countedBefore(s snapshot) int {
 	n := max(s.Signalled, s.PausedThrough)
-	for i := range s.Pauses {
-		p := &s.Pauses[i]
+	for _, p := range s.Pauses.All() {
 		if !p.ByWatcher() {
 			continue
 		}

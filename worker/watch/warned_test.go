@@ -35,8 +35,7 @@ func TestCountedBefore(t *testing.T) {
 	haltAt := func(call int, pausedBy string) snapshot {
 		s := snapshot{Halted: history.HaltedOf(interceptor.Verdict{Call: call, Halt: &interceptor.HaltEvent{Seq: 1}})}
 		if pausedBy != "" {
-			s.Pauses = []history.Pause{{Event: 30, RequestID: pausedBy, HaltSeq: 1}}
-			s.pauseMarks = make([]pauseMark, 1)
+			s.Pauses = history.PausesOf(history.Pause{Event: 30, RequestID: pausedBy, HaltSeq: 1})
 		}
 		return s
 	}

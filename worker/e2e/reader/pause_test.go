@@ -141,10 +141,10 @@ func TestReaderFollowsWorkflowPause(t *testing.T) {
 		}
 	}
 	ex := r.Close()
-	if phase != "terminating" || !ex.Closed || len(ex.Pauses) != 1 {
+	if phase != "terminating" || !ex.Closed || ex.Pauses.Len() != 1 {
 		t.Fatalf("ended in phase %q, closed %v, pauses %+v", phase, ex.Closed, ex.Pauses)
 	}
-	p := ex.Pauses[0]
+	p := ex.Pauses.At(0)
 	if !p.Unpaused || p.UnpausedBy != "ops" || p.HaltSeq != pausedFor {
 		t.Fatalf("pause %+v: want halt %d answered, unpaused by ops", p, pausedFor)
 	}
