@@ -142,17 +142,6 @@ func (h Halted) verdicts(n int) []interceptor.Verdict {
 	return out
 }
 
-// decide notes d on the halt handed over it ends; false when none is.
-func (k *haltKeeper) decide(d interceptor.Decision) bool {
-	for i := range k.Len() {
-		if k.Seq(i) == d.HaltSeq {
-			k.note(d)
-			return true
-		}
-	}
-	return false
-}
-
 // note appends d to decided, kept compact if it fits.
 func (k *haltKeeper) note(d interceptor.Decision) {
 	c := keptDecision{seq: int32(d.HaltSeq)}

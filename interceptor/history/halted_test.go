@@ -73,27 +73,30 @@ func TestHaltedKeepsWhatItIsGiven(t *testing.T) {
 		}
 	})
 
-	t.Run("a decision noted after the halt was kept", func(t *testing.T) {
-		var k haltKeeper
-		k.keep(halt(4, 1, at, "Think"))
-		d := interceptor.Decision{Action: interceptor.ActionResume, By: "ops", HaltSeq: 1}
-		if !k.decide(d) || k.decide(interceptor.Decision{HaltSeq: 2}) {
-			t.Fatal("decide: want true for the halt kept, false for one not kept")
+	t.Run("decisions handed with their halts", func(t *testing.T) {
+		tests := []struct {
+			name string
+			give interceptor.Decision
+		}{
+			{"packed", interceptor.Decision{Action: interceptor.ActionResume, By: "ops", HaltSeq: 1}},
+			{"every field", interceptor.Decision{Action: interceptor.ActionEscalate, Reason: "looked", By: "ops", HaltSeq: 1, Guidance: "try the other tool", KeyID: "k1"}},
+			{"a seq past int32 (kept whole)", interceptor.Decision{Action: interceptor.ActionResume, By: "ops", HaltSeq: math.MaxInt32 + 1}},
 		}
-		if got := k.At(0).Decision; got == nil || *got != d {
-			t.Errorf("decision %+v, want %+v", got, d)
-		}
-	})
-
-	t.Run("a decision too wide to pack", func(t *testing.T) {
-		var k haltKeeper
-		k.keep(halt(4, math.MaxInt32+1, at, "Think"))
-		d := interceptor.Decision{Action: interceptor.ActionResume, Reason: "looked", By: "ops", HaltSeq: math.MaxInt32 + 1, Guidance: "try the other tool", KeyID: "k1"}
-		if !k.decide(d) {
-			t.Fatal("decide: want true for the halt kept")
-		}
-		if got := k.At(0).Decision; got == nil || *got != d {
-			t.Errorf("decision %+v, want %+v", got, d)
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				var k haltKeeper
+				v := halt(4, tt.give.HaltSeq, at, "Think")
+				d := tt.give
+				v.Decision = &d
+				k.keep(v)
+				k.keep(halt(5, 2, at, "Think"))
+				if got := k.At(0).Decision; got == nil || *got != tt.give {
+					t.Errorf("decision %+v, want %+v", got, tt.give)
+				}
+				if got := k.At(1).Decision; got != nil {
+					t.Errorf("the other halt's decision %+v, want none", got)
+				}
+			})
 		}
 	})
 
