@@ -116,6 +116,39 @@ func (p Pauses) Last() (Pause, bool) {
 	return p.At(p.Len() - 1), true
 }
 
+// Answering is the pause that answered halt seq or superseded it (false:
+// none). It reads the pauses compact and expands only that one: a
+// watcher asks it of every halt it lists.
+func (p Pauses) Answering(seq int) (Pause, bool) {
+	for i := p.Len() - 1; i >= 0; i-- {
+		if p.answers(i, seq) {
+			return p.At(i), true
+		}
+	}
+	return Pause{}, false
+}
+
+// answers reports whether pause i answered or superseded halt seq.
+func (p Pauses) answers(i, seq int) bool {
+	if i == p.kept.Len() {
+		return p.now.HaltSeq == seq || slices.Contains(p.now.Superseded, seq)
+	}
+	k := p.kept.At(i)
+	if k.identity == noName {
+		w := &p.wide[k.supers]
+		return w.HaltSeq == seq || slices.Contains(w.Superseded, seq)
+	}
+	if int(k.haltSeq) == seq {
+		return true
+	}
+	for j := range k.nSupers() {
+		if *p.supers.At(int(k.supers) + j) == seq {
+			return true
+		}
+	}
+	return false
+}
+
 // answered are the halt seqs the pauses answered or superseded.
 func (p Pauses) answered() map[int]bool {
 	out := map[int]bool{}

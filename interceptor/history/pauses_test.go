@@ -66,6 +66,19 @@ func TestPausesKeepWhatTheyAreGiven(t *testing.T) {
 			if p := (&Execution{Pauses: got}).Paused(); (p != nil) != (last.Ended == 0) || p != nil && !reflect.DeepEqual(*p, last) {
 				t.Errorf("in force %+v, want %+v", p, last)
 			}
+			for _, q := range tt.give {
+				for _, seq := range append([]int{q.HaltSeq}, q.Superseded...) {
+					if seq == 0 {
+						continue
+					}
+					if a, ok := got.Answering(seq); !ok || !reflect.DeepEqual(a, q) {
+						t.Errorf("Answering(%d) = %+v, %v; want %+v", seq, a, ok, q)
+					}
+				}
+			}
+			if _, ok := got.Answering(1 << 40); ok {
+				t.Error("Answering a halt no pause answered: found one")
+			}
 			b, err := json.Marshal(got)
 			if err != nil {
 				t.Fatal(err)

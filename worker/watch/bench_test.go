@@ -160,3 +160,29 @@ func shifted(e *historypb.HistoryEvent, d int64) *historypb.HistoryEvent {
 	move(c.ProtoReflect())
 	return c
 }
+
+// BenchmarkStatusHalts is the work of listing a run's halts (/status),
+// each answered by a pause of its own, an operator unpausing it: the
+// pause of each halt is found in the compact pauses, and only it is
+// expanded.
+//
+//	go test ./worker/watch -run '^$' -bench StatusHalts -benchmem
+func BenchmarkStatusHalts(b *testing.B) {
+	const n = 2000
+	var verdicts []interceptor.Verdict
+	var pauses []history.Pause
+	for i := range n {
+		seq := i + 1
+		verdicts = append(verdicts, interceptor.Verdict{Call: 10 * seq, OnHalt: interceptor.OnHaltPause,
+			Halt: &interceptor.HaltEvent{Seq: seq, Detector: "identical_output", Node: "Think", WorkflowID: "w", RunID: "r"}})
+		pauses = append(pauses, history.Pause{Event: int64(100 * seq), Identity: PauseIdentity, RequestID: PauseRequestID("w", "r", seq),
+			HaltSeq: seq, Ended: int64(100*seq + 1), Unpaused: true, UnpausedBy: "ops", Called: 10 * seq, CalledBefore: 10 * seq})
+	}
+	s := snapshot{Halted: history.HaltedOf(verdicts...), Pauses: history.PausesOf(pauses...), FirstCall: 1}
+	b.ReportAllocs()
+	for b.Loop() {
+		if hs := s.halts(); len(hs) != n || !hs[n-1].Answered {
+			b.Fatalf("%d halts, the last answered %v", len(hs), hs[n-1].Answered)
+		}
+	}
+}

@@ -447,12 +447,8 @@ func (f *follower) pausedItself(id string) bool {
 // answeredElsewhere reports whether a watcher's pause that another
 // process made answered halt seq before this process read it.
 func (f *follower) answeredElsewhere(s snapshot, seq int) bool {
-	for _, p := range s.Pauses.All() {
-		if p.HaltSeq == seq || slices.Contains(p.Superseded, seq) {
-			return p.ByWatcher() && !f.pausedItself(p.RequestID)
-		}
-	}
-	return false
+	p, ok := s.Pauses.Answering(seq)
+	return ok && p.ByWatcher() && !f.pausedItself(p.RequestID)
 }
 
 func (f *follower) firstLag(seq int) bool {

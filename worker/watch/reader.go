@@ -2,7 +2,6 @@ package watch
 
 import (
 	"math"
-	"slices"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -142,12 +141,9 @@ func (s snapshot) halt(i int) halt {
 	if i < s.trips.Len() && *s.trips.At(i) != 0 {
 		h.Time = time.Unix(0, *s.trips.At(i)).UTC()
 	}
-	seq := h.Verdict.Halt.Seq
-	for _, p := range s.Pauses.All() {
-		if p.HaltSeq == seq || slices.Contains(p.Superseded, seq) {
-			k := h.Verdict.Call - s.FirstCall // the tripping call's index in the run
-			h.Answered, h.PausedBy, h.PausedAt, h.CallsBefore = true, p.RequestID, p.Time, max(p.CalledBefore-k-1, 0)
-		}
+	if p, ok := s.Pauses.Answering(h.Verdict.Halt.Seq); ok {
+		k := h.Verdict.Call - s.FirstCall // the tripping call's index in the run
+		h.Answered, h.PausedBy, h.PausedAt, h.CallsBefore = true, p.RequestID, p.Time, max(p.CalledBefore-k-1, 0)
 	}
 	return h
 }
@@ -293,9 +289,12 @@ func (r *reader) judged(err error) {
 		Signalled: r.signalled, Problems: ex.Problems, Err: err,
 		Closed: ex.Closed, ResetAway: r.resetAway, LastEventID: r.last,
 	}
-	for _, p := range ex.Pauses.All() {
-		if p.Unpaused && p.ByWatcher() && p.Called > 0 {
+	// The newest of the watcher's pauses that ended by an unpause: read
+	// from the newest, as a page asks it.
+	for i := ex.Pauses.Len() - 1; i >= 0; i-- {
+		if p := ex.Pauses.At(i); p.Unpaused && p.ByWatcher() && p.Called > 0 {
 			s.PausedThrough = ex.FirstCall + p.Called - 1
+			break
 		}
 	}
 	switch {
