@@ -148,7 +148,7 @@ type Pause struct {
 	Resumed bool `json:"resumed,omitempty"`
 	// Time is the Paused event's time, and CalledBefore counts the run's
 	// guarded calls scheduled before it.
-	Time         time.Time `json:"time"`
+	Time         time.Time `json:"time,omitzero"`
 	CalledBefore int       `json:"calledBefore,omitempty"`
 }
 
