@@ -34,14 +34,6 @@ type haltIDs struct{ workflowID, runID, workflowType string }
 // not fit: its call is an index in Halted.wide, which holds it stripped.
 const wideHalt = noName
 
-// keptDecision is a decision noted on a handed halt (an unpause's
-// resume), its strings in names. One that does not fit (action noName)
-// is Halted.wideDecided[seq].
-type keptDecision struct {
-	seq                                 int32
-	action, reason, by, guidance, keyID uint16
-}
-
 // Halted are the halts of a run followed under Options.Follow handed over
 // so far, kept compact; At expands one. A Halted is a view: the Reader
 // only appends to what it views, so a Halted taken from an Execution may
@@ -51,13 +43,11 @@ type Halted struct {
 	ids   haltIDs // of every halt of halts
 	names []string
 	wide  []interceptor.Verdict
-	// decided are the decisions the reader noted on halts already handed
-	// over (an unpause's resume), found by seq.
-	decided     blocks.List[keptDecision]
-	wideDecided []interceptor.Decision
-	// pauses are the run's pauses, whose unpauses' resumes are noted on
-	// the halts they answered (Pause.Resumed).
-	pauses Pauses
+	// decided are the decisions handed over with their halts, found by
+	// seq, but for the resumes of unpauses: pauses are the run's pauses,
+	// which keep those (Pause.Resumed).
+	decided []interceptor.Decision
+	pauses  Pauses
 }
 
 // Len is the number of halts.
@@ -70,24 +60,12 @@ func (h Halted) At(i int) interceptor.Verdict {
 	if d, ok := h.pauses.resumed(v.Halt.Seq); ok {
 		v.Decision = &d
 	}
-	for j := range h.decided.Len() {
-		if d := h.decision(j); d.HaltSeq == v.Halt.Seq {
+	for j := range h.decided {
+		if d := h.decided[j]; d.HaltSeq == v.Halt.Seq {
 			v.Decision = &d
 		}
 	}
 	return v
-}
-
-// decision is decided j expanded.
-func (h Halted) decision(j int) interceptor.Decision {
-	k := *h.decided.At(j)
-	if k.action == noName {
-		return h.wideDecided[k.seq]
-	}
-	return interceptor.Decision{
-		Action: interceptor.Action(h.names[k.action]), Reason: h.names[k.reason], By: h.names[k.by],
-		HaltSeq: int(k.seq), Guidance: h.names[k.guidance], KeyID: h.names[k.keyID],
-	}
 }
 
 func (h Halted) stripped(i int) interceptor.Verdict {
@@ -142,25 +120,6 @@ func (h Halted) verdicts(n int) []interceptor.Verdict {
 	return out
 }
 
-// note appends d to decided, kept compact if it fits.
-func (k *haltKeeper) note(d interceptor.Decision) {
-	c := keptDecision{seq: int32(d.HaltSeq)}
-	fits := d.HaltSeq >= math.MinInt32 && d.HaltSeq <= math.MaxInt32
-	for _, n := range []struct {
-		to *uint16
-		s  string
-	}{{&c.action, string(d.Action)}, {&c.reason, d.Reason}, {&c.by, d.By}, {&c.guidance, d.Guidance}, {&c.keyID, d.KeyID}} {
-		i, ok := k.intern(n.s)
-		fits = fits && ok
-		*n.to = i
-	}
-	if !fits {
-		c = keptDecision{action: noName, seq: int32(len(k.wideDecided))}
-		k.wideDecided = append(k.wideDecided, d)
-	}
-	k.decided.Add(c)
-}
-
 // haltKeeper appends handed halts to a Halted, interning their names in
 // tab (the run's, shared with its pauses; its own when nil).
 type haltKeeper struct {
@@ -171,7 +130,7 @@ type haltKeeper struct {
 // keep appends v's halt, stripped, and the decision noted on it.
 func (k *haltKeeper) keep(v interceptor.Verdict) {
 	if v.Decision != nil {
-		k.note(*v.Decision)
+		k.decided = append(k.decided, *v.Decision)
 	}
 	ev := v.Halt
 	var t int64

@@ -130,46 +130,49 @@ func (p Pauses) Answering(seq int) (Pause, bool) {
 
 // answers reports whether pause i answered or superseded halt seq.
 func (p Pauses) answers(i, seq int) bool {
-	if i == p.kept.Len() {
-		return p.now.HaltSeq == seq || slices.Contains(p.now.Superseded, seq)
-	}
-	k := p.kept.At(i)
-	if k.identity == noName {
-		w := &p.wide[k.supers]
-		return w.HaltSeq == seq || slices.Contains(w.Superseded, seq)
-	}
-	if int(k.haltSeq) == seq {
-		return true
-	}
-	for j := range k.nSupers() {
-		if *p.supers.At(int(k.supers) + j) == seq {
+	for s := range p.seqs(i) {
+		if s == seq {
 			return true
 		}
 	}
 	return false
 }
 
+// seqs are the halt seqs pause i answered (0: none) and superseded, read
+// without expanding it.
+func (p Pauses) seqs(i int) iter.Seq[int] {
+	return func(yield func(int) bool) {
+		if i == p.kept.Len() || p.kept.At(i).identity == noName {
+			q := p.now
+			if i < p.kept.Len() {
+				q = &p.wide[p.kept.At(i).supers]
+			}
+			if yield(q.HaltSeq) {
+				for _, s := range q.Superseded {
+					if !yield(s) {
+						return
+					}
+				}
+			}
+			return
+		}
+		k := p.kept.At(i)
+		if !yield(int(k.haltSeq)) {
+			return
+		}
+		for j := range k.nSupers() {
+			if !yield(*p.supers.At(int(k.supers) + j)) {
+				return
+			}
+		}
+	}
+}
+
 // answered are the halt seqs the pauses answered or superseded.
 func (p Pauses) answered() map[int]bool {
 	out := map[int]bool{}
-	for i := range p.kept.Len() {
-		k := p.kept.At(i)
-		if k.identity == noName {
-			w := &p.wide[k.supers]
-			out[w.HaltSeq] = true
-			for _, s := range w.Superseded {
-				out[s] = true
-			}
-			continue
-		}
-		out[int(k.haltSeq)] = true
-		for j := range k.nSupers() {
-			out[*p.supers.At(int(k.supers) + j)] = true
-		}
-	}
-	if p.now != nil {
-		out[p.now.HaltSeq] = true
-		for _, s := range p.now.Superseded {
+	for i := range p.Len() {
+		for s := range p.seqs(i) {
 			out[s] = true
 		}
 	}

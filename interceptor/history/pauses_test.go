@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 	"unsafe"
+
+	"github.com/loopguard/loopguard/interceptor"
 )
 
 // TestPausesKeepWhatTheyAreGiven: a pause kept compact comes back as the
@@ -136,5 +138,41 @@ func TestPausesViewStaysWhileTheReaderReadsOn(t *testing.T) {
 	}
 	if n := r.Execution().Pauses.Len(); n != 41 {
 		t.Errorf("%d pauses read, want 41", n)
+	}
+}
+
+// TestResumeKeptOnce: a halt, its pause and the unpause read in one page
+// (a watcher restarted on a long history) hand the halt over with its
+// resume noted; the halt kept compact reads the resume from its pause,
+// and no second record of it is kept.
+func TestResumeKeptOnce(t *testing.T) {
+	b := newBuilder(t).task()
+	b.calls(4, "Think", "same").pause(PauseIdentity, PauseRequestID(testWorkflowID, testRunID, 1)).unpause("ops").calls(1, "Think", "other").task()
+	r, err := NewReader(Options{Follow: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Add(b.evs...); err != nil {
+		t.Fatal(err)
+	}
+	ex := r.Execution()
+	want := interceptor.Decision{Action: interceptor.ActionResume, Reason: "looked at it", By: "ops", HaltSeq: 1}
+	var handed *interceptor.Decision
+	for _, v := range ex.Verdicts {
+		if v.Halt != nil && v.Halt.Seq == 1 {
+			handed = v.Decision
+		}
+	}
+	if handed == nil || *handed != want {
+		t.Fatalf("halt 1 handed over with decision %+v, want %+v", handed, want)
+	}
+	if ex.Halted.Len() == 0 {
+		t.Fatal("no halt kept")
+	}
+	if got := ex.Halted.At(0).Decision; got == nil || *got != want {
+		t.Errorf("halt 1 kept with decision %+v, want %+v", got, want)
+	}
+	if n := len(r.run.handed.decided); n != 0 {
+		t.Errorf("%d decisions kept beside the pauses, want 0: %+v", n, r.run.handed.decided)
 	}
 }

@@ -129,9 +129,15 @@ func (r *runReader) take() {
 func (r *runReader) hand() []interceptor.Verdict {
 	out := r.kept
 	for _, v := range r.kept {
-		if v.Halt != nil {
-			r.handed.keep(v)
+		if v.Halt == nil {
+			continue
 		}
+		if d, ok := r.pauses.all().resumed(v.Halt.Seq); ok && v.Decision != nil && *v.Decision == d {
+			// The pause keeps the resume its unpause noted (Pause.Resumed),
+			// for Halted to read: not a second record.
+			v.Decision = nil
+		}
+		r.handed.keep(v)
 	}
 	r.kept = nil
 	return out

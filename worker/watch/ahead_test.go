@@ -16,7 +16,6 @@ import (
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	sdkinterceptor "go.temporal.io/sdk/interceptor"
-	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/loopguard/loopguard/activities"
@@ -183,12 +182,7 @@ func eventOf(events []*historypb.HistoryEvent, typ enumspb.EventType) *historypb
 // with a sandbox, or one with much history to replay, takes its time.
 func (ts *testServer) slowWorker(t *testing.T, queue string, d time.Duration) {
 	t.Helper()
-	w := worker.New(ts.c, queue, worker.Options{Interceptors: []sdkinterceptor.WorkerInterceptor{&taskLatency{d: d}}})
-	workflows.Register(w)
-	if err := w.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(w.Stop)
+	ts.worker(t, queue, nil, &taskLatency{d: d})
 }
 
 // taskLatency makes workflow code take d before each activity it calls.

@@ -63,10 +63,11 @@ func startServer(t *testing.T, pause bool) *testServer {
 	return ts
 }
 
-// worker runs the sample workflows on queue, guarded by guard if not nil.
-func (ts *testServer) worker(t *testing.T, queue string, guard *interceptor.Options) {
+// worker runs the sample workflows on queue, guarded by guard if not nil,
+// with extra interceptors (a test's stand-ins for slow tasks).
+func (ts *testServer) worker(t *testing.T, queue string, guard *interceptor.Options, extra ...sdkinterceptor.WorkerInterceptor) {
 	t.Helper()
-	var wo worker.Options
+	wo := worker.Options{Interceptors: extra}
 	if d, err := time.ParseDuration(os.Getenv("LOOPGUARD_WATCH_TOOL")); err == nil && d > 0 {
 		// Tools that take time (TestWatchLag): every activity waits d.
 		wo.Interceptors = append(wo.Interceptors, &toolLatency{d: d})
