@@ -130,6 +130,11 @@ func (p Pauses) Answering(seq int) (Pause, bool) {
 
 // answers reports whether pause i answered or superseded halt seq.
 func (p Pauses) answers(i, seq int) bool {
+	if i < p.kept.Len() {
+		if k := p.kept.At(i); k.identity != noName && k.nSupers() == 0 {
+			return int(k.haltSeq) == seq // the common case, read at once
+		}
+	}
 	for s := range p.seqs(i) {
 		if s == seq {
 			return true
