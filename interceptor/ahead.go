@@ -83,7 +83,7 @@ func NoticeFor(ctx workflow.Context, node string) (Notice, bool) {
 		return Notice{}, false
 	}
 	n, _ := g.inForce(node)
-	if n.Warning != nil && g.version >= versionGuidance && g.pause.heeds(node, g.state.NextStep(node), g.state.NewsSinceBarrier) {
+	if n.Warning != nil && g.pause.heeds(node, g.state.NextStep(node), g.state.NewsSinceBarrier) {
 		// The call ends the warning's window: the guard counts it as
 		// heeded before the call, whose header then carries no warning.
 		n.Warning = nil

@@ -42,12 +42,11 @@ type heldAnswer struct {
 }
 
 // holdsForTask reports whether the guard's signal name with plain payload
-// p is to be taken at the time of the task that delivers it (version 13,
-// operators' keys set): a signed answer whose signature, key, action and
-// execution check out. Any other input is taken, or refused, at once, as
-// before.
+// p is to be taken at the time of the task that delivers it (operators'
+// keys set): a signed answer whose signature, key, action and execution
+// check out. Any other input is taken, or refused, at once.
 func (c *core) holdsForTask(name string, p *commonpb.Payload) bool {
-	if c.version < versionHistoryTime || len(c.cfg.OperatorKeys) == 0 {
+	if len(c.cfg.OperatorKeys) == 0 {
 		return false
 	}
 	data, err := inputData(c.cfg.MaxPayloadBytes, p)
@@ -87,7 +86,7 @@ func (g *guard) deliver(ctx workflow.Context) {
 // the paused call does, which returns the cancellation only once the
 // halt is decided), and a cancelled Await must not spin.
 func (g *guard) awaitAnswers(ctx workflow.Context) {
-	if g.version < versionHistoryTime || len(g.cfg.OperatorKeys) == 0 {
+	if len(g.cfg.OperatorKeys) == 0 {
 		return
 	}
 	ctx, _ = workflow.NewDisconnectedContext(ctx)

@@ -10,11 +10,9 @@ import (
 )
 
 // TestSignedSignalTakenAtItsTask: a signed answer sent as a signal is
-// judged at the time of the workflow task that delivers it (guard version
-// 13), not at the time the signal handler's clock shows, which is the
+// judged at the time of the workflow task that delivers it, not at the time the signal handler's clock shows, which is the
 // time of the task before it: for a workflow paused at a halt an hour old,
-// the halt's task. Version 12 executions keep their judgement, so that
-// their histories replay.
+// the halt's task.
 func TestSignedSignalTakenAtItsTask(t *testing.T) {
 	hourAgo := -time.Hour
 	tests := []struct {
@@ -30,8 +28,6 @@ func TestSignedSignalTakenAtItsTask(t *testing.T) {
 		{name: "answered at once", version: 13, held: true},
 		{name: "the task comes after the window", version: 13, handler: hourAgo, task: 10 * time.Minute, held: true, want: "expired: valid until"},
 		{name: "unsigned: refused at once", version: 13, give: `{"reason":"trust me"}`, want: "unsigned or malformed"},
-		{name: "version 12: the handler's clock", version: 12, handler: hourAgo, want: "not valid yet"},
-		{name: "version 12: answered at once", version: 12},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

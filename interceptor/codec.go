@@ -55,13 +55,9 @@ func encodePayload(ctx workflow.Context, v any) (p *commonpb.Payload, err error)
 	return can.Input.GetPayloads()[0], nil
 }
 
-// decode decodes a payload the guard wrote to history: with the workflow's
-// data converter from guard version 4, with the default converter before,
-// as those versions did.
+// decode decodes a payload the guard wrote to history, with the
+// workflow's data converter.
 func (g *guard) decode(ctx workflow.Context, p *commonpb.Payload, ptr any) error {
-	if g.version < versionSafety {
-		return converter.GetDefaultDataConverter().FromPayload(p, ptr)
-	}
 	return decodePayload(ctx, p, ptr)
 }
 
@@ -99,9 +95,9 @@ func (c capturedBytes) payload() *commonpb.Payload {
 // plainPayload returns a human's payload as the workflow's data converter
 // decodes it: a codec's ciphertext (or a custom converter's encoding)
 // becomes the JSON its sender meant. Payloads in the SDK's own encodings
-// are returned as they are; before guard version 4 every payload is.
+// are returned as they are.
 func (g *guard) plainPayload(ctx workflow.Context, p *commonpb.Payload) (*commonpb.Payload, error) {
-	if p == nil || g.version < versionSafety {
+	if p == nil {
 		return p, nil
 	}
 	enc := string(p.GetMetadata()[converter.MetadataEncoding])

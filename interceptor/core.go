@@ -112,11 +112,9 @@ func (c *core) callNode(kind CallKind, typ string, args []any) (node string, pan
 }
 
 // outsideInput notes that the workflow received input from outside its
-// loop (a signal or an update of its own): from guard version 6, no
-// repetition spans it (detection generations 3 and 4; earlier generations
-// ignore it).
+// loop (a signal or an update of its own): no repetition spans it.
 func (c *core) outsideInput() {
-	if c.active && c.version >= versionDetection3 {
+	if c.active {
 		c.input = true
 	}
 }
@@ -131,13 +129,13 @@ func (c *core) flushInput(now time.Time) {
 }
 
 // resultAt is the workflow time a result read at now is charged up to.
-// From version 11, a call that ended while a halt was in force is charged
+// A call that ended while a halt was in force is charged
 // up to the halt's start: the time since is the human's (or the
 // handler's), and the resume shifts only the calls still in flight. No
 // guarded call begins during a halt, so every call read then began
 // before it.
 func (c *core) resultAt(now time.Time) time.Time {
-	if c.version >= versionPauseEnd && c.pause.inForce() && c.pause.since.Before(now) {
+	if c.pause.inForce() && c.pause.since.Before(now) {
 		return c.pause.since
 	}
 	return now
@@ -207,10 +205,7 @@ func (c *core) endRun(now time.Time) {
 	c.flushInput(now)
 }
 
-// versioned sets what the guard version, not the pinned config, decides:
-// the detectors' half of version 9 (Policy.OneLoop), which a config pinned
-// by a later version cannot switch on below it. Every driver calls it
+// oneLoop makes the detectors read the loop the rungs read
+// (Policy.OneLoop), whatever a pinned config says. Every driver calls it
 // after pinning.
-func (c *core) versioned() {
-	c.cfg.Policy.OneLoop = c.version >= versionOneLoop
-}
+func (c *core) oneLoop() { c.cfg.Policy.OneLoop = true }

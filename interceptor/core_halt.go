@@ -73,24 +73,14 @@ func (c *core) handled(t *detect.Trip, hd HandlerDecision, now time.Time) (d Dec
 // cancellation's, taken at workflow time now (a resume extends the
 // tripped limit by ext).
 func (c *core) decided(t *detect.Trip, d Decision, ext detect.Extension, now time.Time) {
-	// endHalt decides, by version and decision, whether the time the
-	// halt held the workflow comes off the loop.
+	// The time the halt held the workflow comes off the loop (endHalt).
 	c.endHalt(t, &d, ext, now.Sub(c.pause.since))
 }
 
 // canceled is what the workflow's cancellation makes of the paused halt
-// when nobody decided it: from version 4 the paused call returns the
-// cancellation (cancels: the driver ends the halt with decided d and the
-// call is never made); before, the cancellation escalated, recorded as
-// the pause's decision.
-func (c *core) canceled() (d Decision, cancels bool) {
-	d = c.canceledDecision(c.pause.halt.Seq)
-	if d.Action == ActionCancel {
-		return d, true
-	}
-	c.pause.decide(d, detect.Extension{})
-	return d, false
-}
+// when nobody decided it: the paused call returns the cancellation (the
+// driver ends the halt with decided d and the call is never made).
+func (c *core) canceled() Decision { return c.canceledDecision(c.pause.halt.Seq) }
 
 // beginHalt puts the halt of trip, met by a call of node at workflow time
 // now, in force, and says what it does: from here until the halt ends,
@@ -99,9 +89,7 @@ func (c *core) canceled() (d Decision, cancels bool) {
 // histories runs it).
 func (c *core) beginHalt(node string, trip *detect.Trip, now time.Time) (HaltEvent, OnHalt) {
 	c.halts++
-	if c.version >= versionGuidance {
-		c.guidance = nil // the loop halted again: the guidance did not help
-	}
+	c.guidance = nil // the loop halted again: the guidance did not help
 	policy := c.haltPolicy(trip)
 	ev := c.haltEvent(trip)
 	if ev.Node == "" {
@@ -115,7 +103,7 @@ func (c *core) beginHalt(node string, trip *detect.Trip, now time.Time) (HaltEve
 
 // haltPolicy is what the halt of trip does under the options.
 func (c *core) haltPolicy(trip *detect.Trip) OnHalt {
-	if trip.Reason == ReasonUserStop && c.cfg.OnHalt == OnHaltObserve && c.version >= versionStopWins {
+	if trip.Reason == ReasonUserStop && c.cfg.OnHalt == OnHaltObserve {
 		// Shadow mode is for the detectors; a human who asks to stop means it.
 		return OnHaltPause
 	}
@@ -125,18 +113,17 @@ func (c *core) haltPolicy(trip *detect.Trip) OnHalt {
 // endHalt ends the halt of trip in force with decision d, or as observe
 // does (d nil): the guard's state change, without its commands (the
 // analysis of past histories runs it). A resume extends the tripped limit
-// by ext and, from version 4, does not charge the loop pausedFor, the
+// by ext. However the halt ends, the loop is not charged pausedFor, the
 // time it was paused (negative: it was not). An escalation resets the
 // tripped detector: if the workflow handles the error and carries on, the
 // guard watches the new course from a clean slate.
 func (c *core) endHalt(trip *detect.Trip, d *Decision, ext detect.Extension, pausedFor time.Duration) {
 	p := &c.pause
-	if pausedFor >= 0 && d != nil && (d.Action == ActionResume && c.version >= versionSafety || c.version >= versionLiveness) {
-		// Time spent paused is the human's, not the loop's: from version
-		// 12 whatever ended the halt (before, only a resume took it off).
-		// This is the one place that decides it: callers pass the time
-		// the halt held the workflow.
-		c.state.Paused(pausedFor, c.version >= versionSteady)
+	if pausedFor >= 0 && d != nil {
+		// Time spent paused is the human's, not the loop's, whatever
+		// ended the halt. This is the one place that decides it: callers
+		// pass the time the halt held the workflow.
+		c.state.Paused(pausedFor, true)
 	}
 	switch {
 	case d == nil:
@@ -158,15 +145,10 @@ func (c *core) endHalt(trip *detect.Trip, d *Decision, ext detect.Extension, pau
 }
 
 // canceledDecision is what the workflow's cancellation decides of the
-// pause of halt seq that nobody answered: from version 4 the paused call
-// returns the cancellation and nothing is escalated (ActionCancel);
-// before, the halt was escalated.
+// pause of halt seq that nobody answered: the paused call returns the
+// cancellation and nothing is escalated (ActionCancel).
 func (c *core) canceledDecision(seq int) Decision {
-	d := Decision{Action: ActionCancel, Reason: "workflow canceled while paused", By: "loopguard", HaltSeq: seq}
-	if c.version < versionSafety {
-		d.Action = ActionEscalate
-	}
-	return d
+	return Decision{Action: ActionCancel, Reason: "workflow canceled while paused", By: "loopguard", HaltSeq: seq}
 }
 
 // pauseTimedOut decides a pause nobody answered within PauseTimeout.
@@ -203,10 +185,6 @@ func (c *core) haltEvent(t *detect.Trip) HaltEvent {
 // taken at workflow time now: the state change without its commands (the
 // analysis of past histories runs it too).
 func (c *core) handlerResumed(trip *detect.Trip, d Decision, now time.Time) {
-	pausedFor := time.Duration(-1)
-	if c.version >= versionOneLoop {
-		// The handler's time, like a human's, is not the loop's.
-		pausedFor = now.Sub(c.pause.since)
-	}
-	c.endHalt(trip, &d, detect.Extension{}, pausedFor)
+	// The handler's time, like a human's, is not the loop's.
+	c.endHalt(trip, &d, detect.Extension{}, now.Sub(c.pause.since))
 }

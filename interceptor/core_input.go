@@ -11,18 +11,12 @@ package interceptor
 // and reports whether it is this execution's echo (core.echo). It
 // reports whether the guard took the signal: one it did not take goes on
 // to the workflow, and is noted as outside input unless it was one of the
-// guard's own control signals refused (from version 9: an operator's
-// early escalate must not delay the halt it asks for).
+// guard's own control signals refused (an operator's early escalate must
+// not delay the halt it asks for).
 func (c *core) signal(name string, take, own func() bool) (took bool) {
 	switch name {
 	case c.cfg.ResumeSignal, c.cfg.EscalateSignal, c.cfg.HaltSignal:
-		if take() || c.version < versionSafety {
-			// Before version 4 a refused control signal was dropped.
-			return true
-		}
-		if !c.refusedIsInput() {
-			return false
-		}
+		return take()
 	case c.cfg.HaltedSignal:
 		if own() {
 			return true
@@ -67,7 +61,7 @@ func (c *core) echo(ev HaltEvent) echoKind {
 	switch {
 	case ev.RunID == info.RunID:
 		return echoOwn
-	case c.version >= versionSafety && ev.Seq > 0 && (ev.RunID == c.info.OriginalRunID || ev.WorkflowID == info.ID):
+	case ev.Seq > 0 && (ev.RunID == c.info.OriginalRunID || ev.WorkflowID == info.ID):
 		return echoStale
 	}
 	return echoForeign

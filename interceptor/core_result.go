@@ -13,13 +13,13 @@ import (
 // observe reads a finished call of node into what the detectors see: its
 // result's bytes data, or its error err, as the driver got them (the
 // guard from the call's future, the Judge from the history). canceled
-// reports a call that ended canceled (version 5 on), which the core
+// reports a call that ended canceled, which the core
 // abandons (core.result); bad says what was wrong with what the
 // ResultHook set, for the driver to log ("" when nothing was).
 func (c *core) observe(node string, data []byte, err error) (obs detect.Observation, canceled bool, bad string) {
 	if err != nil {
 		var can *temporal.CanceledError
-		if c.version >= versionSteady && errors.As(err, &can) {
+		if errors.As(err, &can) {
 			return detect.Observation{}, true, ""
 		}
 		kind, msg := errorKind(err)
@@ -37,7 +37,7 @@ func (c *core) observe(node string, data []byte, err error) (obs detect.Observat
 // observation's own variable, keeps the allocation off the calls of
 // workflows without a hook.
 //
-// From version 5 what the hook returns is checked: a metric or cost that is
+// What the hook returns is checked: a metric or cost that is
 // not a finite number (a pass rate of 0/0 is NaN) is dropped, as Extract
 // drops one read from JSON. Stored, a NaN best metric is never improved on
 // (a converging loop halts with no_improvement), and NaN or ±Inf in a
@@ -47,10 +47,6 @@ func (c *core) observe(node string, data []byte, err error) (obs detect.Observat
 // workflow task of every guarded workflow. What was wrong ("" when
 // nothing) is the driver's to log.
 func (c *core) applyResultHook(node string, data []byte, obs detect.Observation) (detect.Observation, string) {
-	if c.version < versionSteady {
-		c.hooks.resultHook(node, data, &obs)
-		return obs, ""
-	}
 	return c.runResultHook(node, data, obs)
 }
 

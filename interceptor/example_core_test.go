@@ -23,11 +23,11 @@ func Example_core() {
 		return
 	}
 	// What the guard's setup (or Judge.Start) does for a new execution.
-	c := &core{cfg: cfg, hooks: h, version: guardedVersion, active: true,
+	c := &core{cfg: cfg, hooks: h, version: guardVersion, active: true,
 		info: &workflow.Info{WorkflowExecution: workflow.Execution{ID: "agent-1", RunID: "r1"}}}
-	c.versioned()
+	c.oneLoop()
 	c.state = detect.NewState(c.cfg.Policy)
-	c.pause = newPause(c.version)
+	c.pause = newPause()
 
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	n := 0 // the call being admitted

@@ -137,17 +137,11 @@ func (g *guard) enter(ctx workflow.Context, node string, now time.Time, onTrip f
 
 // awaitHaltEnd makes a call wait while another branch of the workflow holds
 // a halt: parallel branches share one trip, one halt and one decision,
-// rather than raising halts of their own. From version 4 the wait starts
-// at the trip (not only once paused) and the decision applies to every
-// waiting call: an escalation escalates them all.
+// rather than raising halts of their own. The wait starts at the trip
+// (not only once paused) and the decision applies to every waiting call:
+// an escalation escalates them all.
 func (g *guard) awaitHaltEnd(ctx workflow.Context) error {
 	p := &g.pause
-	if g.version < versionSafety {
-		if p.phase == phasePaused && g.version >= versionStopWins {
-			return workflow.Await(ctx, func() bool { return p.phase != phasePaused })
-		}
-		return nil
-	}
 	for p.inForce() {
 		ev := p.halt
 		if err := workflow.Await(ctx, func() bool { return p.resolved >= ev.Seq }); err != nil {
@@ -251,7 +245,7 @@ func (g *guard) readResult(ctx workflow.Context, node string, fut workflow.Futur
 	err := fut.Get(ctx, &g.raw)
 	data := g.raw.Payload().GetData()
 	g.raw = converter.RawValue{}
-	if err != nil && g.version >= versionSafety {
+	if err != nil {
 		data, err = g.rawResult(ctx, fut)
 	}
 	return g.observe(node, data, err)

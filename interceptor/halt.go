@@ -58,19 +58,17 @@ func (g *guard) halt(ctx workflow.Context, node string, trip *detect.Trip) error
 		return nil
 	}
 
-	// From version 9 a halt the handler decides is published before the
-	// handler runs (a hung handler must not hide it from operators), and
-	// a halt a human answered while loop.halted was being raised starts
-	// no handler.
-	oneLoop := g.version >= versionOneLoop
-	published := oneLoop && g.handler != nil && p.decision == nil
+	// A halt the handler decides is published before the handler runs (a
+	// hung handler must not hide it from operators), and a halt a human
+	// answered while loop.halted was being raised starts no handler.
+	published := g.handler != nil && p.decision == nil
 	if published {
 		g.publish(ctx, StateHalted, &ev)
 		g.showDetails(ctx, handlerDetails(ev)+currentDetails(g.cfg, StateHalted, &ev))
 	}
 	var hd HandlerDecision
 	p.handling = 0
-	if !oneLoop || p.decision == nil {
+	if p.decision == nil {
 		hd = g.handle(ctx, ev)
 	}
 	if d, ok := g.handled(trip, hd, workflow.Now(ctx)); ok {
@@ -116,16 +114,15 @@ func (g *guard) halt(ctx workflow.Context, node string, trip *detect.Trip) error
 
 // awaitDecision blocks the paused call until a human decides, or the pause
 // timeout decides for them. workflow.Await is durable: no timer, no busy
-// wait, unless a PauseTimeout asks for one. From version 4 a cancellation
-// returns the context's error with an ActionCancel decision; before, it
-// escalated.
+// wait, unless a PauseTimeout asks for one. A cancellation returns the
+// context's error with an ActionCancel decision.
 func (g *guard) awaitDecision(ctx workflow.Context, ev HaltEvent, timeout time.Duration) (Decision, detect.Extension, error) {
 	p := &g.pause
 	decided := func() bool { return p.decision != nil }
 	var err error
-	// From version 8 a decision may come before the pause (during the
-	// halt handler): no timer then. Older versions always set one.
-	if g.cfg.PauseTimeout > 0 && (g.version < versionWarningMemo || !decided()) {
+	// A decision may come before the pause (during the halt handler): no
+	// timer then.
+	if g.cfg.PauseTimeout > 0 && !decided() {
 		var ok bool
 		ok, err = workflow.AwaitWithTimeout(ctx, max(timeout, time.Nanosecond), decided)
 		if err == nil && !ok {
@@ -135,12 +132,10 @@ func (g *guard) awaitDecision(ctx workflow.Context, ev HaltEvent, timeout time.D
 		err = workflow.Await(ctx, decided)
 	}
 	if p.decision == nil {
-		if d, cancels := g.canceled(); cancels {
-			if err == nil {
-				err = ctx.Err()
-			}
-			return d, detect.Extension{}, err
+		if err == nil {
+			err = ctx.Err()
 		}
+		return g.canceled(), detect.Extension{}, err
 	}
 	return *p.decision, p.extend, nil
 }
@@ -171,7 +166,7 @@ func (g *guard) publish(ctx workflow.Context, s State, ev *HaltEvent) {
 		}
 		updates = append(updates, temporal.NewSearchAttributeKeyKeyword(g.cfg.SearchAttribute).ValueSet(value))
 	}
-	if name := g.cfg.PausedSince; name != "" && g.version >= versionSteady {
+	if name := g.cfg.PausedSince; name != "" {
 		// When the pause began, from the workflow's clock: a count query
 		// can then tell how long pauses have lasted, whichever worker asks
 		// and however often workers restart.
@@ -202,22 +197,20 @@ func (g *guard) writeMemo(ctx workflow.Context, s State, ev *HaltEvent) {
 		summary.Reason, summary.Detector, summary.Node = ev.HaltReason, ev.Detector, ev.Node
 		summary.CycleID, summary.Iteration, summary.Seq = ev.CycleID, ev.Iteration, ev.Seq
 	}
-	if g.version >= versionWarningMemo {
-		summary.Warnings = memoWarnings(ev, g.pause.Warned)
-		g.memoHalt, g.memoAt = ev, g.pause.changes
-	}
+	summary.Warnings = memoWarnings(ev, g.pause.Warned)
+	g.memoHalt, g.memoAt = ev, g.pause.changes
 	if err := g.next.UpsertMemo(ctx, map[string]any{g.cfg.MemoKey: summary}); err != nil {
 		g.next.GetLogger(ctx).Warn("loopguard: memo upsert failed", "error", err)
 	}
 }
 
 // refreshMemo writes the memo again when the warnings changed since it was
-// last written (version 8): a warning was issued or heeded, or a halt that
+// last written: a warning was issued or heeded, or a halt that
 // did not publish (observed, or resumed by the halt handler) answered some.
 // It runs at the next guarded call, so that a UI reader sees what the
 // calls are told.
 func (g *guard) refreshMemo(ctx workflow.Context) {
-	if g.version < versionWarningMemo || g.pause.changes == g.memoAt {
+	if g.pause.changes == g.memoAt {
 		return
 	}
 	g.writeMemo(ctx, pick(g.shown, StateRunning), g.memoHalt)
@@ -325,29 +318,18 @@ func (g *guard) raiseHalted(ctx workflow.Context, ev HaltEvent, policy OnHalt) {
 		g.next.GetLogger(ctx).Warn("loopguard: could not raise loop.halted", "error", err)
 		return
 	}
-	if g.version >= versionSafety {
-		// The echo is awaited once, when the workflow ends (awaitEchoes):
-		// the call goes on in this workflow task.
-		g.unechoed = append(g.unechoed, echoKey{seq: ev.Seq, at: ev.WorkflowTime})
-		return
-	}
-	if policy != OnHaltPause && g.version >= versionEchoWait {
-		// The workflow goes on in this task and may complete in it; the
-		// server refuses to complete a workflow whose task saw a new event
-		// arrive (the signal just sent), failing the task. Waiting for the
-		// echo puts the signal in history first. It is in the server's
-		// hands already, so it arrives: no timer needed.
-		_ = workflow.Await(ctx, func() bool { return g.echoedSeq >= ev.Seq })
-	}
+	// The echo is awaited once, when the workflow ends (awaitEchoes): the
+	// call goes on in this workflow task.
+	g.unechoed = append(g.unechoed, echoKey{seq: ev.Seq, at: ev.WorkflowTime})
 }
 
-// awaitEchoes runs when the workflow function has returned (version 4):
+// awaitEchoes runs when the workflow function has returned:
 // the server refuses to complete a workflow whose task saw a new event
 // arrive, so the loop.halted signals this run raised must be in history
 // first. They are in the server's hands already; the timeout only guards
 // against an echo that can never come (a reset that drops signals).
 func (g *guard) awaitEchoes(ctx workflow.Context) {
-	if !g.active || g.version < versionSafety || len(g.unechoed) == 0 {
+	if !g.active || len(g.unechoed) == 0 {
 		return
 	}
 	ctx, _ = workflow.NewDisconnectedContext(ctx)

@@ -40,10 +40,10 @@ type guardKey struct{}
 type handlerCallKey struct{}
 
 // ErrNotGuarded is returned by SetHaltHandler in a workflow the guard
-// does not guard (not selected, or started before version 7). Its most
+// does not guard (not selected, or started before the guard was installed). Its most
 // common cause is a workflow type Options.Workflows does not name exactly:
 // return it rather than discard it (see CheckWorkflows).
-var ErrNotGuarded = errors.New("loopguard: this workflow is not guarded by guard version 7 or later " +
+var ErrNotGuarded = errors.New("loopguard: this workflow is not guarded " +
 	"(does Options.Workflows name its type exactly? Is the guard registered on this worker?)")
 
 // SetHaltHandler registers h for the workflow of ctx; the last one
@@ -51,7 +51,7 @@ var ErrNotGuarded = errors.New("loopguard: this workflow is not guarded by guard
 // workflow function.
 func SetHaltHandler(ctx workflow.Context, h HaltHandler) error {
 	g, _ := ctx.Value(guardKey{}).(*guard)
-	if g == nil || !g.active || g.version < versionGuidance {
+	if g == nil || !g.active {
 		return ErrNotGuarded
 	}
 	g.handler = h
@@ -76,14 +76,11 @@ func handlerCall(ctx workflow.Context) bool {
 	return ctx.Value(handlerCallKey{}) != nil
 }
 
-// handle runs the workflow's halt handler for ev, if any. From version 8
-// it races the human (raceHandler); before, it runs to its end first.
+// handle runs the workflow's halt handler for ev, if any, racing the
+// human (raceHandler).
 func (g *guard) handle(ctx workflow.Context, ev HaltEvent) HandlerDecision {
 	g.pause.handling = 0
-	if g.version >= versionWarningMemo {
-		return g.raceHandler(ctx, ev)
-	}
-	return g.runHandler(ctx, ev)
+	return g.raceHandler(ctx, ev)
 }
 
 // raceHandler runs the halt handler in its own coroutine and waits for
@@ -130,7 +127,7 @@ func (g *guard) raceHandler(ctx workflow.Context, ev HaltEvent) HandlerDecision 
 // runHandler runs the workflow's halt handler for ev, if any, and returns
 // its decision; a missing handler, an error or a panic asks a human.
 func (g *guard) runHandler(ctx workflow.Context, ev HaltEvent) (d HandlerDecision) {
-	if g.handler == nil || g.version < versionGuidance {
+	if g.handler == nil {
 		return HandlerDecision{}
 	}
 	log := g.next.GetLogger(ctx)

@@ -60,7 +60,7 @@ func (i *inbound) ExecuteWorkflow(ctx workflow.Context, in *sdkinterceptor.Execu
 		i.g.endHeeded(ctx)
 	}
 	var can *workflow.ContinueAsNewError
-	if i.g.active && i.g.version >= versionSafety && errors.As(err, &can) {
+	if i.g.active && errors.As(err, &can) {
 		if cerr := i.g.carryOnReturn(ctx, can); cerr != nil {
 			// Failing the workflow would lose it; the next run starts
 			// with a fresh guard instead, loudly.
@@ -79,7 +79,7 @@ func (i *inbound) deliverEarly() {
 	i.early, i.ready = nil, true
 	for _, s := range early {
 		var err error
-		if i.g.version >= versionSafety {
+		if i.g.active {
 			err = i.HandleSignal(s.ctx, s.in)
 		} else {
 			err = i.Next.HandleSignal(s.ctx, s.in)
@@ -110,7 +110,7 @@ func (i *inbound) HandleSignal(ctx workflow.Context, in *sdkinterceptor.HandleSi
 		if g.onSignal(ctx, in.SignalName, in.Arg) {
 			return true
 		}
-		if r := g.lastRejected; r != nil && g.version >= versionSafety {
+		if r := g.lastRejected; r != nil {
 			r.PassedOn = true
 		}
 		return false

@@ -147,10 +147,6 @@ func (c *core) parse(name string, p *commonpb.Payload, now time.Time) (request, 
 	}
 	switch {
 	case req.Guidance == "":
-	case c.version < versionGuidance:
-		// What guards before version 7 said, so that their histories
-		// replay: the field did not exist.
-		return req, &InputError{Name: name, Reason: `unknown field "guidance"`}
 	case name != c.cfg.ResumeSignal && name != c.cfg.ResumeUpdate:
 		return req, &InputError{Name: name, Reason: `"guidance" is only accepted by resume`}
 	case len(req.Guidance) > MaxGuidanceBytes:
@@ -158,7 +154,7 @@ func (c *core) parse(name string, p *commonpb.Payload, now time.Time) (request, 
 	case !utf8.ValidString(req.Guidance):
 		return req, &InputError{Name: name, Reason: `"guidance" is not valid UTF-8`}
 	}
-	if req.Extend != nil && c.version >= versionLiveness {
+	if req.Extend != nil {
 		if err := checkExtension(req.Extend); err != nil {
 			return req, &InputError{Name: name, Reason: err.Error()}
 		}
@@ -166,7 +162,7 @@ func (c *core) parse(name string, p *commonpb.Payload, now time.Time) (request, 
 	return req, nil
 }
 
-// Ceilings on one resume's extension (guard version 12). Limits are
+// Ceilings on one resume's extension. Limits are
 // summed without saturation, so an extension of 1e308 twice stored +Inf,
 // which continue-as-new cannot encode, and a count near the largest int
 // wrapped round to a negative limit, which switched the budget off. No
@@ -267,11 +263,7 @@ func (c *core) takeNow(name string, p *commonpb.Payload, now time.Time) error {
 
 // stop asks for a user_stop halt at the next guarded call.
 func (c *core) stop(name string, req ResumeRequest, now time.Time) error {
-	held := c.pause.phase == phasePaused
-	if c.version >= versionSafety {
-		held = c.pause.showsHalted()
-	}
-	if held {
+	if c.pause.showsHalted() {
 		return &InputError{Name: name, Reason: fmt.Sprintf("already halted (halt %d)", c.pause.halt.Seq)}
 	}
 	msg := "a human asked to stop"
@@ -283,9 +275,9 @@ func (c *core) stop(name string, req ResumeRequest, now time.Time) error {
 	}
 	// A detector's trip that is pending halts first. Under OnHalt pause or
 	// fail it stops the workflow anyway, so the stop adds nothing; under
-	// observe it is only recorded, so from version 5 the stop waits behind
+	// observe it is only recorded, so the stop waits behind
 	// it and pauses the call after it is observed.
-	queue := c.version >= versionSteady && c.cfg.OnHalt == OnHaltObserve
+	queue := c.cfg.OnHalt == OnHaltObserve
 	switch {
 	case c.state.Stop(msg, now, queue):
 		return nil

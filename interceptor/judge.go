@@ -95,8 +95,8 @@ func NewJudge(opts Options) (*Judge, error) {
 	if err != nil {
 		return nil, err
 	}
-	j := &Judge{g: guard{core: core{cfg: cfg, hooks: h, version: guardedVersion}}}
-	j.g.versioned()
+	j := &Judge{g: guard{core: core{cfg: cfg, hooks: h, version: guardVersion}}}
+	j.g.oneLoop()
 	j.g.next = &judgeOutbound{log: &j.logs}
 	return j, nil
 }
@@ -113,7 +113,7 @@ func (j *Judge) Start(info *workflow.Info, now time.Time) bool {
 		return false
 	}
 	j.g.active = true
-	j.g.pause = newPause(j.g.version)
+	j.g.pause = newPause()
 	if j.g.state == nil {
 		j.g.state = detect.NewState(j.g.cfg.Policy)
 	}
@@ -123,14 +123,19 @@ func (j *Judge) Start(info *workflow.Info, now time.Time) bool {
 // Pin makes the Judge follow a history recorded with the guard: the
 // guard version of its marker, the options it pinned (decode fills the
 // guard's pinned config from the SideEffect payload) and, at each halt,
-// the decision the history holds. Call it before Start.
+// the decision the history holds. Call it before Start. A history
+// recorded by a pre-release build (another guard version) is refused, as
+// the guard refuses to replay it.
 func (j *Judge) Pin(version int, decode func(ptr any) error) error {
+	if v := workflow.Version(version); v != guardVersion {
+		return prereleaseError{Version: v}
+	}
 	var cfg config
 	if err := decode(&cfg); err != nil {
 		return fmt.Errorf("read the pinned options: %w", err)
 	}
 	j.g.cfg, j.g.version, j.recorded = cfg, workflow.Version(version), true
-	j.g.versioned()
+	j.g.oneLoop()
 	return nil
 }
 
@@ -370,12 +375,10 @@ func (j *Judge) Wake() {
 		return
 	}
 	if p.decision == nil && j.canceled {
-		if d, cancels := j.g.canceled(); cancels {
-			// The held call returns the cancellation: it is never scheduled.
-			j.blocked = nil
-			j.answer(b.trip, d, detect.Extension{})
-			return
-		}
+		// The held call returns the cancellation: it is never scheduled.
+		j.blocked = nil
+		j.answer(b.trip, j.g.canceled(), detect.Extension{})
+		return
 	}
 	if p.decision == nil {
 		return
@@ -446,7 +449,7 @@ func (j *Judge) PauseTimer(d time.Duration) bool {
 	began := j.now.Add(d - cfg.PauseTimeout)
 	since := j.g.pause.since
 	raising := pick(cfg.HaltSignalTimeout, defaultHaltTimeout)
-	return j.g.version >= versionWarningMemo && d < cfg.PauseTimeout && !began.Before(since) && !began.After(since.Add(raising))
+	return d < cfg.PauseTimeout && !began.Before(since) && !began.After(since.Add(raising))
 }
 
 // PauseTimedOut decides a held call's halt as the pause timeout does, when
@@ -567,13 +570,9 @@ func (j *Judge) Timer() {
 // carries its state to the next run.
 func (j *Judge) EndRun() {
 	g := &j.g
-	if !j.guarded || g.version < versionSafety {
-		if j.guarded {
-			g.observeReadyAt(nil, j.now)
-		}
-		return
+	if j.guarded {
+		g.closeRun(nil, j.now)
 	}
-	g.closeRun(nil, j.now)
 }
 
 // NextRun goes on with the run continued from the last one, keeping what
@@ -588,7 +587,7 @@ func (j *Judge) NextRun(info *workflow.Info, now time.Time) {
 	// back as the next run reads it.
 	c, err := g.carry()
 	g.pending, g.input, j.blocked, j.admitted = nil, false, nil, nil
-	g.pause, g.guidance = newPause(g.version), nil
+	g.pause, g.guidance = newPause(), nil
 	if err == nil {
 		err = g.restore(&c)
 	}

@@ -127,9 +127,9 @@ func (g *guard) inForce(node string) (Notice, bool) {
 
 // setNotice writes the notice of the call of node, of detector step step,
 // about to be made into the workflow's outgoing header, or removes an
-// earlier one (version 7).
+// earlier one.
 func (g *guard) setNotice(ctx workflow.Context, node string, step int, args []any) {
-	if g.version < versionGuidance {
+	if !g.active {
 		return
 	}
 	g.heed(ctx, node, step)
@@ -147,7 +147,7 @@ func (g *guard) setNotice(ctx workflow.Context, node string, step int, args []an
 	case ok && g.sentPayload != nil && sameNotice(n, g.sent):
 		p = g.sentPayload // payloads are never changed once made
 	case ok:
-		p = encodeNotice(n, g.version >= versionWarningMemo)
+		p = encodeNotice(n)
 		g.sent, g.sentPayload = n, p
 		if w := n.Warning; w != nil {
 			// A copy: the guard's warning may change in place.
@@ -191,7 +191,7 @@ func fits(p *commonpb.Payload) bool {
 	return len(p.GetData())+payloadOverhead <= MaxNoticeBytes || proto.Size(p) <= MaxNoticeBytes
 }
 
-// encodeNotice encodes n for the header. With fit (version 8), a notice
+// encodeNotice encodes n for the header. A notice
 // whose JSON is over MaxNoticeBytes is cut until it fits, least useful
 // first: the warning's node list (the callee is one of them), who sent the
 // guidance, the warning's message (its directive says what to do), the
@@ -199,10 +199,10 @@ func fits(p *commonpb.Payload) bool {
 // detector's message can name a whole cycle of 200-byte node names, a
 // cycle has up to MaxNodes members, By may be 1 KiB, and JSON's escapes
 // (\u003c for <) can make 512 bytes of guidance six times as long.
-func encodeNotice(n Notice, fit bool) *commonpb.Payload {
+func encodeNotice(n Notice) *commonpb.Payload {
 	dc := converter.GetDefaultDataConverter()
 	p, _ := dc.ToPayload(n) // a Notice always encodes
-	if !fit || fits(p) {
+	if fits(p) {
 		return p
 	}
 	w := Warning{}
@@ -252,9 +252,6 @@ func jsonLen(s string) int {
 
 // guide puts the guidance of a resume in force for the loop of trip.
 func (c *core) guide(ev HaltEvent, d Decision) {
-	if c.version < versionGuidance {
-		return
-	}
 	c.guidance = nil
 	if d.Guidance == "" {
 		return

@@ -59,15 +59,13 @@ func TestNoticeHeaderIsBounded(t *testing.T) {
 	tests := []struct {
 		name      string
 		give      Notice
-		fit       bool
 		wantSame  bool // the plain encoding, untouched
 		wantWhole bool // the guidance is whole
 	}{
-		{"typical", typical, true, true, true},
-		{"largest, multi-byte guidance", Notice{Warning: largestWarning(), Guidance: multiByte, By: longBy, HaltSeq: math.MaxInt, Repeats: math.MaxInt}, true, false, true},
-		{"largest, guidance of escapes", Notice{Warning: largestWarning(), Guidance: escaped, By: longBy, HaltSeq: math.MaxInt, Repeats: math.MaxInt}, true, false, false},
-		{"no warning", Notice{Guidance: multiByte, By: longBy, HaltSeq: math.MaxInt, Repeats: math.MaxInt}, true, false, true},
-		{"version 7 cuts nothing", Notice{Warning: largestWarning(), Guidance: multiByte, By: longBy}, false, true, true},
+		{"typical", typical, true, true},
+		{"largest, multi-byte guidance", Notice{Warning: largestWarning(), Guidance: multiByte, By: longBy, HaltSeq: math.MaxInt, Repeats: math.MaxInt}, false, true},
+		{"largest, guidance of escapes", Notice{Warning: largestWarning(), Guidance: escaped, By: longBy, HaltSeq: math.MaxInt, Repeats: math.MaxInt}, false, false},
+		{"no warning", Notice{Guidance: multiByte, By: longBy, HaltSeq: math.MaxInt, Repeats: math.MaxInt}, false, true},
 	}
 	dc := converter.GetDefaultDataConverter()
 	for _, tt := range tests {
@@ -76,7 +74,7 @@ func TestNoticeHeaderIsBounded(t *testing.T) {
 			if tt.give.Warning != nil {
 				before = *tt.give.Warning
 			}
-			p := encodeNotice(tt.give, tt.fit)
+			p := encodeNotice(tt.give)
 			plain, err := dc.ToPayload(tt.give)
 			require.NoError(t, err)
 			if tt.wantSame {

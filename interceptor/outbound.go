@@ -82,30 +82,14 @@ func (o *outbound) ExecuteChildWorkflow(ctx workflow.Context, childWorkflowType 
 // task that started it is still written (the SDK sends StartTimer, then
 // CancelTimer), and counts. TestOutboundMethodsDecided lists every
 // outbound method with its decision.
-//
-// Before version 13 every Sleep, NewTimer and AwaitWithTimeout counted
-// as a timer whatever its duration, and NewTimerWithOptions and
-// AwaitWithOptions (which passed through) never did; executions of those
-// versions keep that.
-
-func (o *outbound) Sleep(ctx workflow.Context, d time.Duration) error {
-	o.timerBefore13(ctx)
-	return o.Next.Sleep(ctx, d)
-}
 
 func (o *outbound) NewTimer(ctx workflow.Context, d time.Duration) workflow.Future {
-	if o.g.version < versionHistoryTime {
-		o.timerBefore13(ctx)
-	} else {
-		o.timer(ctx, d)
-	}
+	o.timer(ctx, d)
 	return o.Next.NewTimer(ctx, d)
 }
 
 func (o *outbound) NewTimerWithOptions(ctx workflow.Context, d time.Duration, opts workflow.TimerOptions) workflow.Future {
-	if o.g.version >= versionHistoryTime {
-		o.timer(ctx, d)
-	}
+	o.timer(ctx, d)
 	return o.Next.NewTimerWithOptions(ctx, d, opts)
 }
 
@@ -117,34 +101,11 @@ func (o *outbound) Await(ctx workflow.Context, condition func() bool) error {
 	return o.Next.Await(ctx, condition)
 }
 
-func (o *outbound) AwaitWithTimeout(ctx workflow.Context, timeout time.Duration, condition func() bool) (bool, error) {
-	o.timerBefore13(ctx)
-	return o.Next.AwaitWithTimeout(ctx, timeout, condition)
-}
-
-// timer is a timer of duration d from version 13: one the SDK writes
-// (d > 0) is waited on.
+// timer is a timer of duration d: one the SDK writes (d > 0) is waited on.
 func (o *outbound) timer(ctx workflow.Context, d time.Duration) {
 	if d > 0 {
 		o.g.waits(ctx, workflow.Now(ctx), true)
 	}
-}
-
-// timerBefore13 is what Sleep, NewTimer and AwaitWithTimeout did before
-// version 13, whatever the duration: a timer waited on.
-func (o *outbound) timerBefore13(ctx workflow.Context) {
-	if o.g.version < versionHistoryTime {
-		o.g.waits(ctx, workflow.Now(ctx), true)
-	}
-}
-
-func (o *outbound) NewContinueAsNewError(ctx workflow.Context, wfn any, args ...any) error {
-	if o.g.active && o.g.version < versionSafety {
-		if err := o.g.writeCarry(ctx); err != nil {
-			return err
-		}
-	}
-	return o.Next.NewContinueAsNewError(ctx, wfn, args...)
 }
 
 // failedFuture is a ready future holding err.

@@ -36,12 +36,12 @@ var outboundDecisions = map[string]struct{ decision, why string }{
 
 	"NewTimer":            {decidedTimer, "writes its StartTimer command itself (d > 0)"},
 	"NewTimerWithOptions": {decidedTimer, "writes a StartTimer command (d > 0); Sleep and the Awaits reach it"},
-	"Sleep":               {decidedTimer, "before version 13 a timer whatever d; from 13 its timer is NewTimerWithOptions'"},
-	"AwaitWithTimeout":    {decidedTimer, "before version 13 a timer whatever d; from 13 its timer, if written, is NewTimerWithOptions'"},
+	"Sleep":               {decidedPasses, "its timer, if the SDK writes one (d > 0), is the NewTimerWithOptions it calls"},
+	"AwaitWithTimeout":    {decidedPasses, "its timer, if the SDK writes one, is the NewTimerWithOptions it calls"},
 	"Await":               {decidedTimer, "reads results before the workflow waits; writes no timer"},
 	"AwaitWithOptions":    {decidedPasses, "its timer, if the SDK writes one, is the NewTimerWithOptions it calls; it waits on nothing else the history shows"},
 
-	"NewContinueAsNewError": {decidedHook, "carries the guard's state to the next run (before version 4)"},
+	"NewContinueAsNewError": {decidedPasses, "the state is carried when the workflow returns the error (carryOnReturn)"},
 	"SetUpdateHandler":      {decidedHook, "warns when the workflow's handler replaces the guard's"},
 
 	"ExecuteNexusOperation":         {decidedPasses, "not guarded (docs/guarantees.md): a Nexus operation writes no timer"},

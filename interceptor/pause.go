@@ -5,8 +5,6 @@ import (
 	"slices"
 	"time"
 
-	"go.temporal.io/sdk/workflow"
-
 	"github.com/loopguard/loopguard/interceptor/detect"
 )
 
@@ -49,26 +47,19 @@ type pause struct {
 	// last halt that ended: branches that waited on it read its outcome.
 	last     *Decision
 	resolved int
-	// handling is how long the halt handler ran before the pause (version
-	// 8): it counts towards PauseTimeout. deciding is set while it runs.
+	// handling is how long the halt handler ran before the pause: it
+	// counts towards PauseTimeout. deciding is set while it runs.
 	handling time.Duration
 	deciding bool
-	// early lets a decision answer a halt while loop.halted is still being
-	// raised (guard version 4); older versions took decisions only once
-	// paused, and replay must decide as they did.
-	early bool
-
-	// rungOn turns on the warning rung (guard version 7, Options.Warnings),
-	// below the halt; rung is its state. changes counts the changes of
-	// warned, so that the memo can tell it is behind (version 8).
-	rungOn bool
+	// rung is the warning rung's state (Options.Warnings), below the halt.
+	// changes counts the changes of warned, so that the memo can tell it
+	// is behind.
 	rung
 	changes int
-	// bySteps (guard version 12) counts a warning's window in the loop's
-	// steps: a call that joins a step already counted (the other calls of
-	// a fan-out) does not count again. counted is the sequence number of
-	// the last step counted.
-	bySteps bool
+	// counted is the sequence number of the last step counted against the
+	// warning in force: a warning's window counts the loop's steps, so a
+	// call that joins a step already counted (the other calls of a
+	// fan-out) does not count again.
 	counted int
 }
 
@@ -99,10 +90,8 @@ type warnTally struct {
 // not to one of 64 others warned in turn.
 const maxTally = 64
 
-// newPause is the pause state of an execution run with guard version v.
-func newPause(v workflow.Version) pause {
-	return pause{early: v >= versionSafety, rungOn: v >= versionGuidance, bySteps: v >= versionLiveness}
-}
+// newPause is the pause state of a new execution.
+func newPause() pause { return pause{} }
 
 // maxWarned bounds the warnings kept for the evidence of a halt.
 const maxWarned = 8
@@ -118,10 +107,8 @@ func (p *pause) set(to phase, ev *HaltEvent, policy OnHalt, now time.Time, d *De
 		// (admit), so a new halt always starts from running or escalated.
 		p.halt, p.policy, p.since = ev, policy, now
 		p.decision, p.extend = nil, detect.Extension{}
-		if p.rungOn {
-			// The halt answers the warnings its loop did not heed.
-			ev.Warnings = p.answer(warningKey(ev.Loop, ev.CycleID, ev.Node))
-		}
+		// The halt answers the warnings its loop did not heed.
+		ev.Warnings = p.answer(warningKey(ev.Loop, ev.CycleID, ev.Node))
 	case phaseRunning, phaseEscalated:
 		if from == phaseHalting || from == phasePaused {
 			// The halt in force ends with decision d (nil: observed).
@@ -154,7 +141,8 @@ func (p *pause) awaiting() bool {
 	case p.phase == phasePaused:
 		return true
 	}
-	return p.early && p.phase == phaseHalting
+	// A decision may answer a halt while loop.halted is still being raised.
+	return p.phase == phaseHalting
 }
 
 // checkDecision says why a resume or escalate named name cannot be taken
@@ -191,19 +179,10 @@ func (p *pause) warning() *Warning {
 
 // warnings counts the warnings the loop of key got and has not answered.
 func (p *pause) warnings(key string) int {
-	if p.bySteps {
-		if i := p.tallyOf(key); i >= 0 {
-			return p.Tally[i].N
-		}
-		return 0
+	if i := p.tallyOf(key); i >= 0 {
+		return p.Tally[i].N
 	}
-	n := 0
-	for i := range p.Warned {
-		if p.Warned[i].key() == key {
-			n++
-		}
-	}
-	return n
+	return 0
 }
 
 func (p *pause) tallyOf(key string) int {
@@ -221,15 +200,13 @@ func (p *pause) warn(w Warning, left int) {
 	if len(p.Warned) > maxWarned {
 		p.Warned = p.Warned[len(p.Warned)-maxWarned:]
 	}
-	if p.bySteps {
-		if i := p.tallyOf(w.key()); i >= 0 {
-			p.Tally[i].N++
-		} else {
-			if len(p.Tally) == maxTally {
-				p.Tally = append(p.Tally[:0], p.Tally[1:]...)
-			}
-			p.Tally = append(p.Tally, warnTally{Key: w.key(), N: 1})
+	if i := p.tallyOf(w.key()); i >= 0 {
+		p.Tally[i].N++
+	} else {
+		if len(p.Tally) == maxTally {
+			p.Tally = append(p.Tally[:0], p.Tally[1:]...)
 		}
+		p.Tally = append(p.Tally, warnTally{Key: w.key(), N: 1})
 	}
 	p.WarningLeft = left
 	p.Warnings++
@@ -239,8 +216,7 @@ func (p *pause) warn(w Warning, left int) {
 // heed counts a call of node, of step step (its detector step's sequence
 // number, 0 for a call the detectors do not count), against the warning
 // in force, and returns the warning when that call ends its window: the
-// loop heeded it, and its count starts over. From guard version 12 a
-// window ends only once news says the loop brought something new since
+// loop heeded it, and its count starts over. A window ends only once news says the loop brought something new since
 // the warning (detect.State.NewsSinceBarrier); until then the warning
 // stays in force, so that a loop whose round is longer than the window
 // cannot outlast it unchanged.
@@ -248,14 +224,12 @@ func (p *pause) heed(node string, step int, news func(nodes []string) bool) *War
 	if !p.counts(node, step) {
 		return nil
 	}
-	if p.bySteps {
-		p.counted = step
-	}
+	p.counted = step
 	w := p.warning() // still the last of Warned once the window ends
 	if p.WarningLeft--; p.WarningLeft > 0 {
 		return nil
 	}
-	if p.bySteps && !news(w.Nodes) {
+	if !news(w.Nodes) {
 		p.WarningLeft = 1 // nothing new yet: still in force
 		return nil
 	}
@@ -271,13 +245,13 @@ func (p *pause) counts(node string, step int) bool {
 	if w == nil || !slices.Contains(w.Nodes, node) {
 		return false
 	}
-	return !p.bySteps || step > p.counted
+	return step > p.counted
 }
 
 // heeds reports whether a call of node, of step step, would end the
 // warning's window (heed): the call itself carries no warning then.
 func (p *pause) heeds(node string, step int, news func(nodes []string) bool) bool {
-	return p.counts(node, step) && p.WarningLeft == 1 && (!p.bySteps || news(p.warning().Nodes))
+	return p.counts(node, step) && p.WarningLeft == 1 && news(p.warning().Nodes)
 }
 
 // answer removes and returns the warnings of the loop of key; the warning

@@ -1,12 +1,10 @@
 package interceptor
 
 import (
-	"fmt"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
-	"go.temporal.io/sdk/workflow"
 
 	"github.com/loopguard/loopguard/interceptor/detect"
 )
@@ -34,34 +32,27 @@ func TestPauseTransitions(t *testing.T) {
 	}
 	tests := []struct {
 		name  string
-		early bool
 		steps []step
 	}{
-		{name: "version 4: pause, decided while raising, resumed", early: true, steps: []step{
+		{name: "pause, decided while raising, resumed", steps: []step{
 			{"start", func(*pause) {}, phaseRunning, false, "nothing is halted", 0},
 			{"trip", halt(1, OnHaltPause), phaseHalting, true, "", 0},
 			{"decide", decide(ActionResume), phaseHalting, true, "already answered", 0},
 			{"paused", to(phasePaused, nil), phasePaused, true, "already answered", 0},
 			{"resumed", to(phaseRunning, &Decision{Action: ActionResume, HaltSeq: 1}), phaseRunning, false, "nothing is halted", 1},
 		}},
-		{name: "version 3: no decision while raising", early: false, steps: []step{
-			{"trip", halt(1, OnHaltPause), phaseHalting, true, "being raised", 0},
-			{"paused", to(phasePaused, nil), phasePaused, true, "", 0},
-			{"escalated", to(phaseEscalated, &Decision{Action: ActionEscalate, HaltSeq: 1}), phaseEscalated, false, "already escalated", 1},
-			{"next halt", halt(2, OnHaltPause), phaseHalting, true, "being raised", 1},
-		}},
-		{name: "observe never shows halted nor takes decisions", early: true, steps: []step{
+		{name: "observe never shows halted nor takes decisions", steps: []step{
 			{"trip", halt(1, OnHaltObserve), phaseHalting, false, "nothing is halted", 0},
 			{"observed", to(phaseRunning, nil), phaseRunning, false, "nothing is halted", 1},
 		}},
-		{name: "fail takes no decision", early: true, steps: []step{
+		{name: "fail takes no decision", steps: []step{
 			{"trip", halt(1, OnHaltFail), phaseHalting, true, "being raised", 0},
 			{"failed", to(phaseEscalated, &Decision{Action: ActionEscalate, HaltSeq: 1}), phaseEscalated, false, "already escalated", 1},
 		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := &pause{early: tt.early}
+			p := &pause{}
 			for _, s := range tt.steps {
 				s.do(p)
 				assert.Equal(t, s.wantPhase, p.phase, s.name)
@@ -99,30 +90,29 @@ func TestWarningRung(t *testing.T) {
 		issued int
 	}
 	tests := []struct {
-		name   string
-		give   func(p *pause)
-		want   want
-		want11 *want
+		name string
+		give func(p *pause)
+		want want
 	}{
-		{"one warning", func(p *pause) { p.warn(a, 2) }, want{"cyc-a", 1, 0, 1}, nil},
+		{"one warning", func(p *pause) { p.warn(a, 2) }, want{"cyc-a", 1, 0, 1}},
 		{"heeded after its window", func(p *pause) {
 			p.warn(a, 2)
 			p.heed("Verify", 1, news)
 			p.heed("Poll", 2, news) // not its loop: no count
 			p.heed("Code", 3, news)
-		}, want{"", 0, 0, 1}, nil},
+		}, want{"", 0, 0, 1}},
 		{"a fan-out is one step of the window", func(p *pause) {
 			p.warn(a, 2)
 			for range 8 {
 				p.heed("Code", 4, news) // eight parallel calls of one step
 			}
-		}, want{"cyc-a", 1, 0, 1}, &want{"", 0, 0, 1}},
+		}, want{"cyc-a", 1, 0, 1}},
 		{"a window with nothing new keeps it in force", func(p *pause) {
 			p.warn(a, 2)
 			p.heed("Verify", 1, nothingNew)
 			p.heed("Code", 2, nothingNew)
 			p.heed("Code", 3, nothingNew)
-		}, want{"cyc-a", 1, 0, 1}, &want{"", 0, 0, 1}},
+		}, want{"cyc-a", 1, 0, 1}},
 		{"a halt of its loop answers it", func(p *pause) {
 			p.warn(a, 5)
 			ev := &HaltEvent{CycleID: "cyc-a", Node: "Verify"}
@@ -130,42 +120,37 @@ func TestWarningRung(t *testing.T) {
 			if len(ev.Warnings) != 1 {
 				t.Errorf("the halt lists %d warnings, want 1", len(ev.Warnings))
 			}
-		}, want{"", 0, 0, 1}, nil},
+		}, want{"", 0, 0, 1}},
 		{"a halt of another loop leaves them", func(p *pause) {
 			p.warn(a, 5)
 			p.warn(b, 5)
 			ev := &HaltEvent{Node: "Other"}
 			p.set(phaseHalting, ev, OnHaltPause, time.Time{}, nil)
-		}, want{"node:Poll", 1, 1, 2}, nil},
+		}, want{"node:Poll", 1, 1, 2}},
 		{"the in-force loop halts, the older warning stays but is not in force", func(p *pause) {
 			p.warn(a, 5)
 			p.warn(b, 5)
 			p.set(phaseHalting, &HaltEvent{Node: "Poll"}, OnHaltPause, time.Time{}, nil)
-		}, want{"", 1, 0, 2}, nil},
+		}, want{"", 1, 0, 2}},
 		{"a ninth warning is counted", func(p *pause) {
 			for range 9 {
 				p.warn(a, 5)
 			}
-		}, want{"cyc-a", 9, 0, 9}, &want{"cyc-a", maxWarned, 0, 9}},
+		}, want{"cyc-a", 9, 0, 9}},
 	}
-	for _, v := range []workflow.Version{versionPauseEnd, versionLiveness} {
-		for _, tt := range tests {
-			t.Run(fmt.Sprintf("v%d/%s", v, tt.name), func(t *testing.T) {
-				p := newPause(v)
-				tt.give(&p)
-				w := tt.want
-				if v < versionLiveness && tt.want11 != nil {
-					w = *tt.want11
-				}
-				force := ""
-				if in := p.warning(); in != nil {
-					force = in.key()
-				}
-				assert.Equal(t, w.force, force)
-				assert.Equal(t, w.a, p.warnings("cyc-a"))
-				assert.Equal(t, w.b, p.warnings("node:Poll"))
-				assert.Equal(t, w.issued, p.Warnings)
-			})
-		}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := newPause()
+			tt.give(&p)
+			w := tt.want
+			force := ""
+			if in := p.warning(); in != nil {
+				force = in.key()
+			}
+			assert.Equal(t, w.force, force)
+			assert.Equal(t, w.a, p.warnings("cyc-a"))
+			assert.Equal(t, w.b, p.warnings("node:Poll"))
+			assert.Equal(t, w.issued, p.Warnings)
+		})
 	}
 }

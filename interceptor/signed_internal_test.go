@@ -28,9 +28,9 @@ func signedGuard(t testing.TB) (g *guard, good []byte, now time.Time) {
 		t.Fatal(err)
 	}
 	now = time.Date(2026, 11, 27, 20, 0, 0, 0, time.UTC)
-	g = &guard{core: core{cfg: cfg, hooks: h, version: guardedVersion, active: true, halts: 1,
+	g = &guard{core: core{cfg: cfg, hooks: h, version: guardVersion, active: true, halts: 1,
 		info: &workflow.Info{WorkflowExecution: workflow.Execution{ID: "w", RunID: "r"}}}}
-	g.pause = newPause(g.version)
+	g.pause = newPause()
 	g.pause.set(phaseHalting, &HaltEvent{Seq: 1}, OnHaltPause, now, nil)
 	g.pause.set(phasePaused, nil, OnHaltPause, now, nil)
 	s, err := SignAnswer(Answer{WorkflowID: "w", RunID: "r", HaltSeq: 1, Action: ActionResume, Guidance: "use the cache",

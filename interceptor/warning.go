@@ -53,7 +53,7 @@ var directives = map[HaltReason]string{
 
 // warnable reports whether trip gets a warning instead of a halt.
 func (c *core) warnable(t *detect.Trip) bool {
-	if !c.pause.rungOn || c.cfg.Warnings <= 0 {
+	if c.cfg.Warnings <= 0 {
 		return false
 	}
 	switch t.Reason {
@@ -98,15 +98,13 @@ func (c *core) issueWarning(t *detect.Trip) Warning {
 // heededAfter is how many calls of the loop's nodes (from guard version
 // 12, steps: the detectors' unit, in which Trip.Period and Trip.Window
 // are measured) must go by without the loop tripping again before its
-// warning counts as heeded. From guard
-// version 9 it is measured in the loop's own periods: Window rounds of the
+// warning counts as heeded. It is measured in the loop's own periods: Window rounds of the
 // loop (Trip.Period steps each), or the tripped detector's own window and
 // one round more when that is longer (the edge budget's), so that a loop
-// of any period that did not change halts once its warnings are spent.
-// Before, it was Window calls per node of the loop, which a loop of a long
-// period outlasted.
+// of any period that did not change halts once its warnings are spent. A
+// trip with no period (none measured) is given Window calls per node.
 func (c *core) heededAfter(t *detect.Trip, nodes []string) int {
-	if c.version >= versionOneLoop && t.Period > 0 {
+	if t.Period > 0 {
 		return max(c.cfg.Policy.Window*t.Period, t.Window+t.Period)
 	}
 	return c.cfg.Policy.Window * len(nodes)
@@ -132,12 +130,9 @@ func (g *guard) endHeeded(ctx workflow.Context) {
 }
 
 // called counts a call of node, of detector step step, admitted and about
-// to be made, against the warning in force (version 7 on), and returns
-// the warning when this call ends its window: the loop heeded it.
+// to be made, against the warning in force, and returns the warning
+// when this call ends its window: the loop heeded it.
 func (c *core) called(node string, step int) *Warning {
-	if c.version < versionGuidance {
-		return nil
-	}
 	return c.pause.heed(node, step, c.state.NewsSinceBarrier)
 }
 
