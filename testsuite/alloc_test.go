@@ -130,14 +130,13 @@ func sameArgsWorkload(ctx workflow.Context, n int) (fixtures.Result, error) {
 	return res, nil
 }
 
-// noticeReplays returns the recorded 1,000-call Workload as a guard
-// version 8 execution (no command of the workload changes between 6 and
-// 8), pinned without and with CountRepeats, and a replayer that runs
+// noticeReplays returns the recorded 1,000-call Workload pinned without
+// and with CountRepeats, and a replayer that runs
 // sameArgsWorkload for it: the same history, the same commands, and every
 // call with a notice or none.
 func noticeReplays(tb testing.TB) (without, with *historypb.History, r worker.WorkflowReplayer) {
 	tb.Helper()
-	without = withGuardVersion(tb, loadHistory(tb, "workload-1000-guarded.json"), 8)
+	without = loadHistory(tb, "workload-1000-guarded.json")
 	with = withPinned(tb, without, "countRepeats", true)
 	r = newReplayer(tb, testsuite.ReplayOptions{Guard: fixtures.WorkloadGuardOptions(), Register: func(r worker.WorkflowRegistry) {
 		r.RegisterWorkflowWithOptions(sameArgsWorkload, workflow.RegisterOptions{Name: "Workload"})

@@ -42,7 +42,11 @@ func liveWarnings(t *testing.T, file string) []string {
 			// (signed-answers: warned, halted, resumed, warned again).
 			seen = map[string]bool{}
 		}
+		// A notice rides on an activity's header or a child workflow's.
 		p := e.GetActivityTaskScheduledEventAttributes().GetHeader().GetFields()[interceptor.NoticeHeader]
+		if p == nil {
+			p = e.GetStartChildWorkflowExecutionInitiatedEventAttributes().GetHeader().GetFields()[interceptor.NoticeHeader]
+		}
 		if p == nil {
 			continue
 		}
@@ -51,11 +55,6 @@ func liveWarnings(t *testing.T, file string) []string {
 			t.Fatalf("event %d: notice: %v", e.GetEventId(), err)
 		}
 		if n.Warning != nil {
-			if n.Warning.Node == "" {
-				// Version 7 notices leave the node out: the call's own is
-				// the loop's in these one-node loops.
-				n.Warning.Node = e.GetActivityTaskScheduledEventAttributes().GetActivityType().GetName()
-			}
 			if k := warningKey(*n.Warning); !seen[k] {
 				seen[k] = true
 				out = append(out, k)
@@ -159,19 +158,19 @@ func TestAnalyzeAgreesWithFixtures(t *testing.T) {
 func TestRecordedAnswers(t *testing.T) {
 	ex, err := testsuite.AnalyzeFile("testdata/histories/stalled-resume-resume-escalate.json", testsuite.AnalyzeOptions{})
 	require.NoError(t, err)
-	assert.Equal(t, "3 halts: #1 stalled at Code, resume; #2 stalled at Verify, resume; #3 stalled at Code, escalate", ex.Recorded.Told())
+	assert.Equal(t, "3 halts: #1 stalled at Verify, resume; #2 budget_exceeded at Code, resume; #3 budget_exceeded at Code, escalate", ex.Recorded.Told())
 	ex, err = testsuite.AnalyzeFile("testdata/histories/observe-identical-patch.json", testsuite.AnalyzeOptions{})
 	require.NoError(t, err)
-	assert.True(t, strings.HasPrefix(ex.Recorded.Told(), "16 halts: #1 stalled at Code, observed;"), ex.Recorded.Told())
-	assert.True(t, strings.HasSuffix(ex.Recorded.Told(), "; 13 more"), ex.Recorded.Told())
+	assert.True(t, strings.HasPrefix(ex.Recorded.Told(), "5 halts: #1 stalled at Verify, observed;"), ex.Recorded.Told())
+	assert.True(t, strings.HasSuffix(ex.Recorded.Told(), "; 2 more"), ex.Recorded.Told())
 }
 
 // TestRecordedGuardDecisions: as recorded, the halts the guard decided
 // itself say how (the history holds no answer for them).
 func TestRecordedGuardDecisions(t *testing.T) {
 	for f, want := range map[string]string{
-		"fail-oscillating.json":      "1 halts: #1 oscillating at Code, escalate by the guard (policy: fail on halt)",
-		"pause-timeout-resumes.json": "1 halts: #1 stalled at Code, resume by the guard (no decision within the pause timeout of 2s)",
+		"fail-oscillating.json":      "1 halts: #1 oscillating at Verify, escalate by the guard (policy: fail on halt)",
+		"pause-timeout-resumes.json": "1 halts: #1 stalled at Verify, resume by the guard (no decision within the pause timeout of 2s)",
 	} {
 		ex, err := testsuite.AnalyzeFile(filepath.Join("testdata/histories", f), testsuite.AnalyzeOptions{AsRecorded: true})
 		require.NoError(t, err)
@@ -189,7 +188,7 @@ func TestRecordedGuardDecisions(t *testing.T) {
 // (before, the analysis waited at the halt for a human who never came:
 // 10 of 14 calls).
 func TestAnalyzeFollowsTheHaltHandler(t *testing.T) {
-	for _, f := range []string{"v8-samples-reviewed.json", "v9-samples-reviewed.json"} {
+	for _, f := range []string{"samples-reviewed-handler-race.json", "samples-reviewed-published.json"} {
 		ex, err := testsuite.AnalyzeFile(filepath.Join("testdata/histories", f), testsuite.AnalyzeOptions{AsRecorded: true})
 		require.NoError(t, err)
 		assert.Len(t, ex.Calls, 14, f)
@@ -218,7 +217,7 @@ func TestAnalyzeFollowsTheHaltHandler(t *testing.T) {
 // the held call (read by the workflow task alone, the second Review was
 // taken for it and judged).
 func TestAnalyzeFindsTheHeldCallPastAHandlersCalls(t *testing.T) {
-	h, err := testsuite.ReadHistoryFile("testdata/histories/v8-samples-reviewed.json")
+	h, err := testsuite.ReadHistoryFile("testdata/histories/samples-reviewed-handler-race.json")
 	require.NoError(t, err)
 	var review *historypb.HistoryEvent
 	at := -1

@@ -48,7 +48,7 @@ func BenchmarkReplayAttribution(b *testing.B) {
 
 func benchmarkAttribution(b *testing.B, name string) {
 	unguarded := loadHistory(b, name+"-unguarded.json")
-	gen4 := withGeneration(b, withGuardVersion(b, loadHistory(b, name+"-guarded.json"), 10), detect.DetectionV4)
+	gen4 := loadHistory(b, name+"-guarded.json")
 	uRep := newReplayer(b, testsuite.ReplayOptions{Unguarded: true, Register: fixtures.RegisterWorkflows})
 	gRep := newReplayer(b, testsuite.ReplayOptions{Guard: fixtures.WorkloadGuardOptions(), Register: fixtures.RegisterWorkflows})
 	policy, results := pinnedResults(b, gen4)

@@ -73,28 +73,19 @@ func benchmarkReplay(b *testing.B, name string) {
 			replayOnce(b, gRep, unguarded)
 		}
 	})
-	// The recorded history pins detection generation 3 (guard version 6);
-	// the same history pinned to generation 4 at guard version 10 (the
-	// workload never halts, so the guard's commands are the same) is what
-	// new executions run. Both are timed in the same loop.
-	gen4 := withGeneration(b, withGuardVersion(b, guarded, 10), detect.DetectionV4)
+	// The guarded and the unguarded replays alternate in one loop.
 	b.Run("overhead", func(b *testing.B) {
-		var tg, tu, t3, cg, cu, c3 []time.Duration
+		var tg, tu, cg, cu []time.Duration
 		cpuOK := true
 		for b.Loop() {
 			d, c, ok := timeReplay(b, uRep, unguarded)
 			tu, cu, cpuOK = append(tu, d), append(cu, c), cpuOK && ok
-			d, c, ok = timeReplay(b, gRep, gen4)
-			tg, cg, cpuOK = append(tg, d), append(cg, c), cpuOK && ok
 			d, c, ok = timeReplay(b, gRep, guarded)
-			t3, c3, cpuOK = append(t3, d), append(c3, c), cpuOK && ok
+			tg, cg, cpuOK = append(tg, d), append(cg, c), cpuOK && ok
 		}
 		// The median is robust to the other processes of a shared machine.
-		// ratio and cpu-ratio are generation 4's (what new executions
-		// run); g3-ratio and g3-cpu-ratio the recorded generation 3's.
 		b.ReportMetric(float64(median(tg))/float64(median(tu)), "ratio")
 		b.ReportMetric(float64(sum(tg))/float64(sum(tu)), "ratio-mean")
-		b.ReportMetric(float64(median(t3))/float64(median(tu)), "g3-ratio")
 		b.ReportMetric(float64(median(tg).Nanoseconds()), "guarded-ns/op")
 		b.ReportMetric(float64(median(tu).Nanoseconds()), "unguarded-ns/op")
 		if cpuOK {
@@ -102,7 +93,6 @@ func benchmarkReplay(b *testing.B, name string) {
 			// not count the time a replay waited for a core: on a loaded
 			// machine it is steadier than the wall-clock ratio.
 			b.ReportMetric(float64(median(cg))/float64(median(cu)), "cpu-ratio")
-			b.ReportMetric(float64(median(c3))/float64(median(cu)), "g3-cpu-ratio")
 		}
 	})
 }
@@ -308,8 +298,7 @@ var _ = interceptor.DefaultStatusQuery
 
 // BenchmarkReadRichResult is the part of BenchmarkReplay1000Rich's
 // overhead that reading results costs: detect.Extract on the workload's
-// own 2 to 4 KB results, per result, with detection generations 2, 3 and
-// 4 and with the legacy rules (the payload hashed as bytes). Set against the
+// own 2 to 4 KB results, per result. Set against the
 // unguarded replay's cost per call ("unguarded-ns/op" of
 // BenchmarkReplay1000Rich/overhead divided by 1,000), it says what replay
 // ratio a guard that reads every result can reach at best.
@@ -323,30 +312,11 @@ func BenchmarkReadRichResult(b *testing.B) {
 		require.NoError(b, err)
 		results = append(results, data)
 	}
-	for _, gen := range []detect.Generation{detect.DetectionV2, detect.DetectionV3, detect.DetectionV4, detect.DetectionLegacy} {
-		name := fmt.Sprintf("v%d", gen)
-		if gen == detect.DetectionLegacy {
-			name = "legacy"
-		}
-		b.Run(name, func(b *testing.B) {
-			p := detect.DefaultPolicy()
-			p.Detection = gen
-			b.ReportAllocs()
-			i := 0
-			for b.Loop() {
-				detect.Extract(p, "Think", results[i%len(results)])
-				i++
-			}
-		})
+	p := detect.DefaultPolicy()
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		detect.Extract(p, "Think", results[i%len(results)])
+		i++
 	}
-}
-
-// TestReplayAtGeneration4 checks what BenchmarkReplay1000Rich times as
-// generation 4: the recorded generation 3 history, pinned to generation 4
-// at guard version 10, replays (the guard's commands are the same).
-func TestReplayAtGeneration4(t *testing.T) {
-	h := loadHistory(t, "workload-rich-1000-guarded.json")
-	gen4 := withGeneration(t, withGuardVersion(t, h, 10), detect.DetectionV4)
-	r := newReplayer(t, testsuite.ReplayOptions{Guard: fixtures.WorkloadGuardOptions(), Register: fixtures.RegisterWorkflows})
-	replayOnce(t, r, gen4)
 }

@@ -183,5 +183,5 @@ func ExampleAnalyzeDir() {
 	// call 6: stalled/identical_output at Code (loop 3/8)
 	// call 11: stalled/identical_output at Verify (loop 5/8)
 	// 40 calls, 35 saved
-	// 62 histories, 20 guarded, 12 would halt
+	// 56 histories, 17 guarded, 13 would halt
 }

@@ -18,8 +18,8 @@ import (
 // TestChatFixturesHeededInWorkflow: workflows.ChatAgent, recorded on the
 // real server, read what the guard had to tell its model in workflow code
 // (interceptor.NoticeFor) and put it in the model's prompt: in
-// v8-chat-heeds-warning the warning's directive, never halted; in
-// v8-chat-guided the human's guidance, after the resume signal and never
+// chat-heeds-warning the warning's directive, never halted; in
+// chat-guided the human's guidance, after the resume signal and never
 // before. The histories replay with the fixture replay tests
 // (TestFixturesReplay and the drift tests); they need guard version 8.
 func TestChatFixturesHeededInWorkflow(t *testing.T) {
@@ -27,8 +27,8 @@ func TestChatFixturesHeededInWorkflow(t *testing.T) {
 		file string
 		want string // the prefix of the system message the prompt gains
 	}{
-		{"v8-chat-heeds-warning.json", activities.WarningPrefix},
-		{"v8-chat-guided.json", activities.GuidancePrefix + workflows.ChatGuidance},
+		{"chat-heeds-warning.json", activities.WarningPrefix},
+		{"chat-guided.json", activities.GuidancePrefix + workflows.ChatGuidance},
 	} {
 		t.Run(tt.file, func(t *testing.T) {
 			h := readFixture(t, tt.file)

@@ -55,7 +55,7 @@ func TestFixtureManifest(t *testing.T) {
 	}
 	reasons := map[string]bool{}
 	answers := map[string]bool{}
-	var unguarded, continued, bench, legacy int
+	var unguarded, continued, bench int
 	byFile := map[string]fixtures.Fixture{}
 	for _, f := range m.Fixtures {
 		byFile[f.File] = f
@@ -78,9 +78,6 @@ func TestFixtureManifest(t *testing.T) {
 		if f.Benchmark {
 			bench++
 		}
-		if strings.HasPrefix(f.File, fixtures.LegacyPrefix) {
-			legacy++
-		}
 	}
 	sort.Strings(listed)
 	assert.Equal(t, onDisk, listed, "every history file is in the manifest and every manifest entry has a file")
@@ -93,20 +90,21 @@ func TestFixtureManifest(t *testing.T) {
 	assert.GreaterOrEqual(t, unguarded, 4)
 	assert.GreaterOrEqual(t, continued, 2)
 	assert.Equal(t, 4, bench, "two benchmark pairs: uniform and rich results")
-	assert.GreaterOrEqual(t, legacy, 1, "histories of older guard releases are kept")
-	// Guard version 3's changes have histories of their own.
-	for _, file := range v3Fixtures {
+	for _, f := range m.Fixtures {
+		if f.Guard != "" {
+			assert.Equal(t, interceptor.GuardVersion, f.GuardVersion, "%s: recorded at the one guard version", f.File)
+		}
+	}
+	// A human's halt under observe, and parallel branches sharing one
+	// halt, have histories of their own.
+	for _, file := range []string{"observe-user-stop.json", "parallel-branches.json"} {
 		f, ok := byFile[file]
 		if assert.True(t, ok, "%s is in the manifest", file) {
-			assert.Equal(t, 3, f.GuardVersion, "%s: recorded at guard version 3", file)
 			assert.Len(t, f.ExpectedHalts, 1, "%s: one halt", file)
 			assert.Equal(t, "completed", f.Outcome, file)
 		}
 	}
 }
-
-// v3Fixtures are the histories of what guard version 3 changed.
-var v3Fixtures = []string{"v3-observe-user-stop.json", "v3-parallel-branches.json"}
 
 // TestFixturesReplay replays every recorded history with the guard: with
 // the options it was recorded with, with the defaults, and with drifted
@@ -127,12 +125,6 @@ func TestFixturesReplay(t *testing.T) {
 			assert.Equal(t, f.Events, info.Events)
 			assert.Equal(t, f.Guard != "", info.Guarded, "guard marker")
 			assert.Equal(t, f.GuardVersion, info.GuardVersion, "guard version marker")
-			if strings.HasPrefix(f.File, fixtures.LegacyPrefix) {
-				assert.Equal(t, 1, info.GuardVersion, "a legacy history of the first guard release")
-			}
-			if v := fixtures.PinnedVersion(f.File); v > 0 {
-				assert.Equal(t, v, info.GuardVersion, "a v%d- history is pinned to guard version %d", v, v)
-			}
 			assert.Equal(t, f.WorkflowTaskFailures, info.WorkflowTaskFailures, "workflow task failures")
 			assert.Equal(t, f.ExpectedHalts, haltsIn(t, h), "loop.halted signals in the history")
 

@@ -15,10 +15,8 @@
 // -only records the fixtures whose name matches a regular expression (the
 // manifest then keeps the other entries as they were, byte for byte).
 //
-// Fixtures named v<N>- are pinned to guard version N: a run without -only
-// leaves them alone, and recording one (with -only) fails unless the guard
-// still writes version N. Those of the first release (v1-) have no scenario
-// here any more: they are never re-recorded.
+// Every fixture is recorded at the one guard version (interceptor.GuardVersion)
+// and named for the behaviour it protects.
 package main
 
 import (
@@ -324,26 +322,26 @@ func specs() []spec {
 	optionsBackoff := fixtures.Backedoff("Act", quota, fixtures.TimerWithOptions, time.Second, 4)
 	optionsBackoff = append(optionsBackoff, fixtures.Backedoff("Act", quota, fixtures.TimerAwaitOptions, time.Second, 9)[1:]...)
 	return []spec{
-		{name: "v13-timers-options", desc: "[guard version 13] zero Options; Act fails the same way every attempt, backed off 1s with workflow.NewTimerWithOptions, then AwaitWithOptions: waiting, not a repeated error; halted at call 7 as a poll without progress, escalated by signal (version 12 heard no timer from these APIs and halted at call 4 as a repeated error)",
+		{name: "timers-options", desc: "zero Options; Act fails the same way every attempt, backed off 1s with workflow.NewTimerWithOptions, then AwaitWithOptions: waiting, not a repeated error; halted at call 7 as a poll without progress, escalated by signal (version 12 heard no timer from these APIs and halted at call 4 as a repeated error)",
 			registry: "fixtures", guard: "defaults", workflow: fixtures.WorkflowScripted, input: optionsBackoff,
 			answers: []answer{signal("escalate", by("the quota will not come back"))}},
-		{name: "v13-timers-zero", desc: "[guard version 13] zero Options; Act fails the same way every attempt, backed off with a zero workflow.Sleep, which writes no timer: a tight retry loop, halted at call 4 as a repeated error, escalated by signal (version 12 took the zero Sleep for a timer and halted at call 7)",
+		{name: "timers-zero", desc: "zero Options; Act fails the same way every attempt, backed off with a zero workflow.Sleep, which writes no timer: a tight retry loop, halted at call 4 as a repeated error, escalated by signal (version 12 took the zero Sleep for a timer and halted at call 7)",
 			registry: "fixtures", guard: "defaults", workflow: fixtures.WorkflowScripted, input: fixtures.Backedoff("Act", quota, fixtures.TimerSleep, 0, 12),
 			answers: []answer{signal("escalate", by("retrying at once is no backoff"))}},
-		{name: "v12-parallel-rounds", desc: "[guard version 12] one warning, tool-call grain (the README's setup); every round is a Think call and eight parallel Research calls, the same every round: warned once, then halted, escalated by signal (version 11 counted the warning's window in calls, so the fan-out outran it: warned again and again, never halted)",
+		{name: "parallel-rounds", desc: "one warning, tool-call grain (the README's setup); every round is a Think call and eight parallel Research calls, the same every round: warned once, then halted, escalated by signal (version 11 counted the warning's window in calls, so the fan-out outran it: warned again and again, never halted)",
 			registry: "fixtures", guard: "warnings-1-tool-call", workflow: fixtures.WorkflowScripted, input: parallelRounds,
 			answers: []answer{signal("escalate", by("the same searches again"))}},
-		{name: "v12-ninth-warning", desc: "[guard version 12] nine warnings, tool-call grain; Think answers the same every turn: warned nine times, then halted, escalated by signal (version 11 counted a loop's warnings from the 8 it keeps for evidence: warned forever, never halted)",
+		{name: "ninth-warning", desc: "nine warnings, tool-call grain; Think answers the same every turn: warned nine times, then halted, escalated by signal (version 11 counted a loop's warnings from the 8 it keeps for evidence: warned forever, never halted)",
 			registry: "fixtures", guard: "warnings-9-tool-call", workflow: fixtures.WorkflowScripted, input: fixtures.Repeat("Think", "the same answer", 80),
 			answers: []answer{signal("escalate", by("nine warnings ignored"))}},
-		{name: "v12-escalated-pause", desc: "[guard version 12] MaxCycleRuntime 2s; Code and Verify repeat themselves and halt; a human escalates after 3s; the session handles the escalation and goes on with new patches: the pause is not charged to the cycle, no budget halt, it completes (version 11 charged an escalated halt's pause and halted the next call with cycle_runtime)",
+		{name: "escalated-pause-not-charged", desc: "MaxCycleRuntime 2s; Code and Verify repeat themselves and halt; a human escalates after 3s; the session handles the escalation and goes on with new patches: the pause is not charged to the cycle, no budget halt, it completes (version 11 charged an escalated halt's pause and halted the next call with cycle_runtime)",
 			registry: "fixtures", guard: "cycle-runtime-2s", workflow: fixtures.WorkflowSession, input: escalatedThenNew,
 			answers: []answer{signal("escalate", by("stuck: try something else"))},
 			beforeAnswer: func(context.Context, client.Client, string, int) error {
 				time.Sleep(3 * time.Second)
 				return nil
 			}},
-		{name: "v11-paused-call-read", desc: "[guard version 11] MaxNodeRuntime 2s; two branches: Code repeats itself and halts; the other branch's Research call is in flight, ends 3s into the pause, and its branch waits on a timer, so the guard reads the result during the pause; after the resume the Code branch calls Research: the call read during the pause is charged up to the halt's start, so no node_runtime halt (version 10 charged it the pause before it ended, and halted)",
+		{name: "paused-call-read", desc: "MaxNodeRuntime 2s; two branches: Code repeats itself and halts; the other branch's Research call is in flight, ends 3s into the pause, and its branch waits on a timer, so the guard reads the result during the pause; after the resume the Code branch calls Research: the call read during the pause is charged up to the halt's start, so no node_runtime halt (version 10 charged it the pause before it ended, and halted)",
 			registry: "fixtures", guard: "runtime-2s", workflow: fixtures.WorkflowParallel, input: readDuring,
 			answers: []answer{signal("resume", by("carry on"))},
 			during:  removeGate(readDuringGate),
@@ -358,44 +356,44 @@ func specs() []spec {
 				}
 				return waitWorkflowTaskAfter(ctx, c, id, enumspb.EVENT_TYPE_TIMER_FIRED, 1)
 			}},
-		{name: "v10-usage-patch", desc: "[guard version 10] zero Options; new executions pin detection generation 4: a coder re-proposes one patch in a provider envelope with a usage block; halted as stalled, escalated by signal (the history pins generation 4 and replays with it)",
+		{name: "usage-envelope-patch", desc: "zero Options; new executions pin detection generation 4: a coder re-proposes one patch in a provider envelope with a usage block; halted as stalled, escalated by signal (the history pins generation 4 and replays with it)",
 			registry: "fixtures", guard: "defaults", workflow: fixtures.WorkflowScripted, input: usagePatch,
 			answers: []answer{signal("escalate", by("the same patch again"))}},
-		{name: "v9-stale-round-resumed", desc: "[guard version 9] tool-call grain; Plan, Research and Code switch between two plans they have tried (A, B, B, A, ...): the stale-round rule halts the loop after four rounds; resumed by signal, the loop starts over and halts again only after four more rounds; escalated by signal (version 8 halted again at the call after the resume)",
+		{name: "stale-round-resumed", desc: "tool-call grain; Plan, Research and Code switch between two plans they have tried (A, B, B, A, ...): the stale-round rule halts the loop after four rounds; resumed by signal, the loop starts over and halts again only after four more rounds; escalated by signal (version 8 halted again at the call after the resume)",
 			registry: "fixtures", guard: "tool-call", workflow: fixtures.WorkflowScripted, input: staleRounds,
 			answers: []answer{signal("resume", by("try once more")), signal("escalate", by("the same plans again"))}},
-		{name: "v9-converging-field", desc: "[guard version 9] zero Options; a fix-and-check loop: Code acknowledges with the same result every turn, Verify reports the same verdict beside an error count that falls 6 to 0 (JSON in its text): the falling count is news, which resets the edges into the constant Code, no halt, the loop completes (version 8 halted it with edge_without_progress at Code)",
+		{name: "converging-field", desc: "zero Options; a fix-and-check loop: Code acknowledges with the same result every turn, Verify reports the same verdict beside an error count that falls 6 to 0 (JSON in its text): the falling count is news, which resets the edges into the constant Code, no halt, the loop completes (version 8 halted it with edge_without_progress at Code)",
 			registry: "fixtures", guard: "defaults", workflow: fixtures.WorkflowScripted, input: convergingField},
-		{name: "v9-samples-reviewed", desc: "[guard version 9] the samples' reviewed scenario: the coder ignores the warning and halts; the halt is published (memo, search attributes, current details) before the workflow's halt handler runs; the handler calls the Review activity and resumes with its guidance, which publishes running; the coder follows it and the loop completes with no human (version 8 published nothing while the handler ran)",
+		{name: "samples-reviewed-published", desc: "the samples' reviewed scenario: the coder ignores the warning and halts; the halt is published (memo, search attributes, current details) before the workflow's halt handler runs; the handler calls the Review activity and resumes with its guidance, which publishes running; the coder follows it and the loop completes with no human (version 8 published nothing while the handler ran)",
 			registry: "samples", guard: "samples", workflow: workflows.WorkflowCoderVerifier, input: sample(activities.ScenarioReviewed, 0)},
-		{name: "v8-chat-heeds-warning", desc: "[guard version 8] ChatAgent, whose conversation lives in the workflow: the model re-runs the failing tests; the guard warns the loop; the workflow reads the warning with interceptor.NoticeFor and puts its directive in the model's prompt; the model changes approach and the loop completes, never halted",
+		{name: "chat-heeds-warning", desc: "ChatAgent, whose conversation lives in the workflow: the model re-runs the failing tests; the guard warns the loop; the workflow reads the warning with interceptor.NoticeFor and puts its directive in the model's prompt; the model changes approach and the loop completes, never halted",
 			registry: "samples", guard: "chat", workflow: "ChatAgent", input: workflows.ChatInput{Task: "make the cache tests pass"}},
-		{name: "v8-chat-guided", desc: "[guard version 8] ChatAgent with a model that ignores warnings: warned, then halted; a human resumes by signal with guidance; the workflow reads it with interceptor.NoticeFor and puts it in the prompt; the model follows it and the loop completes",
+		{name: "chat-guided", desc: "ChatAgent with a model that ignores warnings: warned, then halted; a human resumes by signal with guidance; the workflow reads it with interceptor.NoticeFor and puts it in the prompt; the model follows it and the loop completes",
 			registry: "samples", guard: "chat", workflow: "ChatAgent", input: workflows.ChatInput{Task: "make the cache tests pass", Stubborn: true},
 			answers: []answer{signal("resume", map[string]string{"by": "record-fixtures", "guidance": workflows.ChatGuidance})}},
-		{name: "v8-samples-reviewed", desc: "[guard version 8] the samples' reviewed scenario: the coder ignores the warning (the memo lists it) and halts; the workflow's halt handler, racing the human, calls the Review activity and resumes with its guidance; the coder follows it and the loop completes with no human",
+		{name: "samples-reviewed-handler-race", desc: "the samples' reviewed scenario: the coder ignores the warning (the memo lists it) and halts; the workflow's halt handler, racing the human, calls the Review activity and resumes with its guidance; the coder follows it and the loop completes with no human",
 			registry: "samples", guard: "samples", workflow: workflows.WorkflowCoderVerifier, input: sample(activities.ScenarioReviewed, 0)},
-		{name: "v8-samples-guided", desc: "[guard version 8] the samples' guided scenario: the coder ignores the warning and halts; a human resumes by update with guidance; the coder follows it and the loop completes",
+		{name: "samples-guided", desc: "the samples' guided scenario: the coder ignores the warning and halts; a human resumes by update with guidance; the coder follows it and the loop completes",
 			registry: "samples", guard: "samples", workflow: workflows.WorkflowCoderVerifier, input: sample(activities.ScenarioGuided, 0),
 			answers: []answer{update("resume", map[string]string{"by": "record-fixtures", "guidance": activities.OperatorGuidance})}},
-		{name: "v8-warned-then-halted", desc: "[guard version 8] Warnings 1: Code repeats itself; the first trip warns and upserts the memo, which lists the warning; it repeats itself again and halts, the memo listing the unheeded warning; escalated by signal (version 7 wrote no memo at the warning)",
+		{name: "warned-then-halted-memo", desc: "Warnings 1: Code repeats itself; the first trip warns and upserts the memo, which lists the warning; it repeats itself again and halts, the memo listing the unheeded warning; escalated by signal (version 7 wrote no memo at the warning)",
 			registry: "fixtures", guard: "warnings-1", workflow: fixtures.WorkflowScripted,
 			input:   fixtures.Repeat("Code", "the same patch", 9),
 			answers: []answer{signal("escalate", by("ignored the warning"))}},
-		{name: "v8-warning-heeded", desc: "[guard version 8] Warnings 1, tool-call grain: Code repeats itself and is warned (the memo lists the warning), then returns something new every call: a window later the warning is heeded and the memo written again without it; the loop completes (version 7 wrote no memo)",
+		{name: "warning-heeded", desc: "Warnings 1, tool-call grain: Code repeats itself and is warned (the memo lists the warning), then returns something new every call: a window later the warning is heeded and the memo written again without it; the loop completes (version 7 wrote no memo)",
 			registry: "fixtures", guard: "warnings-1-tool-call", workflow: fixtures.WorkflowScripted,
 			input: append(fixtures.Repeat("Code", "the same patch", 4), fixtures.Distinct("Code", 10)...)},
-		{name: "v7-resume-with-guidance", desc: "[guard version 7] Code repeats itself and halts; resumed by signal with guidance; the later Code calls carry it in a loopguard-notice header (version 6 refused the field) until the loop completes",
+		{name: "resume-with-guidance", desc: "Code repeats itself and halts; resumed by signal with guidance; the later Code calls carry it in a loopguard-notice header (version 6 refused the field) until the loop completes",
 			registry: "fixtures", guard: "defaults", workflow: fixtures.WorkflowScripted,
 			input:   append(fixtures.Repeat("Code", "the same patch", 4), fixtures.Distinct("Code", 2)...),
 			answers: []answer{signal("resume", map[string]string{"by": "record-fixtures", "guidance": "read config/prod.yaml, not config/dev.yaml"})}},
-		{name: "v7-warned-then-halted", desc: "[guard version 7] Warnings 1: Code repeats itself; the first trip warns (the calls carry the warning) and the loop goes on; it repeats itself again and halts, listing the unheeded warning; escalated by signal (version 6 halted at the first trip)",
+		{name: "warned-then-halted", desc: "Warnings 1: Code repeats itself; the first trip warns (the calls carry the warning) and the loop goes on; it repeats itself again and halts, listing the unheeded warning; escalated by signal (version 6 halted at the first trip)",
 			registry: "fixtures", guard: "warnings-1", workflow: fixtures.WorkflowScripted,
 			input:   fixtures.Repeat("Code", "the same patch", 9),
 			answers: []answer{signal("escalate", by("ignored the warning"))}},
-		{name: "v6-converging-count", desc: "[guard version 6] zero Options; a fix-and-check loop: Code acknowledges with the same result every turn, Verify's failing count falls 6 to 0: detection generation 3 reads the falling count as information, no halt, the loop completes (generation 2 read the count as an attempt counter and halted it at its third turn as stalled)",
+		{name: "converging-count", desc: "zero Options; a fix-and-check loop: Code acknowledges with the same result every turn, Verify's failing count falls 6 to 0: detection generation 3 reads the falling count as information, no halt, the loop completes (generation 2 read the count as an attempt counter and halted it at its third turn as stalled)",
 			registry: "fixtures", guard: "defaults", workflow: fixtures.WorkflowScripted, input: converging},
-		{name: "v6-user-message-between-repeats", desc: "[guard version 6] Code returns the same patch twice, the workflow waits for its own proceed signal (a user's message), then Code returns it twice more and Verify passes: no repetition spans the outside input, no halt, the loop completes (version 5 halted before the fourth Code call)",
+		{name: "user-message-between-repeats", desc: "Code returns the same patch twice, the workflow waits for its own proceed signal (a user's message), then Code returns it twice more and Verify passes: no repetition spans the outside input, no halt, the loop completes (version 5 halted before the fourth Code call)",
 			registry: "fixtures", guard: "defaults", workflow: fixtures.WorkflowScripted, input: message,
 			during: func(ctx context.Context, c client.Client, id string) error {
 				if _, err := testsuite.WaitStatus(ctx, c, id, func(s interceptor.Status) bool { return s.TotalCalls >= 2 }); err != nil {
@@ -403,7 +401,7 @@ func specs() []spec {
 				}
 				return c.SignalWorkflow(ctx, id, "", fixtures.ProceedSignal, nil)
 			}},
-		{name: "v5-observe-stop-behind-trip", desc: "[guard version 5] OnHalt: observe; identical_output trips while the loop waits (workflow.Await) for a signal, and a human sends halt then: the detector's trip is observed, and the human's stop pauses the next call (version 4 refused the stop as \"a halt is already pending\"); resumed by signal; the loop completes",
+		{name: "observe-stop-behind-trip", desc: "OnHalt: observe; identical_output trips while the loop waits (workflow.Await) for a signal, and a human sends halt then: the detector's trip is observed, and the human's stop pauses the next call (version 4 refused the stop as \"a halt is already pending\"); resumed by signal; the loop completes",
 			registry: "fixtures", guard: "defaults-observe", workflow: fixtures.WorkflowScripted, input: stopBehindTrip,
 			answers: []answer{signal("resume", by("checked, carry on"))},
 			during: func(ctx context.Context, c client.Client, id string) error {
@@ -415,7 +413,7 @@ func specs() []spec {
 				}
 				return c.SignalWorkflow(ctx, id, "", fixtures.ProceedSignal, nil)
 			}},
-		{name: "v5-paused-call-in-flight", desc: "[guard version 5] MaxNodeRuntime 2s; two branches: Code repeats itself and halts; the other branch's Research call is in flight and ends during the pause, which lasts 3s; after the resume the Code branch calls Research: the in-flight call is not charged the pause, so no node_runtime halt (version 4 charged it and halted)",
+		{name: "paused-call-in-flight", desc: "MaxNodeRuntime 2s; two branches: Code repeats itself and halts; the other branch's Research call is in flight and ends during the pause, which lasts 3s; after the resume the Code branch calls Research: the in-flight call is not charged the pause, so no node_runtime halt (version 4 charged it and halted)",
 			registry: "fixtures", guard: "runtime-2s", workflow: fixtures.WorkflowParallel, input: inFlight,
 			answers: []answer{signal("resume", by("carry on"))},
 			during:  removeGate(inFlightGate),
@@ -430,14 +428,14 @@ func specs() []spec {
 				time.Sleep(3 * time.Second)
 				return nil
 			}},
-		{name: "v5-continued-after-escalation", desc: "[guard version 5] ContinueLoop, 4 turns per run, going on after an escalation: run 1 repeats itself and is escalated by signal, then continues as new; run 2 shows itself running in the memo at its start (version 4 left the escalated memo the server copied over)",
+		{name: "continued-after-escalation", desc: "ContinueLoop, 4 turns per run, going on after an escalation: run 1 repeats itself and is escalated by signal, then continues as new; run 2 shows itself running in the memo at its start (version 4 left the escalated memo the server copied over)",
 			registry: "fixtures", guard: "defaults", workflow: fixtures.WorkflowContinue, input: continued,
 			answers: []answer{signal("escalate", by("stuck on this task, next one"))}},
-		{name: "v4-parallel-escalate-both", desc: "[guard version 4] two branches (workflow.Go): Code repeats itself and halts with identical_output; the Research branch's next call comes while Code is paused and waits for the same decision; the decision is escalate, and it reaches both branches (before version 4 the waiting call went ahead after an escalation)",
+		{name: "parallel-escalate-both", desc: "two branches (workflow.Go): Code repeats itself and halts with identical_output; the Research branch's next call comes while Code is paused and waits for the same decision; the decision is escalate, and it reaches both branches (before version 4 the waiting call went ahead after an escalation)",
 			registry: "fixtures", guard: "defaults", workflow: fixtures.WorkflowParallel, input: parallel,
 			answers:      []answer{signal("escalate", by("one decision for both branches"))},
 			beforeAnswer: waitBranchHeld},
-		{name: "v3-observe-user-stop", desc: "[guard version 3] OnHalt: observe, a human sends halt while the loop sleeps between turns: the next call pauses with user_stop (not observed: a human's halt pauses even in shadow mode) and is resumed by signal; the loop completes",
+		{name: "observe-user-stop", desc: "OnHalt: observe, a human sends halt while the loop sleeps between turns: the next call pauses with user_stop (not observed: a human's halt pauses even in shadow mode) and is resumed by signal; the loop completes",
 			registry: "fixtures", guard: "defaults-observe", workflow: fixtures.WorkflowScripted, input: observeStop,
 			answers: []answer{signal("resume", by("false alarm, carry on"))},
 			during: func(ctx context.Context, c client.Client, id string) error {
@@ -446,15 +444,15 @@ func specs() []spec {
 				}
 				return c.SignalWorkflow(ctx, id, "", interceptor.DefaultHaltSignal, by("is this the right environment?"))
 			}},
-		{name: "v3-parallel-branches", desc: "[guard version 3] two branches (workflow.Go): Code repeats itself and halts with identical_output; the Research branch's next call comes while Code is paused and waits for the same decision instead of raising a halt of its own; one halt, resumed by signal; both branches complete",
+		{name: "parallel-branches", desc: "two branches (workflow.Go): Code repeats itself and halts with identical_output; the Research branch's next call comes while Code is paused and waits for the same decision instead of raising a halt of its own; one halt, resumed by signal; both branches complete",
 			registry: "fixtures", guard: "defaults", workflow: fixtures.WorkflowParallel, input: parallel,
 			answers:      []answer{signal("resume", by("one decision for both branches"))},
 			beforeAnswer: waitBranchHeld},
 		{name: "budget-escalate", desc: "budget scenario: cycle_iterations (8/8) trips, escalated by update",
 			registry: "samples", guard: "samples", workflow: workflows.WorkflowCoderVerifier, input: sample(activities.ScenarioBudget, 0),
 			answers: []answer{update("escalate", by("budget spent"))}},
-		{name: "stalled-resume-completes", desc: "identical-patch with 3 turns: identical_output on Code, resumed by signal, the loop then runs out of turns and completes",
-			registry: "samples", guard: "samples", workflow: workflows.WorkflowCoderVerifier, input: sample(activities.ScenarioIdenticalPatch, 3),
+		{name: "stalled-resume-completes", desc: "identical-patch with 7 turns: identical_output on Verify, resumed by signal, the loop then runs out of turns and gives up",
+			registry: "samples", guard: "samples", workflow: workflows.WorkflowCoderVerifier, input: sample(activities.ScenarioIdenticalPatch, 7),
 			answers: []answer{signal("resume", by("let it finish"))}},
 		{name: "stalled-resume-resume-escalate", desc: "identical-patch: three stalls, resumed by signal, resumed by update with an extension, escalated by signal",
 			registry: "samples", guard: "samples", workflow: workflows.WorkflowCoderVerifier, input: sample(activities.ScenarioIdenticalPatch, 0),
@@ -463,7 +461,7 @@ func specs() []spec {
 			registry: "samples", guard: "samples-signed", workflow: workflows.WorkflowCoderVerifier, input: sample(activities.ScenarioIdenticalPatch, 0),
 			answers:      []answer{signed(signal("resume", map[string]string{"reason": "one more try", "by": "record-fixtures", "guidance": "read the failing test first"})), signed(update("escalate", by("stuck for good")))},
 			beforeAnswer: forgeries},
-		{name: "v13-signed-late-answers", desc: "[guard version 13] identical-patch, the samples' options with one operator's key: each halt is answered 1.5 s after it was raised by an answer signed for a window that opens when it is sent, valid only at the time of the task that delivers it: a signed resume signal with guidance, then signed escalate updates (version 12 judged a signal at the halt's task and refused it: not valid yet)",
+		{name: "signed-late-answers", desc: "identical-patch, the samples' options with one operator's key: each halt is answered 1.5 s after it was raised by an answer signed for a window that opens when it is sent, valid only at the time of the task that delivers it: a signed resume signal with guidance, then signed escalate updates (version 12 judged a signal at the halt's task and refused it: not valid yet)",
 			registry: "samples", guard: "samples-signed", workflow: workflows.WorkflowCoderVerifier, input: sample(activities.ScenarioIdenticalPatch, 0),
 			answers: []answer{late(signal("resume", map[string]string{"reason": "one more try", "by": "record-fixtures", "guidance": "read the failing test first"})), late(update("escalate", by("stuck for good")))}},
 		{name: "no-improvement-escalate", desc: "same-failing-tests: no_improvement on Verify, escalated by signal",
@@ -493,8 +491,8 @@ func specs() []spec {
 				}
 				return c.SignalWorkflow(ctx, id, "", fixtures.ProceedSignal, nil)
 			}},
-		{name: "pause-timeout-resumes", desc: "identical-patch with 3 turns and a 2s pause timeout that resumes: nobody answers",
-			registry: "samples", guard: "samples-pause-timeout", workflow: workflows.WorkflowCoderVerifier, input: sample(activities.ScenarioIdenticalPatch, 3),
+		{name: "pause-timeout-resumes", desc: "identical-patch with 7 turns and a 2s pause timeout that resumes: nobody answers",
+			registry: "samples", guard: "samples-pause-timeout", workflow: workflows.WorkflowCoderVerifier, input: sample(activities.ScenarioIdenticalPatch, 7),
 			answers: []answer{{}}},
 		{name: "observe-identical-patch", desc: "identical-patch in shadow mode (OnHalt: observe): halts raised, never paused; the loop gives up after 20 turns",
 			registry: "samples", guard: "samples-observe", workflow: workflows.WorkflowCoderVerifier, input: sample(activities.ScenarioIdenticalPatch, 0)},
@@ -569,15 +567,13 @@ func run(out, only string, timeout time.Duration) error {
 		Versions: versions(),
 	}
 	// A fixture is recorded when -only selects it; without -only, every
-	// fixture but those pinned to a guard version (v<N>-).
+	// fixture.
 	var selected []spec
 	recorded := map[string]bool{}
 	for _, sp := range specs() {
-		if filter != nil && filter.MatchString(sp.name) || filter == nil && fixtures.PinnedVersion(sp.name) == 0 {
+		if filter == nil || filter.MatchString(sp.name) {
 			selected = append(selected, sp)
 			recorded[sp.name] = true
-		} else if filter == nil {
-			fmt.Printf("%-40s kept: pinned to guard version %d (select it with -only to record it again)\n", sp.name, fixtures.PinnedVersion(sp.name))
 		}
 	}
 	old, err := readRawManifest(filepath.Join(out, fixtures.ManifestFile))
@@ -585,11 +581,10 @@ func run(out, only string, timeout time.Duration) error {
 		return err
 	}
 	for _, e := range old {
-		// Histories pinned to a guard version are kept for ever; with
-		// -only, so are the fixtures not re-recorded. Kept entries are
-		// copied as they are, byte for byte.
+		// With -only, the fixtures not re-recorded are kept, copied as
+		// they are, byte for byte.
 		name := strings.TrimSuffix(strings.TrimSuffix(e.File, ".json"), fmt.Sprintf("-run%d", e.Run))
-		if (filter != nil || fixtures.PinnedVersion(e.File) > 0) && !recorded[name] {
+		if filter != nil && !recorded[name] {
 			manifest.add(e.File, e.raw)
 		}
 	}
@@ -683,12 +678,10 @@ func writeReadme(out string, m fixtures.Manifest) error {
 	b.WriteString("# Recorded workflow histories\n\n")
 	b.WriteString("JSON histories (protojson of `history.v1.History`, the format of `temporal workflow show --output json`) recorded from the embedded Temporal server (package `worker/devserver`) with guarded and unguarded workers, and replayed by `go test ./testsuite/` (`TestFixturesReplay`, `TestFixturesReplayWithoutGuard`, `BenchmarkReplay1000`).\n\n")
 	fmt.Fprintf(&b, "Recorded with go.temporal.io/sdk %s and go.temporal.io/server %s. Re-record them all (about 2.5 minutes) from the repository root with\n\n    %s\n\nor some of them with `-only <regexp>`. `manifest.json` is the machine-readable form of this table; the guard options are named in `internal/fixtures/options.go` (`samples` is `workflows.GuardOptions()`).\n\n", m.Versions.SDK, m.Versions.Server, m.Command)
-	fmt.Fprintf(&b, "Files starting with `%s` were recorded by the first guard release (version marker 1) and are never re-recorded: they stand for executions started before an upgrade of the guard, which must replay for ever.\n\n", fixtures.LegacyPrefix)
-	b.WriteString("Files starting with `v4-` exercise what guard version 4 changed: parallel branches share one halt from the trip on, and its decision, an escalation too, reaches every waiting branch.\n\n")
-	b.WriteString("Files starting with `v3-` exercise what guard version 3 changed: a human's `halt` pauses even with OnHalt observe, and calls from parallel branches wait for the pause in force instead of raising halts of their own. Like every `v<N>-` file they are pinned to their version: a run without `-only` keeps them, and recording them again (`-only '^v3-'`) fails unless the guard still writes version 3.\n\n")
-	b.WriteString("| file | workflow | guard options (version) | human answers | expected halts (reason/detector@node) | outcome | events |\n|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&b, "Every guarded history is recorded at guard version %d, the only one this release replays; each is named for the behaviour it protects. A history recorded by a pre-release build (testsuite/testdata/prerelease) fails its workflow task instead (TestPrereleaseHistoryFailsItsTask).\n\n", interceptor.GuardVersion)
+	b.WriteString("| file | workflow | guard options | human answers | expected halts (reason/detector@node) | outcome | events |\n|---|---|---|---|---|---|---|\n")
 	for _, f := range m.Fixtures {
-		guard := fmt.Sprintf("%s (v%d)", f.Guard, f.GuardVersion)
+		guard := f.Guard
 		if f.Guard == "" {
 			guard = "(no guard)"
 		}
@@ -795,9 +788,6 @@ func record(ctx context.Context, c client.Client, out string, sp spec) ([]fixtur
 			return nil, err
 		}
 		info := testsuite.Inspect(h)
-		if v := fixtures.PinnedVersion(sp.name); v > 0 && info.GuardVersion != v {
-			return nil, fmt.Errorf("run %s: the guard wrote version %d, the fixture is pinned to version %d: keep the recorded history, or add a v%d- fixture", runID, info.GuardVersion, v, info.GuardVersion)
-		}
 		if info.WorkflowTaskFailures > 0 && !sp.knownTaskFailure {
 			return nil, fmt.Errorf("run %s: %d workflow task failures: %s", runID, info.WorkflowTaskFailures, taskFailures(h))
 		}
