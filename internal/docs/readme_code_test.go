@@ -16,11 +16,23 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// readmeGoBlocks returns the README's Go blocks, in order: registering the
-// guard, the workflow and its halt handler, the test.
+// readmeGoBlocks returns the README's Go blocks with the workflow they
+// register, in order: registering the guard (README), the workflow and
+// its halt handler (the first Go block of docs/ladder.md), the test
+// (README).
 func readmeGoBlocks(t *testing.T) []string {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(root, "README.md"))
+	readme := goBlocks(t, "README.md")
+	require.Len(t, readme, 2, "the README's Go blocks: registering, the test")
+	ladder := goBlocks(t, filepath.Join("docs", "ladder.md"))
+	require.NotEmpty(t, ladder, "docs/ladder.md's Go blocks: the README's workflow first")
+	return []string{readme[0], ladder[0], readme[1]}
+}
+
+// goBlocks returns the Go blocks of the markdown page at path (from root).
+func goBlocks(t *testing.T, path string) []string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(root, path))
 	require.NoError(t, err)
 	var blocks []string
 	for rest := string(data); ; {
@@ -33,7 +45,6 @@ func readmeGoBlocks(t *testing.T) []string {
 		blocks = append(blocks, rest[:end])
 		rest = rest[end:]
 	}
-	require.Len(t, blocks, 3, "the README's Go blocks: registering, the workflow, the test")
 	return blocks
 }
 

@@ -31,8 +31,9 @@ import (
 	"github.com/loopguard/loopguard/worker/devserver/devtest"
 )
 
-// The README's Go blocks, verbatim (TestReadmeBlocksAreHere): the third,
-// the README's test, runs as this package's TestAgentLoop.
+// The README's Go blocks and the agent loop of docs/ladder.md, verbatim
+// (TestReadmeBlocksAreHere): block 3, the README's test, runs as this
+// package's TestAgentLoop.
 
 // README block 1 begin
 var guardOptions = interceptor.Options{
@@ -132,13 +133,21 @@ func readme(t *testing.T) string {
 	return string(data)
 }
 
-// TestReadmeBlocksAreHere: the code this package runs is the README's, so
-// what the README promises of its registration is what is tested here.
+// TestReadmeBlocksAreHere: the code this package runs is the README's
+// (its registration and its test) and docs/ladder.md's (the README's
+// agent loop, the first Go block there), so what they promise is what is
+// tested here.
 func TestReadmeBlocksAreHere(t *testing.T) {
 	here, err := os.ReadFile("readme_test.go")
 	require.NoError(t, err)
-	blocks := regexp.MustCompile("(?s)```go\n(.*?)```").FindAllStringSubmatch(readme(t), -1)
-	require.Len(t, blocks, 3)
+	goBlock := regexp.MustCompile("(?s)```go\n(.*?)```")
+	blocks := goBlock.FindAllStringSubmatch(readme(t), -1)
+	require.Len(t, blocks, 2)
+	ladder, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "ladder.md"))
+	require.NoError(t, err)
+	first := goBlock.FindStringSubmatch(string(ladder))
+	require.NotNil(t, first, "docs/ladder.md has no Go block")
+	blocks = [][]string{blocks[0], first, blocks[1]}
 	for i, b := range blocks {
 		code := b[1]
 		_, decls, ok := strings.Cut(code, "\n)\n") // after the imports
