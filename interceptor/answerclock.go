@@ -7,7 +7,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 )
 
-// One clock for answers (guard version 13). A signed answer is valid in a
+// One clock for answers. A signed answer is valid in a
 // window of workflow time, and the workflow time that judges it is the
 // time of the workflow task that delivers it: the time of that task's
 // WorkflowTaskStarted event, which every replay reads again.

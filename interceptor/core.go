@@ -70,7 +70,7 @@ type core struct {
 	// barrier falls between the calls made before the input and after it.
 	input bool
 
-	// guidance is the human's guidance in force (version 7): the calls of
+	// guidance is the human's guidance in force: the calls of
 	// its nodes carry it in their notice until the next halt.
 	guidance *Guidance
 	// halts counts the halts of the execution (HaltEvent.Seq), carried
@@ -79,7 +79,7 @@ type core struct {
 
 	// held are the signed answers received as signals and not taken yet:
 	// they are taken at the time of the task that delivers them
-	// (answerclock.go, version 13).
+	// (answerclock.go).
 	held []heldAnswer
 
 	// verified is the last good signature of an answer (operators' keys

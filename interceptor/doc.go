@@ -43,12 +43,10 @@
 //
 // Progress at a node (a new output, a changed progress value, a better
 // metric) resets the edge counters into it. The repetition detectors judge
-// the sequence of calls (detection generation 3, detect.DetectionV3, from
-// guard version 6; generation 4, detect.DetectionV4, from guard version
-// 10, which adds that clocks are not progress; generation 5,
-// detect.DetectionV5, from guard version 13, which reads a model response
-// that calls tools as its tool calls): a loop is a stretch of calls that repeats, call for
-// call and result for result, with a period of up to 48 calls; noise
+// the sequence of calls (detection generation 5, detect.DetectionV5: clocks
+// are not progress, and a model response that calls tools is read as its
+// tool calls): a loop is a stretch of calls that repeats, call for call and
+// result for result, with a period of up to 48 calls; noise
 // (timestamps, epochs, provider ids, durations, attempt counters, fields
 // named like measurements) is masked only with evidence, and counts,
 // scores and entity ids are information; a signal or update the workflow

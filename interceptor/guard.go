@@ -48,12 +48,9 @@ type guard struct {
 	// must not count as a guarded call.
 	raising bool
 
-	// echoedSeq is the Seq of the last loop.halted echo seen in history
-	// (versions 2 and 3, which wait for it at the call).
-	echoedSeq int
 	// unechoed are the halts whose loop.halted this run raised and whose
-	// echo it has not seen yet (version 4, which waits for them when the
-	// workflow ends).
+	// echo it has not seen yet: the run waits for them when the workflow
+	// ends.
 	unechoed []echoKey
 
 	// details is the current details text the guard last set, and
@@ -64,7 +61,7 @@ type guard struct {
 	// shown is the state last published (memo, search attribute).
 	shown State
 	// memoHalt is the halt the memo last showed, and memoAt the warnings'
-	// changes it shows (pause.changes, version 8).
+	// changes it shows (pause.changes).
 	memoHalt *HaltEvent
 	memoAt   int
 
@@ -215,7 +212,7 @@ func (g *guard) observeReadyAt(ctx workflow.Context, now time.Time) {
 // future does not block and decodes the stored payload again, so the
 // workflow's own Get is unaffected; into a RawValue the workflow's data
 // converter only runs its codecs. canceled reports a call that ended
-// canceled (version 5 on).
+// canceled.
 func (g *guard) observation(ctx workflow.Context, p pendingCall) (obs detect.Observation, canceled bool) {
 	var bad string
 	if r, ok := p.fut.(readFuture); ok {

@@ -36,7 +36,7 @@ var suggestions = map[detect.Reason][]string{
 // halt carries out a trip according to the policy, as the core decides
 // it. It returns nil when the call may go ahead (warned, resumed,
 // observed), the LoopEscalated error when it must not, and the
-// cancellation when the workflow was canceled while paused (version 4).
+// cancellation when the workflow was canceled while paused.
 func (g *guard) halt(ctx workflow.Context, node string, trip *detect.Trip) error {
 	w, ev, policy := g.trip(node, trip, workflow.Now(ctx))
 	if w != nil {
@@ -189,8 +189,8 @@ func (g *guard) publish(ctx workflow.Context, s State, ev *HaltEvent) {
 	g.showDetails(ctx, text)
 }
 
-// writeMemo upserts the guard's memo entry: state s, halt ev, and from
-// version 8 the warnings.
+// writeMemo upserts the guard's memo entry: state s, halt ev, and the
+// warnings.
 func (g *guard) writeMemo(ctx workflow.Context, s State, ev *HaltEvent) {
 	summary := memoSummary{State: s}
 	if ev != nil {
@@ -245,7 +245,7 @@ type memoSummary struct {
 	CycleID   string          `json:"cycleId,omitempty"`
 	Iteration int             `json:"iteration,omitempty"`
 	Seq       int             `json:"seq,omitempty"`
-	// Warnings (version 8) are the halt's unheeded warnings, then those in
+	// Warnings are the halt's unheeded warnings, then those in
 	// force for other loops: at most maxWarned.
 	Warnings []memoWarning `json:"warnings,omitempty"`
 }

@@ -10,7 +10,7 @@ import (
 )
 
 // HaltHandler is workflow code that runs at a halt, before a human is
-// asked (guard version 7, OnHalt pause). It is deterministic workflow
+// asked (OnHalt pause). It is deterministic workflow
 // code like the rest of the workflow: it may call activities or a
 // reviewer child workflow, and change what the workflow's next calls do.
 // Its own calls are not guarded: they can neither halt nor wait on the

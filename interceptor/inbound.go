@@ -92,9 +92,9 @@ func (i *inbound) deliverEarly() {
 
 // HandleSignal takes resume, escalate and halt when the guard has something
 // to do with them, and the guard's own loop.halted echo; every other signal
-// goes on to the workflow. From version 4 a resume, escalate or halt the
-// guard does not take goes on too: it may be the workflow's own. From
-// version 9 such a signal is not outside input to the detectors: it was
+// goes on to the workflow. A resume, escalate or halt the guard does not
+// take goes on too: it may be the workflow's own. Such a signal is not
+// outside input to the detectors: it was
 // sent to the guard (a workflow whose own input should break repetition
 // uses a signal name of its own).
 func (i *inbound) HandleSignal(ctx workflow.Context, in *sdkinterceptor.HandleSignalInput) error {

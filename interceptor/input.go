@@ -230,7 +230,7 @@ func (g *guard) onSignal(ctx workflow.Context, name string, args *commonpb.Paylo
 // at workflow time now: a decision for the halt in force, or a stop. The
 // analysis of past histories (Judge) feeds it the signals it reads.
 //
-// From version 13 a signed answer is held for the task that delivers it
+// A signed answer is held for the task that delivers it
 // (holdsForTask), and taken there by deliver.
 func (c *core) takeInput(name string, p *commonpb.Payload, now time.Time) error {
 	if c.holdsForTask(name, p) {

@@ -346,8 +346,7 @@ func (j *Judge) OnRefused(fn func(name string, p *commonpb.Payload, err error)) 
 
 // Deliver takes the signed answers that came as signals since the last
 // workflow task, at the time of the task that delivers them (set by Now),
-// as the guard does when the task's code first runs (guard version 13;
-// answerclock.go). The reader calls it at each WorkflowTaskStarted,
+// as the guard does when the task's code first runs (answerclock.go). The reader calls it at each WorkflowTaskStarted,
 // before Wake.
 func (j *Judge) Deliver() {
 	g := &j.g
@@ -432,8 +431,8 @@ func (j *Judge) Cancel() { j.canceled = j.recorded }
 // PauseTimer reports whether a durable timer of d, started now, is the
 // guard's pause timer: started while a recorded halt holds a call, to end
 // when the pause timeout does. The guard sets it for PauseTimeout when the
-// pause (or, from version 8, the halt handler's race) begins, and, once a
-// version 8 handler handed the halt over, for what is left of
+// pause (or the halt handler's race) begins, and, once a handler handed
+// the halt over, for what is left of
 // PauseTimeout since the handler began, right after loop.halted was
 // raised (within HaltSignalTimeout of the halt). A timer of the handler
 // or of another branch ends at another time, and does not decide the

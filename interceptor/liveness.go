@@ -7,7 +7,7 @@ import (
 	"github.com/loopguard/loopguard/interceptor/detect"
 )
 
-// HaltBound is the guard's liveness promise in numbers (guard version 12):
+// HaltBound is the guard's liveness promise in numbers:
 // under opts, a loop that keeps repeating the same round of callsPerRound
 // guarded calls (its calls of one node in parallel or not, their results
 // in any order) is halted at most HaltBound guarded calls after its onset,

@@ -20,11 +20,11 @@ const NoticeHeader = "loopguard-notice"
 
 // MaxGuidanceBytes bounds a resume's guidance, in bytes of UTF-8: half of
 // MaxNoticeBytes. Its JSON writes <, >, &, U+2028, U+2029 and control
-// characters as 6-byte escapes, so from guard version 8 the header cuts
-// what does not fit (encodeNotice); version 7 headers are not cut.
+// characters as 6-byte escapes, so the header cuts what does not fit
+// (encodeNotice).
 const MaxGuidanceBytes = 512
 
-// MaxNoticeBytes bounds the notice header (guard version 8): the payload
+// MaxNoticeBytes bounds the notice header: the payload
 // as history stores it, its JSON and its encoding metadata. The header
 // goes with every call of the loop, into history and to the worker, and an
 // agent puts it in its prompt.

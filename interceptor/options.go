@@ -183,8 +183,8 @@ type Options struct {
 	// Each edge names both ends, without surrounding spaces.
 	Graph []Edge
 
-	// Warnings is how many warnings a stuck loop gets before it halts
-	// (guard version 7). A warning is a detector's trip (not a budget's,
+	// Warnings is how many warnings a stuck loop gets before it halts. A
+	// warning is a detector's trip (not a budget's,
 	// not a human's stop) that does not pause: the call goes ahead
 	// carrying the warning in its Notice, with a directive the agent can
 	// put in its prompt, and the detector starts over. If the same loop
@@ -195,7 +195,7 @@ type Options struct {
 	// (HaltBound) by a detector's retrip, and the budgets halt the loop
 	// whatever warnings are left.
 	Warnings int
-	// CountRepeats sets Notice.Repeats (guard version 7): each guarded
+	// CountRepeats sets Notice.Repeats: each guarded
 	// call is told how many calls of this run before it had the same node
 	// and the same arguments, so that a tool can answer "no new
 	// information" instead of running again. Default false: it costs one
@@ -243,8 +243,7 @@ type Options struct {
 	// on the namespace first. Default none: not set.
 	PausedSinceAttribute string
 	// MemoKey is the memo entry holding the guard's state summary, upserted
-	// on halts and decisions, and from guard version 8 when warnings are
-	// issued or heeded. Default "loopguard". No surrounding spaces.
+	// on halts and decisions, and when warnings are issued or heeded. Default "loopguard". No surrounding spaces.
 	MemoKey string
 	// MaxPayloadBytes caps a human's signal or update payload. Default 16 KiB.
 	MaxPayloadBytes int

@@ -65,7 +65,7 @@ func (o *outbound) ExecuteChildWorkflow(ctx workflow.Context, childWorkflowType 
 // Timers: the workflow is about to wait on one. Results that are in are
 // read (waits), and the detectors hear that the workflow waits.
 //
-// From version 13 (versionHistoryTime) this happens exactly when the SDK
+// This happens exactly when the SDK
 // writes a StartTimer command, at the point of the history's TimerStarted
 // event, which is where the analysis (and the watcher) read results and
 // hear a timer. In SDK 1.50 the root interceptor writes one only for a

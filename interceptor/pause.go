@@ -66,9 +66,8 @@ type pause struct {
 // rung is the warning rung's state, which continue-as-new carries (its
 // JSON is the carried state's). warned are the warnings issued to loops
 // that have neither heeded them nor halted since, oldest first, at most
-// maxWarned; the last one is in force while left (calls, from guard
-// version 12 steps, of its loop's nodes) is positive. issued counts every
-// warning of the run. tally (version 12) counts each loop's warnings in
+// maxWarned; the last one is in force while left (steps of its loop's
+// nodes) is positive. issued counts every warning of the run. tally counts each loop's warnings in
 // warned and beyond it: the list keeps 8 for evidence, and a loop counted
 // from it could never reach a ninth warning.
 type rung struct {

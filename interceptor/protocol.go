@@ -83,7 +83,7 @@ type HaltEvent struct {
 	// Warnings are the warnings the loop got before this halt and did not
 	// heed (Options.Warnings).
 	Warnings []Warning `json:"warnings,omitempty"`
-	// Loop is the loop's identity (guard version 9; detect.Trip.Loop):
+	// Loop is the loop's identity (detect.Trip.Loop):
 	// the name of its anchor node, which a detour through a new call
 	// keeps. Warnings and halts of one loop share it; CycleID may change
 	// as the loop's cycle grows.
@@ -99,9 +99,9 @@ type ResumeRequest struct {
 	// Extend raises limits instead of resetting the tripped counter, e.g.
 	// {"maxCycleIterations":4} allows four more iterations of the cycle.
 	Extend *detect.Extension `json:"extend,omitempty"`
-	// Guidance is text for the agent (at most MaxGuidanceBytes): from guard
-	// version 7, every later call of the halted loop's nodes carries it in
-	// its Notice, until the loop halts again.
+	// Guidance is text for the agent (at most MaxGuidanceBytes): every
+	// later call of the halted loop's nodes carries it in its Notice, until
+	// the loop halts again.
 	Guidance string `json:"guidance,omitempty"`
 }
 
@@ -152,8 +152,8 @@ type Rejection struct {
 	Payload string `json:"payload,omitempty"`
 	// WorkflowTime is the workflow clock when the input was refused.
 	WorkflowTime time.Time `json:"workflowTime"`
-	// PassedOn is true when the refused signal went on to the workflow
-	// (guard version 4): it may be the workflow's own signal of that name.
+	// PassedOn is true when the refused signal went on to the workflow:
+	// it may be the workflow's own signal of that name.
 	PassedOn bool `json:"passedOn,omitempty"`
 }
 
@@ -177,13 +177,13 @@ type Status struct {
 	Refused []Rejection `json:"refused,omitempty"`
 	Policy  OnHalt      `json:"onHalt"`
 	// Handling is true while the workflow's halt handler decides the halt
-	// in force (guard version 8); a human may still answer it.
+	// in force; a human may still answer it.
 	Handling bool `json:"handling,omitempty"`
 	// Stopping is true when a human's halt was taken and waits for the next
 	// guarded call (behind a detector's trip that halts first, if any).
 	Stopping bool `json:"stopping,omitempty"`
 	// Guidance is the human's guidance in force: what the calls of the
-	// loop's nodes carry in their Notice (guard version 7).
+	// loop's nodes carry in their Notice.
 	Guidance *Guidance `json:"guidance,omitempty"`
 	// Warning is the warning in force (Options.Warnings), and Warnings
 	// counts those issued in this run.

@@ -48,7 +48,6 @@ func (g *guard) ownEcho(ctx workflow.Context, in *sdkinterceptor.HandleSignalInp
 	}
 	switch g.echo(ev) {
 	case echoOwn:
-		g.echoedSeq = max(g.echoedSeq, ev.Seq)
 		g.echoed(ev)
 		return true
 	case echoStale:

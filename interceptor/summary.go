@@ -127,8 +127,7 @@ func answerNames(update, defaultUpdate, signal, defaultSignal string) string {
 	return s
 }
 
-// handlerDetails heads the current details while the halt handler decides
-// (guard version 9).
+// handlerDetails heads the current details while the halt handler decides.
 func handlerDetails(ev HaltEvent) string {
 	return fmt.Sprintf("**loopguard: the halt handler is deciding halt %d**; a human's resume or escalate answers first.\n\n", ev.Seq)
 }

@@ -25,15 +25,15 @@ type Warning struct {
 	Node    string   `json:"node"`
 	Nodes   []string `json:"nodes"`
 	CycleID string   `json:"cycleId,omitempty"`
-	// Loop is the loop's identity (guard version 9, HaltEvent.Loop).
+	// Loop is the loop's identity (HaltEvent.Loop).
 	Loop string `json:"loop,omitempty"`
 }
 
 // key names the warning's loop.
 func (w *Warning) key() string { return warningKey(w.Loop, w.CycleID, w.Node) }
 
-// warningKey names a loop: from guard version 9 its identity (loop, which
-// a detour keeps), before it its cycle, or its node.
+// warningKey names a loop: its identity (loop, which a detour keeps), else
+// its cycle, or its node.
 func warningKey(loop, cycleID, node string) string {
 	switch {
 	case loop != "":
