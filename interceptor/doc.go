@@ -52,8 +52,8 @@
 // scores and entity ids are information; a signal or update the workflow
 // handles is outside input, which no repetition spans.
 // Options.IgnoreFields and NodeOptions.IgnoreFields remove more. Options.Grain
-// (GrainToolCall) sizes the budgets for LLM↔tool loops. From guard version
-// 7, Options.Warnings warns a loop before it halts, a resume may carry
+// (GrainToolCall) sizes the budgets for LLM↔tool loops. Options.Warnings
+// warns a loop before it halts, a resume may carry
 // guidance for the agent, the calls carry both in a notice header
 // (NoticeFrom, WorkflowNotice), with Options.CountRepeats also how often
 // the same call was made before, and SetHaltHandler runs workflow code at a
