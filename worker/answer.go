@@ -13,16 +13,27 @@ import (
 	"strings"
 	"time"
 
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.uber.org/zap"
 
 	"github.com/loopguard/loopguard/interceptor"
 )
 
-// The subcommands that make a key pair and sign an answer to a halt.
+// The subcommands that make a key pair and answer a halt.
 const (
 	keygenCommand = "keygen"
 	answerCommand = "answer"
+)
+
+// The answer subcommand's actions beside the guard's own (resume,
+// escalate, halt): status prints the guard's loop.status, unpause lifts
+// Temporal's Workflow Pause (what worker watch sets on a looping run of
+// any SDK).
+const (
+	actionStatus  interceptor.Action = "status"
+	actionUnpause interceptor.Action = "unpause"
 )
 
 // privateKeyFile is an operator's key file: the key's id and its 32-byte
@@ -164,9 +175,9 @@ func newAnswerFlagSet(cfg *answerConfig) *flag.FlagSet {
 	fs.SetOutput(io.Discard)
 	fs.StringVar(&cfg.workflowID, "workflow-id", "", "the halted workflow (required)")
 	fs.StringVar(&cfg.runID, "run-id", "", "its run (default: the latest)")
-	fs.StringVar(&cfg.keyPath, "key", "", "the operator's key file, as keygen wrote it (required)")
+	fs.StringVar(&cfg.keyPath, "key", "", "the operator's key file, as keygen wrote it: signs the answer (needed when the worker's guard has operator keys; without it the answer is plain)")
 	fs.StringVar(&cfg.reason, "reason", "", "why")
-	fs.StringVar(&cfg.by, "by", "", "who answers (default: the key's id)")
+	fs.StringVar(&cfg.by, "by", "", "who answers (default: the key's id, else $USER)")
 	fs.StringVar(&cfg.guidance, "guidance", "", "resume: guidance for the agent")
 	fs.StringVar(&cfg.extend, "extend", "", `resume: limits to raise, as JSON (e.g. '{"maxCycleIterations":4}')`)
 	fs.DurationVar(&cfg.window, "window", 10*time.Minute, fmt.Sprintf("how long the answer stays valid, in workflow time (from %s before now; at least %s, at most %s)", answerBackdate, minAnswerWindow, interceptor.MaxAnswerWindow))
@@ -201,16 +212,17 @@ func parseAnswerFlags(args []string) (answerConfig, error) {
 		args = fs.Args()[1:]
 	}
 	if len(rest) != 1 {
-		return cfg, usagef("answer: want one action (resume, escalate or halt), got %q", rest)
+		return cfg, usagef("answer: want one action (resume, escalate, halt, status or unpause), got %q", rest)
 	}
 	cfg.action = interceptor.Action(rest[0])
 	switch {
-	case cfg.action != interceptor.ActionResume && cfg.action != interceptor.ActionEscalate && cfg.action != interceptor.ActionHalt:
-		return cfg, usagef("answer: %q is not resume, escalate or halt", rest[0])
+	case cfg.action != interceptor.ActionResume && cfg.action != interceptor.ActionEscalate && cfg.action != interceptor.ActionHalt &&
+		cfg.action != actionStatus && cfg.action != actionUnpause:
+		return cfg, usagef("answer: %q is not resume, escalate, halt, status or unpause", rest[0])
 	case cfg.workflowID == "":
 		return cfg, usagef("answer: --workflow-id is required")
-	case cfg.keyPath == "":
-		return cfg, usagef("answer: --key is required (make one with %s %s)", progName, keygenCommand)
+	case (cfg.action == actionStatus || cfg.action == actionUnpause) && cfg.keyPath != "":
+		return cfg, usagef("answer: %s is not signed: drop --key", cfg.action)
 	case cfg.window < minAnswerWindow:
 		return cfg, usagef("answer: --window %s is too short to use: the window starts %s back (the server's clock may run behind this machine's), "+
 			"so the answer would expire before it reaches the workflow; give at least %s", cfg.window, answerBackdate, minAnswerWindow)
@@ -226,13 +238,17 @@ func parseAnswerFlags(args []string) (answerConfig, error) {
 	return cfg, nil
 }
 
-// runAnswer signs an answer to the halt in force of a workflow (or, for
-// halt, a stop after the halts it has had), prints the signed payload and
-// sends it.
+// runAnswer answers the halt in force of a workflow (or, for halt, asks
+// for a stop after the halts it has had): signed with --key, plain
+// without. status prints the guard's status; unpause lifts a Workflow
+// Pause.
 func runAnswer(ctx context.Context, args []string, stdout io.Writer) error {
 	cfg, err := parseAnswerFlags(args)
 	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprintf(stdout, "Usage: %s %s --workflow-id ID --key FILE [flags] resume|escalate|halt [flags]\n\nSigns an answer to a halt with an operator's key and sends it (an update, or a signal\nfor halt and with --signal), printing the signed payload.\n\n", progName, answerCommand)
+		fmt.Fprintf(stdout, "Usage: %s %s --workflow-id ID [--key FILE] [flags] resume|escalate|halt|status|unpause [flags]\n\n"+
+			"Answers a halt: an update (the default: it says at once whether it was taken), or a signal\n"+
+			"for halt and with --signal; signed with --key when the worker's guard has operator keys.\n"+
+			"status prints the guard's status; unpause lifts Temporal's Workflow Pause (worker watch's).\n\n", progName, answerCommand)
 		fs := newAnswerFlagSet(&answerConfig{})
 		fs.SetOutput(stdout)
 		fs.PrintDefaults()
@@ -241,15 +257,15 @@ func runAnswer(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	keyID, key, err := readPrivateKey(cfg.keyPath)
-	if err != nil {
-		return &usageError{err: err}
+	var keyID string
+	var key ed25519.PrivateKey
+	if cfg.keyPath != "" {
+		if keyID, key, err = readPrivateKey(cfg.keyPath); err != nil {
+			return &usageError{err: err}
+		}
 	}
 	a := interceptor.Answer{WorkflowID: cfg.workflowID, RunID: cfg.runID, Action: cfg.action,
-		Reason: cfg.reason, By: cfg.by, Guidance: cfg.guidance, KeyID: keyID}
-	if a.By == "" {
-		a.By = keyID
-	}
+		Reason: cfg.reason, By: cmp.Or(cfg.by, keyID, os.Getenv("USER")), Guidance: cfg.guidance, KeyID: keyID}
 	if cfg.extend != "" {
 		var req interceptor.ResumeRequest
 		if err := json.Unmarshal([]byte(`{"extend":`+cfg.extend+`}`), &req); err != nil {
@@ -271,13 +287,28 @@ func runAnswer(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 		a.RunID = d.GetWorkflowExecutionInfo().GetExecution().GetRunId()
 	}
+	if a.Action == actionUnpause {
+		return unpause(ctx, c, b.namespace, a, stdout)
+	}
 	v, err := c.QueryWorkflow(ctx, a.WorkflowID, a.RunID, cfg.statusQuery)
 	if err != nil {
+		if strings.Contains(err.Error(), "Paused") {
+			return fmt.Errorf("workflow %s is paused (Temporal's Workflow Pause: worker watch pauses a looping run so): "+
+				"lift the pause with %s %s --workflow-id %s unpause", a.WorkflowID, progName, answerCommand, a.WorkflowID)
+		}
 		return fmt.Errorf("query %s of workflow %s: %w", cfg.statusQuery, a.WorkflowID, err)
 	}
 	var st interceptor.Status
 	if err := v.Get(&st); err != nil {
 		return fmt.Errorf("read %s: %w", cfg.statusQuery, err)
+	}
+	if a.Action == actionStatus {
+		out, err := json.MarshalIndent(st, "", "  ")
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "%s\n", out)
+		return nil
 	}
 	switch {
 	case a.Action == interceptor.ActionHalt:
@@ -287,11 +318,13 @@ func runAnswer(ctx context.Context, args []string, stdout io.Writer) error {
 	default:
 		a.HaltSeq = st.Halt.Seq
 	}
-	a.NotBefore = time.Now().Add(-answerBackdate).UTC().Truncate(time.Second)
-	a.NotAfter = a.NotBefore.Add(cfg.window)
-	signed, err := interceptor.SignAnswer(a, key)
-	if err != nil {
-		return err
+	var signed any = plainAnswer(a)
+	if key != nil {
+		a.NotBefore = time.Now().Add(-answerBackdate).UTC().Truncate(time.Second)
+		a.NotAfter = a.NotBefore.Add(cfg.window)
+		if signed, err = interceptor.SignAnswer(a, key); err != nil {
+			return err
+		}
 	}
 	payload, err := json.Marshal(signed)
 	if err != nil {
@@ -324,8 +357,56 @@ func runAnswer(ctx context.Context, args []string, stdout io.Writer) error {
 		err = h.Get(ctx, &d)
 	}
 	if err != nil {
-		return fmt.Errorf("%s refused: %s", name, strings.TrimPrefix(err.Error(), "loopguard: "))
+		reason := strings.TrimPrefix(err.Error(), "loopguard: ")
+		switch {
+		case key != nil && strings.Contains(reason, `unknown field "answer"`):
+			return fmt.Errorf("%s refused: this worker's guard takes plain answers (it has no operator keys): send it again without --key", name)
+		case key == nil && strings.Contains(reason, "unsigned"):
+			return fmt.Errorf("%s refused: this worker's guard takes only signed answers: send it again with --key (your key file; make one with %s %s)", name, progName, keygenCommand)
+		}
+		return fmt.Errorf("%s refused: %s", name, reason)
 	}
-	fmt.Fprintf(stdout, "%s taken: halt %d of workflow %s answered by %s (key %s)\n", d.Action, d.HaltSeq, a.WorkflowID, d.By, d.KeyID)
+	fmt.Fprintf(stdout, "%s taken: halt %d of workflow %s answered by %s%s\n", d.Action, d.HaltSeq, a.WorkflowID, d.By, keyNote(d.KeyID))
+	return nil
+}
+
+// keyNote names the key of a signed decision.
+func keyNote(id string) string {
+	if id == "" {
+		return ""
+	}
+	return " (key " + id + ")"
+}
+
+// plainAnswer is the unsigned payload of a: the guard's request for its
+// action.
+func plainAnswer(a interceptor.Answer) any {
+	switch a.Action {
+	case interceptor.ActionResume:
+		return interceptor.ResumeRequest{Reason: a.Reason, By: a.By, Guidance: a.Guidance, Extend: a.Extend}
+	case interceptor.ActionEscalate:
+		return interceptor.EscalateRequest{Reason: a.Reason, By: a.By}
+	}
+	return interceptor.HaltRequest{Reason: a.Reason, By: a.By}
+}
+
+// unpause lifts Temporal's Workflow Pause of the run: what worker watch
+// sets on a looping run, which the guard's signals and updates cannot
+// answer (a paused execution takes no workflow task, and refuses queries
+// and updates).
+func unpause(ctx context.Context, c client.Client, namespace string, a interceptor.Answer, stdout io.Writer) error {
+	reason := cmp.Or(a.Reason, "answered with "+progName+" "+answerCommand)
+	_, err := c.WorkflowService().UnpauseWorkflowExecution(ctx, &workflowservice.UnpauseWorkflowExecutionRequest{
+		Namespace: namespace, WorkflowId: a.WorkflowID, RunId: a.RunID,
+		Identity: a.By, Reason: reason, RequestId: "loopguard-answer:" + a.WorkflowID + ":" + a.RunID + ":" + time.Now().UTC().Format(time.RFC3339Nano),
+	})
+	var fp *serviceerror.FailedPrecondition
+	switch {
+	case errors.As(err, &fp):
+		return fmt.Errorf("workflow %s is not paused: %s", a.WorkflowID, fp.Message)
+	case err != nil:
+		return fmt.Errorf("unpause workflow %s: %w", a.WorkflowID, err)
+	}
+	fmt.Fprintf(stdout, "unpaused workflow %s run %s\n", a.WorkflowID, a.RunID)
 	return nil
 }

@@ -26,6 +26,7 @@ type backend struct {
 	client    client.Client
 	server    *devserver.Server // nil for an external server
 	address   string            // frontend host:port
+	httpAddr  string            // the embedded server's HTTP API host:port, "" for an external server
 	namespace string
 	uiURL     string // base URL of the Web UI, "" if unknown
 	// searchAttribute is the guard's Keyword search attribute, "" for none.
@@ -62,6 +63,7 @@ func connect(ctx context.Context, cfg config, metrics client.MetricsHandler, log
 		client:          c,
 		server:          srv,
 		address:         srv.FrontendHostPort(),
+		httpAddr:        srv.HTTPHostPort(),
 		namespace:       srv.Namespace(),
 		uiURL:           srv.UIURL(),
 		searchAttribute: embeddedSearchAttribute(cfg),

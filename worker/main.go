@@ -218,6 +218,12 @@ func printBanner(w io.Writer, cfg config, b *backend, metrics *metricsServer) {
 			storage = cfg.dataDir + ", kept across runs"
 		}
 		fmt.Fprintf(w, "  Temporal server  %s (embedded; data: %s)\n", b.address, storage)
+		// Your own workers and clients may use the embedded server too:
+		// gRPC at the frontend address, the HTTP API beside it.
+		fmt.Fprintf(w, "  your workers     client.Options{HostPort: %q}, or TEMPORAL_ADDRESS=%s\n", b.address, b.address)
+		if b.httpAddr != "" {
+			fmt.Fprintf(w, "  HTTP API         http://%s/api/v1/namespaces/%s/workflows\n", b.httpAddr, b.namespace)
+		}
 	} else {
 		fmt.Fprintf(w, "  Temporal server  %s\n", b.address)
 	}

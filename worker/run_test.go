@@ -90,6 +90,10 @@ func testRunDemoExit(t *testing.T) {
 
 	assert.Contains(t, out, "Web UI           http://127.0.0.1:")
 	assert.Contains(t, out, "(embedded; data: in memory (--ephemeral))")
+	// The banner says how a team's own workers reach the embedded server,
+	// and where its HTTP API is.
+	assert.Regexp(t, `your workers     client\.Options\{HostPort: "127\.0\.0\.1:\d+"\}, or TEMPORAL_ADDRESS=127\.0\.0\.1:\d+\n`, out)
+	assert.Regexp(t, `HTTP API         http://127\.0\.0\.1:\d+/api/v1/namespaces/default/workflows\n`, out)
 	assert.Contains(t, out, "waiting: 13/13 settled (7 halted)")
 	assert.Contains(t, out, "All 13 scenarios ended as expected.")
 	assert.NotContains(t, out, "\r", "stdout is not a terminal: plain progress lines")
