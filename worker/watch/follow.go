@@ -19,6 +19,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/loopguard/loopguard/interceptor"
 	"github.com/loopguard/loopguard/interceptor/history"
 )
 
@@ -56,6 +57,42 @@ type follower struct {
 	aheadSeq int
 	aheadAt  time.Time
 	undid    bool
+	// full are the newest halts as the reader handed them over, whole
+	// (message, evidence, suggested actions): the snapshot keeps every
+	// halt without them (history.Halted), and /status shows an operator
+	// the same halt analyze and the live guard's loop.halted do. At most
+	// maxFullHalts, the newest last.
+	full []interceptor.HaltEvent
+}
+
+// maxFullHalts bounds the halts of a run /status shows whole: the one a
+// pause answers is the newest, and a run halted more often than this
+// lists its older halts by name only.
+const maxFullHalts = 8
+
+// keepFull keeps the halts of vs whole, replacing an older copy of the
+// same halt.
+func (f *follower) keepFull(vs []interceptor.Verdict) {
+	for _, v := range vs {
+		if v.Halt == nil {
+			continue
+		}
+		f.full = slices.DeleteFunc(f.full, func(ev interceptor.HaltEvent) bool { return ev.Seq == v.Halt.Seq && ev.RunID == v.Halt.RunID })
+		f.full = append(f.full, *v.Halt)
+		if len(f.full) > maxFullHalts {
+			f.full = slices.Delete(f.full, 0, len(f.full)-maxFullHalts)
+		}
+	}
+}
+
+// fullHalt is halt ev whole, when it is kept.
+func (f *follower) fullHalt(ev *interceptor.HaltEvent) interceptor.HaltEvent {
+	for i := len(f.full) - 1; i >= 0; i-- {
+		if f.full[i].Seq == ev.Seq && f.full[i].RunID == ev.RunID {
+			return f.full[i]
+		}
+	}
+	return *ev
 }
 
 // run follows the run until it ends (true) or ctx is done (false).
@@ -316,6 +353,7 @@ func (f *follower) act(ctx context.Context, log *zap.Logger, s snapshot) {
 	w := f.w
 	f.mu.Lock()
 	f.snap = s
+	f.keepFull(s.Verdicts)
 	// The newest verdicts are the last of s.Verdicts (the reader
 	// follows the run: a snapshot holds those since the one before).
 	newVerdicts := s.Verdicts[len(s.Verdicts)-min(max(s.VerdictsSeen-f.seen, 0), len(s.Verdicts)):]
@@ -683,7 +721,7 @@ func (f *follower) status() (ExecutionStatus, bool) {
 		hs := HaltStatus{
 			Call: h.Verdict.Call, Seq: ev.Seq, Detector: string(ev.Detector), Node: ev.Node,
 			Answered: h.Answered, PausedBy: h.PausedBy, Action: f.acted.action(ev.Seq),
-			TrippedAt: h.Time, PausedAt: h.PausedAt, CallsBefore: h.CallsBefore, Event: *ev,
+			TrippedAt: h.Time, PausedAt: h.PausedAt, CallsBefore: h.CallsBefore, Event: f.fullHalt(ev),
 		}
 		// The request id names the halt; its run is the run paused, which
 		// for a halt a reset copied is the base run.

@@ -2,6 +2,7 @@ package watch
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -66,6 +67,21 @@ func TestWatchPausesLoop(t *testing.T) {
 	}
 	last := after.halts()[len(after.halts())-1]
 	t.Logf("halt at call %d, paused %s later, %d calls scheduled in between", last.Verdict.Call, last.PausedAt.Sub(last.Time), last.CallsBefore)
+	// /status shows each halt as analyze reports it for the same history:
+	// its message, evidence and suggested actions, not only its names.
+	analyzed := judgedHalts(t, events)
+	for _, h := range hs {
+		want, ok := analyzed[h.Seq]
+		if !ok {
+			t.Fatalf("analyze reports no halt %d", h.Seq)
+		}
+		if h.Event.Message == "" || len(h.Event.SuggestedActions) == 0 {
+			t.Errorf("/status halt %d has no message or suggested actions: %+v", h.Seq, h.Event)
+		}
+		if h.Event.Message != want.Message || !reflect.DeepEqual(h.Event.Evidence, want.Evidence) || !slices.Equal(h.Event.SuggestedActions, want.SuggestedActions) {
+			t.Errorf("/status halt %d:\n%+v\nanalyze:\n%+v", h.Seq, h.Event, want)
+		}
+	}
 	if n := count(events, enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_PAUSED); n != 1 {
 		t.Errorf("%d Paused events, want 1", n)
 	}
@@ -95,6 +111,23 @@ func TestWatchPausesLoop(t *testing.T) {
 	if st := w.Status(); st.Interceptor != 1 {
 		t.Errorf("status counts %d runs left to the interceptor, want 1", st.Interceptor)
 	}
+}
+
+// judgedHalts are the halts the analysis of the history (as worker
+// analyze runs it, under the watcher's options) raises, by seq.
+func judgedHalts(t *testing.T, events []*historypb.HistoryEvent) map[int]interceptor.HaltEvent {
+	t.Helper()
+	a, err := history.NewAnalyzer(history.Options{Guard: workflows.ParallelGuardOptions()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[int]interceptor.HaltEvent{}
+	for _, v := range a.History(&historypb.History{Events: events}, "").Verdicts {
+		if v.Halt != nil {
+			out[v.Halt.Seq] = *v.Halt
+		}
+	}
+	return out
 }
 
 // recordedAnalysis is the analysis of a history recorded with the guard,
