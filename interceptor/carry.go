@@ -89,8 +89,6 @@ func (g *guard) setup(ctx workflow.Context) error {
 	if carry != nil {
 		pin = carry.Config
 	}
-	// Pinned below with the rest: the detectors read one loop.
-	pin.Policy.OneLoop = true
 	// The config in force is the one recorded when the execution started,
 	// not the worker's current Options: redeploying with other thresholds
 	// must not change the commands an in-flight history replays. It is

@@ -204,8 +204,3 @@ func (c *core) endRun(now time.Time) {
 	c.pending = nil
 	c.flushInput(now)
 }
-
-// oneLoop makes the detectors read the loop the rungs read
-// (Policy.OneLoop), whatever a pinned config says. Every driver calls it
-// after pinning.
-func (c *core) oneLoop() { c.cfg.Policy.OneLoop = true }

@@ -25,7 +25,6 @@ func Example_core() {
 	// What the guard's setup (or Judge.Start) does for a new execution.
 	c := &core{cfg: cfg, hooks: h, version: guardVersion, active: true,
 		info: &workflow.Info{WorkflowExecution: workflow.Execution{ID: "agent-1", RunID: "r1"}}}
-	c.oneLoop()
 	c.state = detect.NewState(c.cfg.Policy)
 	c.pause = newPause()
 

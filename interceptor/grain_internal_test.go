@@ -26,7 +26,6 @@ func TestGrainToolCall(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			c, _, err := buildConfig(tt.give)
 			require.NoError(t, err)
-			assert.Equal(t, detect.DetectionV5, c.Policy.Detection)
 			for key, v := range tt.want {
 				b, ok := detect.BudgetByJSON(key)
 				require.True(t, ok, key)

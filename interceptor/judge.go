@@ -96,7 +96,6 @@ func NewJudge(opts Options) (*Judge, error) {
 		return nil, err
 	}
 	j := &Judge{g: guard{core: core{cfg: cfg, hooks: h, version: guardVersion}}}
-	j.g.oneLoop()
 	j.g.next = &judgeOutbound{log: &j.logs}
 	return j, nil
 }
@@ -135,7 +134,6 @@ func (j *Judge) Pin(version int, decode func(ptr any) error) error {
 		return fmt.Errorf("read the pinned options: %w", err)
 	}
 	j.g.cfg, j.g.version, j.recorded = cfg, workflow.Version(version), true
-	j.g.oneLoop()
 	return nil
 }
 

@@ -130,16 +130,14 @@ type Options struct {
 	// must come round with the same results to mean "stalled"
 	// (identical_output), and how often a round of three or more nodes
 	// showing only results seen before means "oscillating"
-	// (transition_oscillation). Detection generations 2 and legacy
-	// (executions pinned before guard version 6) read it as identical
-	// outputs of one node in a row. Default 3. 0, or 2 to Window and to 96
+	// (transition_oscillation). Default 3. 0, or 2 to Window and to 96
 	// (detect.SequenceSteps, the steps the loop rule keeps): 1 is refused
 	// (one result is no repetition), and more than the loop rule keeps
 	// would be read as 2. A period too long for RepeatThreshold repeats to
 	// fit in those steps is held to two.
 	RepeatThreshold int
 	// ErrorRepeatThreshold is how many identical error signatures of a node
-	// in a row mean "repeated_error" (generation 3 halts at the next one,
+	// in a row mean "repeated_error" (the loop rule halts at the next one,
 	// whatever was tried before each call). Default 3. 0, or 2 to Window
 	// and to 95 (one failure fewer than the loop rule's steps).
 	ErrorRepeatThreshold int
@@ -152,8 +150,8 @@ type Options struct {
 	NoImproveIterations int
 	// OscillationPeriods is how many full periods of a repeating pattern
 	// in which a node calls twice or more (a model alternating between two
-	// tools: A/B/A/B is two periods) mean "oscillating". Detection
-	// generation 3 looks for periods of up to detect.MaxLoopPeriod calls.
+	// tools: A/B/A/B is two periods) mean "oscillating". The loop rule
+	// looks for periods of up to detect.MaxLoopPeriod calls.
 	// Default 2. 0, or 2 to 48 (the loop rule's steps hold that many
 	// periods of two), with OscillationPeriods × MaxOscillationPeriod at
 	// most Window.
@@ -483,7 +481,6 @@ func buildConfig(o Options) (config, hooks, error) {
 	c.Policy.MaxCost = o.MaxCost
 	c.Policy.MaxCycleCost = o.MaxCycleCost
 	c.Policy.MaxNodes = def.MaxNodes
-	c.Policy.Detection = def.Detection
 
 	if c.Policy.OscillationPeriods < 2 {
 		return config{}, hooks{}, &OptionError{Field: "OscillationPeriods", Reason: "must be at least 2 (one period is no repetition)"}

@@ -172,7 +172,6 @@ func requireNamesAField(t *testing.T, field string) {
 func requirePinnable(t *testing.T, c config) {
 	t.Helper()
 	pin := c
-	pin.Policy.OneLoop = true // as setup pins it from guard version 9
 	dc := converter.GetDefaultDataConverter()
 	p, err := dc.ToPayload(pin)
 	require.NoError(t, err, "the pinned config does not encode")

@@ -97,27 +97,6 @@ func benchmarkReplay(b *testing.B, name string) {
 	})
 }
 
-// withGeneration returns a copy of h whose pinned policy selects
-// detection generation gen.
-func withGeneration(tb testing.TB, h *historypb.History, gen detect.Generation) *historypb.History {
-	tb.Helper()
-	var policy map[string]json.RawMessage
-	dc := converter.GetDefaultDataConverter()
-	for _, e := range h.GetEvents() {
-		if a := e.GetMarkerRecordedEventAttributes(); a.GetMarkerName() == "SideEffect" {
-			var pinned map[string]json.RawMessage
-			require.NoError(tb, dc.FromPayload(a.GetDetails()["data"].GetPayloads()[0], &pinned))
-			require.NoError(tb, json.Unmarshal(pinned["policy"], &policy), "the guard's pinned policy")
-			break
-		}
-	}
-	require.NotNil(tb, policy, "no pinned policy in the history")
-	raw, err := json.Marshal(gen)
-	require.NoError(tb, err)
-	policy["detection"] = raw
-	return withPinned(tb, h, "policy", policy)
-}
-
 // BenchmarkReplayNotice replays the 1,000 calls of noticeReplays without
 // a notice and with one on every call but the first two
 // (Notice.Repeats): allocations per replay are the cost of the notice

@@ -31,7 +31,7 @@ func (s *State) Ahead(name string) (d Detector, ok bool) {
 		exempt = s.pol.Nodes[truncate(name, maxNameLen)].Exempt
 	}
 	if exempt {
-		if s.pending != nil && s.pending.Reason == ReasonUserStop && s.pol.v2() {
+		if s.pending != nil && s.pending.Reason == ReasonUserStop {
 			return s.pending.Detector, true
 		}
 		return s.totalAhead()

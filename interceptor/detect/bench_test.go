@@ -1,8 +1,11 @@
 package detect
 
 import (
+	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"math/bits"
 	"strings"
 	"testing"
 	"time"
@@ -15,7 +18,7 @@ import (
 // path: an agent loop over four nodes with fresh outputs, every detector
 // enabled, no trip. Run with -benchmem: it should not allocate.
 func BenchmarkBeginEnd(b *testing.B) {
-	p := legacyPolicy()
+	p := DefaultPolicy()
 	p.MaxTotalCalls, p.MaxCallsPerNode, p.MaxCycleIterations = 0, 0, 0
 	p.MaxCost, p.MaxCycleCost, p.MaxCycleRuntime = 1e18, 1e18, 1e6*time.Hour
 	s := NewState(p)
@@ -41,7 +44,7 @@ func BenchmarkTrace(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		simulate(legacyPolicy(), ops, nil, false)
+		simulate(DefaultPolicy(), ops, nil, false)
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/10000, "ns/call")
 }
@@ -50,7 +53,7 @@ func BenchmarkTrace(b *testing.B) {
 // delete the ignored fields, re-encode, hash) and without (hash only).
 func BenchmarkExtract(b *testing.B) {
 	data := []byte(`{"passed":false,"failing":["auth.test.ts::login","auth.test.ts::logout"],"durationMs":5120,"runId":"r-101","usage":{"cost":0.012,"tokens":1830}}`)
-	p := legacyPolicy()
+	p := DefaultPolicy()
 	p.Nodes = map[string]NodePolicy{"verifier": {Rules: Rules{IgnoreFields: []string{"durationMs", "runId"}, MetricField: "failing", CostField: "usage.cost"}}}
 	b.Run("rules", func(b *testing.B) {
 		b.ReportAllocs()
@@ -72,25 +75,20 @@ func BenchmarkExtract(b *testing.B) {
 func TestSizeBounded(t *testing.T) {
 	tests := []struct {
 		name      string
-		gen       Generation
 		names     int
 		wantDelta float64 // relative
 		wantMax   int
 	}{
-		{name: "few nodes", wantDelta: 0.05, wantMax: 8 << 10},
-		{name: "many node names", names: 500, wantDelta: 1, wantMax: 160 << 10},
-		// DetectionV2 keeps each node's last fields (up to 16, none after a
-		// failed step): its size moves with the last steps, bounded.
-		{name: "few nodes, DetectionV2", gen: DetectionV2, wantDelta: 0.5, wantMax: 16 << 10},
-		// DetectionV4 keeps the last 96 steps in half hashes.
-		{name: "few nodes, DetectionV4", gen: DetectionV4, wantDelta: 0.5, wantMax: 16 << 10},
-		{name: "many node names, DetectionV2", gen: DetectionV2, names: 500, wantDelta: 1, wantMax: 320 << 10},
+		// Each node's last fields (up to 16, none after a failed step) and
+		// the last 96 steps in half hashes: the size moves with the last
+		// steps, bounded.
+		{name: "few nodes", wantDelta: 0.5, wantMax: 16 << 10},
+		{name: "many node names", names: 500, wantDelta: 1, wantMax: 320 << 10},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ops := genOps(3, 10000, tt.names)
 			p := simPolicy()
-			p.Detection = tt.gen
 			_, s1 := runSim(p, firstCalls(ops, 1000), nil)
 			_, s10 := runSim(p, ops, nil)
 			size1, size10 := s1.Size(), s10.Size()
@@ -118,7 +116,7 @@ func firstCalls(ops []simOp, n int) []simOp {
 // TestBeginEndDoesNotAllocate guards the hot path: once a workflow's nodes
 // and edges are known, Begin and End without a trip allocate nothing.
 func TestBeginEndDoesNotAllocate(t *testing.T) {
-	p := legacyPolicy()
+	p := DefaultPolicy()
 	p.MaxTotalCalls, p.MaxCallsPerNode, p.MaxCycleIterations = 0, 0, 0
 	s := NewState(p)
 	nodes := []string{"plan", "code", "test", "review"}
@@ -165,24 +163,22 @@ func realisticResult(size, i int) []byte {
 
 // BenchmarkDetect measures detection per call on realistic results:
 // Extract (reading the result) plus Begin and End, in a two-node agent
-// loop, one row per generation. The legacy rows run the same loop with
-// the legacy rules (the payload hashed as bytes, FNV-64a), as a
-// yardstick of the machine: the ratio between a generation's row and the
-// legacy row of the same size, in the same run, is the cost of reading
-// results as a person would (target for generation 4: at most 1.3).
+// loop. The bytes rows run the same loop with the payload hashed as bytes
+// (FNV-64a), as a yardstick of the machine: the ratio between the reader
+// row and the bytes row of the same size, in the same run, is the cost
+// of reading results as a person would.
 //
 //	go test -run '^$' -bench BenchmarkDetect -benchmem ./interceptor/detect/
 func BenchmarkDetect(b *testing.B) {
 	for _, size := range []int{4 << 10, 1 << 20} {
-		for _, gen := range []Generation{DetectionLegacy, DetectionV2, DetectionV3, DetectionV4, DetectionV5} {
-			name := fmt.Sprintf("%dKB/generation-%d", size>>10, gen)
-			if gen == DetectionLegacy {
-				name = fmt.Sprintf("%dKB/legacy", size>>10)
-			}
-			b.Run(name, func(b *testing.B) { benchDetect(b, size, gen, nil) })
-		}
+		b.Run(fmt.Sprintf("%dKB/reader", size>>10), func(b *testing.B) { benchDetect(b, size, nil) })
+		b.Run(fmt.Sprintf("%dKB/bytes", size>>10), func(b *testing.B) {
+			benchDetect(b, size, func(data []byte) Observation {
+				return Observation{Output: nonZero(fnvBytes(fnvOffset, bytes.TrimSpace(data)))}
+			})
+		})
 		b.Run(fmt.Sprintf("%dKB/token-scan", size>>10), func(b *testing.B) {
-			benchDetect(b, size, DetectionLegacy, func(data []byte) Observation {
+			benchDetect(b, size, func(data []byte) Observation {
 				return Observation{Output: nonZero(tokenScan(data))}
 			})
 		})
@@ -191,11 +187,10 @@ func BenchmarkDetect(b *testing.B) {
 
 // tokenScan is the floor of any reader that tells tokens apart, the
 // yardstick BenchmarkDetect's token-scan rows measure: it finds each
-// token's end eight bytes at a time and hashes the token (as generation 4
+// token's end eight bytes at a time and hashes the token (as the reader
 // does, with nothing recognised, masked or decoded), chaining the tokens'
-// hashes. A generation's row divided by the token-scan row of the same
-// size, in the same run, is what its rules cost beyond telling tokens
-// apart.
+// hashes. The reader row divided by the token-scan row of the same size,
+// in the same run, is what its rules cost beyond telling tokens apart.
 func tokenScan(b []byte) uint64 {
 	h := uint64(fnvOffset)
 	for i := 0; i < len(b); {
@@ -203,18 +198,41 @@ func tokenScan(b []byte) uint64 {
 			i++
 			continue
 		}
-		j, _ := wordRun(b, i)
+		j := wordEnd(b, i)
 		h = (h ^ tokHash(b[i:j])) * fnvPrime
 		i = j
 	}
 	return h
 }
 
-// benchDetect runs the loop with the generation's reading of results, or
-// with read when it is not nil.
-func benchDetect(b *testing.B, size int, gen Generation, read func([]byte) Observation) {
+// wordEnd returns the end of the run of bytes from j that are neither
+// whitespace nor a backslash, eight bytes at a time.
+func wordEnd(s []byte, j int) int {
+	for j+8 <= len(s) {
+		x := binary.LittleEndian.Uint64(s[j:])
+		stop := stopLanes(x)
+		if stop == 0 {
+			j += 8
+			continue
+		}
+		j += bits.TrailingZeros64(stop) / 8
+		if byteClass[s[j]]&(clSpace|clEsc) != 0 {
+			return j
+		}
+		j++ // a control byte that is not whitespace: content
+	}
+	for ; j < len(s); j++ {
+		if byteClass[s[j]]&(clSpace|clEsc) != 0 {
+			break
+		}
+	}
+	return j
+}
+
+// benchDetect runs the loop with Extract's reading of results, or with
+// read when it is not nil.
+func benchDetect(b *testing.B, size int, read func([]byte) Observation) {
 	p := DefaultPolicy()
-	p.Detection = gen
 	p.MaxTotalCalls, p.MaxCallsPerNode, p.MaxCycleIterations, p.MaxEdgeWithoutProgress = 0, 0, 0, 0
 	// Sixteen distinct results: more than a window, so no detector
 	// trips and every call takes the hot path.
@@ -258,10 +276,9 @@ func benchDetect(b *testing.B, size int, gen Generation, read func([]byte) Obser
 //	go test -run '^$' -bench BenchmarkExtractPeers -benchmem ./interceptor/detect/
 func BenchmarkExtractPeers(b *testing.B) {
 	outputs, size := peerOutputs(b)
-	for _, gen := range []Generation{DetectionV2, DetectionV3, DetectionV4, DetectionV5} {
-		b.Run(fmt.Sprintf("generation-%d", gen), func(b *testing.B) {
+	{
+		b.Run("reader", func(b *testing.B) {
 			p := DefaultPolicy()
-			p.Detection = gen
 			b.ReportAllocs()
 			b.ResetTimer()
 			cpu0, cpuOK := cpuTime()

@@ -3,7 +3,6 @@ package detect
 import (
 	"bytes"
 	"encoding/binary"
-	"math/bits"
 	"sync"
 	"unicode/utf8"
 )
@@ -38,16 +37,10 @@ const maskDigitsV3 = 10
 
 // Bounds of one canonical reading.
 const (
-	maxFields        = 16      // volatile-field candidates kept per result
-	maxFieldText     = 64      // longest string leaf that can be a volatile field
-	maxDepth         = 64      // deeper JSON is hashed as raw bytes
-	simMinTokens     = 64      // fewer string tokens: no SimHash
-	simFullBytes     = 8 << 10 // text bytes of which one token in two feeds the SimHash; beyond, one in eight
-	simSampleBytes   = 1 << 10 // text bytes whose every token feeds the SimHash
-	nearDupBits      = 6       // SimHash Hamming distance of near-duplicates
-	maxEmbedLength   = 1 << 20 // longest string parsed as embedded JSON
-	counterMinTokens = 4       // fewer string tokens: no counter comparison
-	counterMaxTokens = 16      // more: no counter comparison
+	maxFields      = 16      // volatile-field candidates kept per result
+	maxFieldText   = 64      // longest string leaf that can be a volatile field
+	maxDepth       = 64      // deeper JSON is hashed as raw bytes
+	maxEmbedLength = 1 << 20 // longest string parsed as embedded JSON
 )
 
 // canonical is one result read the second generation's way.
@@ -56,7 +49,6 @@ type canonical struct {
 	shape  uint64 // the same with every number masked
 	nums   int64  // the sum of the numbers the hash kept (short integers)
 	action uint64 // the hash without commentary fields and measurements, 0: none
-	sim    uint64 // SimHash of the string tokens, 0: too little text
 	fields [maxFields]Field
 	nf     int
 }
@@ -70,29 +62,14 @@ type canonScan struct {
 	// heap.
 	fields [maxFields]Field
 	nf     int
-	sim    [24]uint64 // bit-sliced per-bit token counts
-	held   uint64     // a token not yet counted in sim (held: there is one)
-	isHeld bool
-	tokens int
-	text   int
 	buf    []byte  // decoded keys, and strings that may hold JSON
 	pooled *[]byte // buf's holder when it came from decodeBufs
 	depth  int
 	nums   int64
 	comm   uint64 // what commentary fields and measurements add to the hash
 	inComm bool
-	// v3: the third generation's reading: measurements (non-integer
-	// numbers) stay in the action hash, and the shape is kept whatever the
-	// amount of text.
-	v3 bool
-	// v4: the fourth generation's one-pass reading (text4.go); v3 is
-	// set with it.
-	v4 bool
-	// v5: the fifth generation's reading of model responses
-	// (responses.go); v4 and v3 are set with it. talk is what the words
-	// beside a response's tool calls add to the hash, calls how many tool
-	// calls the payload holds.
-	v5       bool
+	// talk is what the words beside a response's tool calls add to the
+	// hash (responses.go), calls how many tool calls the payload holds.
 	talk     uint64
 	echo     uint64 // what a response's echo of its request and transport adds
 	calls    int
@@ -137,11 +114,8 @@ func (x *hp) add(y hp) { x.v += y.v; x.s += y.s }
 
 // readCanonical reads body (trimmed, non-empty) into c. Invalid JSON is
 // hashed as raw bytes.
-func readCanonical(body []byte, c *canonical, g Generation) {
-	v4 := g == DetectionV4 || g == DetectionV5
-	v3 := g == DetectionV3 || v4
-	sc := canonScan{b: body, fields: c.fields, nf: c.nf, v3: v3, v4: v4, v5: g == DetectionV5}
-	sc.s4.v5 = sc.v5
+func readCanonical(body []byte, c *canonical) {
+	sc := canonScan{b: body, fields: c.fields, nf: c.nf}
 	x, ok := sc.value(fnvOffset, true)
 	sc.release()
 	sc.skipSpace()
@@ -154,14 +128,6 @@ func readCanonical(body []byte, c *canonical, g Generation) {
 	c.fields, c.nf = sc.fields, sc.nf
 	if strip := sc.stripped(); strip != 0 {
 		c.action = nonZero(x.v - strip)
-	}
-	if !v3 && (sc.tokens < counterMinTokens || sc.tokens > counterMaxTokens) {
-		// Too little text to tell a counter from content, or so much that a
-		// number moving by one is content (an edit's line range).
-		c.shape = 0
-	}
-	if sc.tokens >= simMinTokens && !sc.v4 {
-		c.sim = nonZero(sc.simHash())
 	}
 }
 
@@ -222,14 +188,8 @@ func (sc *canonScan) value(path uint64, top bool) (hp, bool) {
 		return sc.object(path, top)
 	case c == '[':
 		return sc.array(path)
-	case c == '"' && sc.v4:
-		return sc.string4(path, top)
 	case c == '"':
-		raw, esc, ok := sc.strRaw()
-		if !ok {
-			return hp{}, false
-		}
-		return sc.stringValue(path, raw, esc, top), true
+		return sc.string4(path, top)
 	case c == 't' || c == 'f' || c == 'n':
 		start := sc.i
 		for sc.i < len(sc.b) && sc.b[sc.i] >= 'a' && sc.b[sc.i] <= 'z' {
@@ -264,15 +224,11 @@ func (sc *canonScan) value(path uint64, top bool) (hp, bool) {
 		}
 		num := sc.b[start:sc.i]
 		h := fnvBytes(fnvOffset^kindNumber, num)
-		if digits := len(num); sc.v3 && integer && (digits >= maskDigitsV3+1 || digits == maskDigitsV3 && num[0] != '-') {
+		if digits := len(num); integer && (digits >= maskDigitsV3+1 || digits == maskDigitsV3 && num[0] != '-') {
 			// An epoch or a long id, as in text.
 			h = fnvByte(fnvOffset^kindNumber, '#')
 		}
-		shape := h
-		if sc.v4 {
-			// The shape masks every number (DetectionV4).
-			shape = fnvOffset ^ kindNumber
-		}
+		shape := fnvOffset ^ kindNumber // the shape masks every number
 		if integer && len(num) <= 15 {
 			var v int64
 			for _, d := range num {
@@ -283,24 +239,15 @@ func (sc *canonScan) value(path uint64, top bool) (hp, bool) {
 			if num[0] == '-' {
 				v = -v
 			}
-			if !sc.v4 || !sc.inComm {
-				// The fourth generation sums only what the action
-				// compares: a measurement of the call counts nothing.
+			if !sc.inComm {
+				// Only what the action compares is summed: a
+				// measurement of the call counts nothing.
 				sc.nums += v
 			}
-			shape = fnvOffset ^ kindNumber
 		}
 		x := leaf2(path, h, shape)
-		if !integer && !sc.inComm && !sc.v3 {
-			// A measurement (a duration, a cost, a score): left out of the
-			// action hash.
-			sc.comm += x.v - leaf(path, fnvOffset^kindNumber^'.')
-		}
-		switch {
-		case sc.v3 && !sc.inComm && top:
+		if !sc.inComm && top {
 			sc.addField(path, x.v, numValue(num))
-		case !sc.v3 && top:
-			sc.addField(path, x.v, 0) // the second generation needs no value
 		}
 		return x, true
 	}
@@ -381,7 +328,7 @@ func (sc *canonScan) object(path uint64, top bool) (hp, bool) {
 		return sum, true
 	}
 	var r5 response5 // the fifth generation's reading of a response part
-	if sc.v5 && !sc.inComm {
+	if !sc.inComm {
 		r5 = sc.openPart()
 	}
 	for {
@@ -399,9 +346,9 @@ func (sc *canonScan) object(path uint64, top bool) (hp, bool) {
 			return hp{}, false
 		}
 		sc.i++
-		comm := !sc.inComm && (commentaryKey(key) || sc.v3 && measurementKey(key) || sc.v4 && callKey(key) || sc.v5 && metaKey(key))
+		comm := !sc.inComm && (commentaryKey(key) || measurementKey(key) || callKey(key) || metaKey(key))
 		var role keyRole
-		if sc.v5 && !sc.inComm {
+		if !sc.inComm {
 			role = sc.readKey(key, &r5)
 		}
 		if comm {
@@ -459,7 +406,7 @@ func (sc *canonScan) array(path uint64) (hp, bool) {
 	var set, seq hp
 	strs, n := true, uint64(0)
 	var a5 array5 // the fifth generation's commentary and words, element by element
-	v5 := sc.v5 && !sc.inComm
+	v5 := !sc.inComm
 	if v5 {
 		a5.open(sc)
 	}
@@ -671,28 +618,6 @@ func hex4(b []byte) (rune, bool) {
 // embedded is added to the hash of JSON read from inside a string.
 const embedded = 0x5bd1e9955bd1e995
 
-// stringValue hashes a string's content (raw, as written; esc: it holds
-// escapes): as JSON when it holds an object or array (tool arguments),
-// else as normalised text. Text is hashed from the bytes as written, its
-// escapes decoded token by token: only a string that may hold JSON is
-// decoded whole.
-func (sc *canonScan) stringValue(path uint64, raw []byte, esc, top bool) hp {
-	s := raw
-	if esc && mayHoldJSON(raw) {
-		sc.grow(len(raw)) // decoding never lengthens
-		sc.buf = unescape(sc.buf[:0], raw)
-		s, esc = sc.buf, false
-	}
-	if !esc {
-		if x, ok := sc.embeddedJSON(path, s, top); ok {
-			return x
-		}
-	}
-	h, shape, nums := sc.text1(s, esc)
-	sc.nums += nums
-	return leaf2(path, h, shape)
-}
-
 // embeddedJSON reads a string's decoded content s as JSON when it holds
 // an object or an array (tool arguments), as a nested scan.
 func (sc *canonScan) embeddedJSON(path uint64, s []byte, top bool) (hp, bool) {
@@ -701,12 +626,9 @@ func (sc *canonScan) embeddedJSON(path uint64, s []byte, top bool) (hp, bool) {
 		return hp{}, false
 	}
 	// The nested scan has its own buffer: t may live in sc.buf.
-	inner := canonScan{b: t, depth: sc.depth, v3: sc.v3, v4: sc.v4, v5: sc.v5}
-	if sc.v5 {
-		// What the string stands in is read as the same JSON would be:
-		// inside commentary, all of it is.
-		inner.inComm, inner.s4.v5 = sc.inComm, true
-	}
+	// What the string stands in is read as the same JSON would be:
+	// inside commentary, all of it is.
+	inner := canonScan{b: t, depth: sc.depth, inComm: sc.inComm}
 	x, ok := inner.value(path, top)
 	inner.release()
 	if !ok {
@@ -718,7 +640,6 @@ func (sc *canonScan) embeddedJSON(path uint64, s []byte, top bool) (hp, bool) {
 	for _, f := range inner.fields[:inner.nf] {
 		sc.addFolded(f)
 	}
-	sc.mergeSim(&inner)
 	sc.nums += inner.nums
 	// Embedded JSON is not the same as the object itself.
 	sc.comm += inner.comm
@@ -727,165 +648,6 @@ func (sc *canonScan) embeddedJSON(path uint64, s []byte, top bool) (hp, bool) {
 	sc.calls += inner.calls
 	sc.finished = sc.finished || inner.finished
 	return hp{x.v + embedded, x.s + embedded}, true
-}
-
-// mayHoldJSON reports whether a string with escapes, once decoded and
-// trimmed, starts with '{' or '[' (written as is or as an escape).
-func mayHoldJSON(raw []byte) bool {
-	for i := 0; i < len(raw); {
-		switch c := raw[i]; {
-		case byteClass[c]&clSpace != 0:
-			i++
-		case c == '\\':
-			if n := escapedSpace(raw[i:]); n > 0 {
-				i += n
-				continue
-			}
-			b, r, u, _ := escape(raw[i:])
-			if u {
-				return r == '{' || r == '['
-			}
-			return b == '{' || b == '[' // "\{" stands for '{' too
-		default:
-			return c == '{' || c == '['
-		}
-	}
-	return false
-}
-
-// text1 hashes text with whitespace runs collapsed and volatile tokens
-// masked, and feeds its tokens to the SimHash. It returns the hash, the
-// shape hash (numbers masked too) and the sum of the numbers kept. With
-// esc, s is a string's content as written: its escapes are decoded where
-// they stand, whitespace ones as whitespace, and a token that holds others
-// is decoded before it is hashed.
-func (sc *canonScan) text1(s []byte, esc bool) (h, shape uint64, nums int64) {
-	// Tokens are chained by multiplication: "a b" and "ab" differ without
-	// hashing the space between them.
-	h, shape = fnvOffset^kindString, fnvOffset^kindString
-	var tokBuf [64]byte
-	// v3: the hashes before the last token, when it was a number, so that
-	// a unit word after it ("1.378 s") masks both.
-	var numH, numS uint64
-	var numN int64
-	afterNum, afterCount := false, false
-	for i := 0; i < len(s); {
-		for i < len(s) {
-			k := byteClass[s[i]]
-			if k&clSpace != 0 {
-				i++
-				continue
-			}
-			if esc && k&clEsc != 0 {
-				if n := escapedSpace(s[i:]); n > 0 {
-					i += n
-					continue
-				}
-			}
-			break
-		}
-		j, digit, dec := i, false, false
-		for {
-			var d bool
-			j, d = wordRun(s, j)
-			digit = digit || d
-			if j == len(s) || s[j] != '\\' {
-				break
-			}
-			if !esc { // a decoded backslash: content
-				j++
-				continue
-			}
-			if escapedSpace(s[j:]) > 0 {
-				break
-			}
-			_, _, _, n := escape(s[j:])
-			j += n
-			dec = true
-		}
-		if j == i {
-			break
-		}
-		w := s[i:j]
-		if dec {
-			w = unescape(tokBuf[:0], w)
-			digit = false
-			for _, c := range w {
-				digit = digit || byteClass[c]&clDigit != 0
-			}
-		}
-		var th, ts uint64
-		var n int64
-		if !digit {
-			// No digit, nothing to mask: the token hashes at once, and
-			// its shape is the same.
-			th = wordHash(w)
-			ts = th
-		} else {
-			th, ts, n = maskToken(w, sc.v3)
-		}
-		if sc.v3 {
-			if afterCount && digit && countToken(w) {
-				// "retry 4", "attempt #3:": the number counts the
-				// attempts, the word before it says so.
-				th = fnvBytes(fnvByte(fnvOffset, '#'), w[countDigits(w):])
-				ts = th
-				n = 0
-			}
-			afterCount = !digit && counterWord(w)
-			if afterNum && !digit && unitWord(w) {
-				// A duration written with a space: the number and its
-				// unit are masked together, as "1.378s" is.
-				th = fnvBytes(fnvByte(fnvOffset, '#'), w)
-				ts = th
-				h, shape, nums = numH, numS, nums-numN
-				n = 0
-				afterNum = false
-			} else if afterNum = digit && numberWord(w); afterNum {
-				numH, numS, numN = h, shape, n
-			}
-		}
-		nums += n
-		h = (h ^ th) * fnvPrime
-		shape = (shape ^ ts) * fnvPrime
-		sc.simToken(th, len(w))
-		i = j
-	}
-	return h, shape, nums
-}
-
-// wordRun returns the end of the run of bytes from j that are neither
-// whitespace nor a backslash, and whether a digit is among them. It is
-// text1's hot loop: it reads eight bytes at a time and flags the bytes it
-// looks for (bit 7 of a byte's lane), so that a word's end costs a few
-// word operations rather than a branch per byte. (Sixteen bytes at a
-// time, branch-free, measured slower: most words are short.)
-func wordRun(s []byte, j int) (int, bool) {
-	digit := false
-	for j+8 <= len(s) {
-		x := binary.LittleEndian.Uint64(s[j:])
-		stop, digits := stopLanes(x), digitLanes(x)
-		if stop == 0 {
-			digit = digit || digits != 0
-			j += 8
-			continue
-		}
-		k := bits.TrailingZeros64(stop) / 8
-		digit = digit || digits&(1<<(8*uint(k))-1) != 0
-		j += k
-		if byteClass[s[j]]&(clSpace|clEsc) != 0 {
-			return j, digit
-		}
-		j++ // a control byte that is not whitespace: content
-	}
-	for ; j < len(s); j++ {
-		k := byteClass[s[j]]
-		if k&(clSpace|clEsc) != 0 {
-			break
-		}
-		digit = digit || k&clDigit != 0
-	}
-	return j, digit
 }
 
 // Eight bytes at once: constants with one value in every byte lane.
@@ -966,86 +728,6 @@ func trimSpace(s []byte) []byte {
 		s = s[:len(s)-1]
 	}
 	return s
-}
-
-// simToken adds a token hash to the SimHash: every token of the first
-// simSampleBytes of text, then one in two up to simFullBytes, then one in
-// eight (chosen by hash, so the sample is the same for the same text). The per-bit counts are kept as
-// bit-sliced counters (sim[k] holds bit k of all 64 counts), so adding a
-// token costs a few word operations, not 64.
-func (sc *canonScan) simToken(th uint64, n int) {
-	sc.text += n
-	if sc.text > simFullBytes && th&7 != 0 || sc.text > simSampleBytes && th&1 != 0 {
-		return
-	}
-	sc.tokens++
-	if !sc.isHeld {
-		sc.held, sc.isHeld = th, true
-		return
-	}
-	// Two tokens at once: a full adder into the lowest counter bit, then
-	// one carry rippled up, half as many ripples as one token at a time.
-	a, b := sc.sim[0], sc.held
-	sc.sim[0] = a ^ b ^ th
-	sc.isHeld = false
-	sc.ripple(1, a&b|a&th|b&th)
-}
-
-// ripple adds carry (one per set bit) into the counters from bit k up;
-// what overflows the last bit is dropped.
-func (sc *canonScan) ripple(k int, carry uint64) {
-	for ; carry != 0 && k < len(sc.sim); k++ {
-		carry, sc.sim[k] = sc.sim[k]&carry, sc.sim[k]^carry
-	}
-}
-
-// flushSim counts the held token.
-func (sc *canonScan) flushSim() {
-	if sc.isHeld {
-		sc.isHeld = false
-		sc.ripple(0, sc.held)
-	}
-}
-
-// mergeSim adds the token counts of a nested scan.
-func (sc *canonScan) mergeSim(in *canonScan) {
-	in.flushSim()
-	sc.text += in.text
-	sc.tokens += in.tokens
-	var carry uint64
-	for k := range sc.sim {
-		a, b := sc.sim[k], in.sim[k]
-		sc.sim[k] = a ^ b ^ carry
-		carry = a&b | carry&(a^b)
-	}
-}
-
-// simHash returns the SimHash: bit b is set when more than half of the
-// tokens had it. The 64 counts are compared with that threshold the way
-// they are kept, bit-sliced, from the most significant bit down: a few
-// word operations per counter bit instead of reassembling 64 counts.
-func (sc *canonScan) simHash() uint64 {
-	sc.flushSim()
-	need := uint64(sc.tokens)/2 + 1 // the least count that is more than half
-	if need>>len(sc.sim) != 0 {
-		return 0 // more than the counters hold: no count reaches it
-	}
-	var gt uint64    // counts already known to exceed need
-	eq := ^uint64(0) // counts equal to need in the bits read so far
-	for k := len(sc.sim) - 1; k >= 0; k-- {
-		if need>>uint(k)&1 == 1 {
-			eq &= sc.sim[k]
-		} else {
-			gt |= eq & sc.sim[k]
-			eq &^= sc.sim[k]
-		}
-	}
-	return gt | eq
-}
-
-// nearDup reports whether two SimHashes are near-duplicates.
-func nearDup(a, b uint64) bool {
-	return a != 0 && b != 0 && bits.OnesCount64(a^b) <= nearDupBits
 }
 
 // maskToken hashes one whitespace-free token two ways: h with its volatile

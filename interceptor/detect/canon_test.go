@@ -1,13 +1,15 @@
 package detect
 
 import (
-	"math/bits"
+	"bytes"
+	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
-// TestCanonicalSame: with zero options, DetectionV2 reads two results as
+// TestCanonicalSame: with zero options, Extract reads two results as
 // the same when a person would, and as different when the difference is
 // information.
 func TestCanonicalSame(t *testing.T) {
@@ -78,26 +80,41 @@ func TestCanonicalInvalid(t *testing.T) {
 	assert.NotEqual(t, Extract(p, "n", []byte(`{"a":`)).Output, Extract(p, "n", []byte(`{"b":`)).Output)
 }
 
-// TestNearDup: the SimHash of long text that differs in a few words is
-// near, of other text far; short text has none.
-func TestNearDup(t *testing.T) {
+// TestReadingIgnoresEncoding is a differential against the plainest
+// reader there is, encoding/json: every output of the corpora, decoded
+// and encoded again (keys sorted, whitespace between tokens dropped,
+// strings escaped anew, numbers as written), and indented, reads as the
+// original. It holds the reader to its first rule (JSON is read as the
+// value it encodes, not as its bytes) on data it was not written for.
+func TestReadingIgnoresEncoding(t *testing.T) {
 	p := DefaultPolicy()
-	p.Detection = DetectionV2
-	para := func(words ...string) string {
-		return `"The test suite still fails in test_login because the session cookie is not set after the redirect to the dashboard page. ` +
-			`The middleware reads the cookie before the handler writes it, so the assertion on the user name fails ` + words[0] + `. ` +
-			`I looked at the order of the handlers in the router and at the cookie options in the config module, ` +
-			`and the SameSite attribute is ` + words[1] + ` for the staging profile. The fix is to move the session middleware ` +
-			`after the auth handler and to set the attribute to lax, then run the suite ` + words[2] + ` to check the login and logout tests."`
+	n, skipped := 0, 0
+	for _, tr := range loadCorpus(t) {
+		for _, c := range tr.Calls {
+			if len(c.Output) == 0 {
+				continue
+			}
+			dec := json.NewDecoder(bytes.NewReader(c.Output))
+			dec.UseNumber()
+			var v any
+			if dec.Decode(&v) != nil {
+				skipped++
+				continue
+			}
+			compact, err := json.Marshal(v)
+			require.NoError(t, err)
+			indented, err := json.MarshalIndent(v, "", "\t")
+			require.NoError(t, err)
+			want := Extract(p, "n", c.Output)
+			for _, b := range [][]byte{compact, indented} {
+				got := Extract(p, "n", b)
+				if got.Output != want.Output || got.Action != want.Action || got.Shape != want.Shape || got.Count != want.Count {
+					t.Errorf("%s: %s reads otherwise re-encoded as %s", tr.Name, c.Output, b)
+				}
+			}
+			n++
+		}
 	}
-	base := para("again", "strict", "again")
-	near := para("once more", "still strict", "one more time")
-	other := `"I have updated the migration to add the missing column and the orders API now returns the discount field for every line item in the response. ` +
-		`The serializer had no field for it, and the admin page listed the column without a label. Next I will add a test for the discount ` +
-		`rounding rules, since the product owner asked for banker's rounding on every currency except the yen, and check the invoice PDF."`
-	a, b, c := Extract(p, "n", []byte(base)), Extract(p, "n", []byte(near)), Extract(p, "n", []byte(other))
-	assert.NotZero(t, a.Sim)
-	assert.True(t, nearDup(a.Sim, b.Sim), "a few words changed: distance %d", bits.OnesCount64(a.Sim^b.Sim))
-	assert.False(t, nearDup(a.Sim, c.Sim), "other text: distance %d", bits.OnesCount64(a.Sim^c.Sim))
-	assert.Zero(t, Extract(p, "n", []byte(`"short text has no SimHash"`)).Sim)
+	t.Logf("%d outputs re-encoded, %d not JSON", n, skipped)
+	require.Greater(t, n, 500)
 }

@@ -41,47 +41,37 @@ func loadClockCorpus(t testing.TB) []realTrace {
 }
 
 // TestClockCorpus reports, per half, the loops caught and the
-// progressing runs halted by generations 3 and 4 with GrainToolCall
-// budgets, and holds generation 4 to every loop caught and no
-// progressing run halted on both halves.
+// progressing runs halted with GrainToolCall budgets, and holds the
+// detectors to every loop caught and no progressing run halted on both
+// halves.
 //
 //	go test ./interceptor/detect/ -run TestClockCorpus -v
 func TestClockCorpus(t *testing.T) {
 	traces := loadClockCorpus(t)
 	var report strings.Builder
 	fmt.Fprintf(&report, "\n%-38s %-6s %-14s %-24s %-20s %s\n", "rule (GrainToolCall budgets)", "half", "loops caught", "progressing runs halted", "loops halted early", "median latency")
-	for _, gen := range []Generation{DetectionV3, DetectionV4, DetectionV5} {
-		run := func(calls []corpusCall) int {
-			p := ToolCallPolicy()
-			p.Detection = gen
-			at, _ := replay(p, calls)
-			return at
-		}
-		for _, h := range []string{"tune", "check"} {
-			st, early := scoreReal(traces, run, func(tr *realTrace) bool { return tr.Half == h })
-			fmt.Fprintf(&report, "%-38s %-6s %-14s %-24s %-20s %s\n", fmt.Sprintf("generation %d", gen), h,
-				fmt.Sprintf("%d/%d", st.caught, st.loops), fmt.Sprintf("%d/%d", st.falseHalts, st.progressing),
-				fmt.Sprintf("%d/%d", early, st.loops), median(st.latencies))
-			if gen >= DetectionV4 {
-				assert.Equal(t, st.loops, st.caught, "generation %d, %s half: loops caught", gen, h)
-				assert.Zero(t, st.falseHalts, "generation %d, %s half: progressing runs halted", gen, h)
-				assert.Zero(t, early, "generation %d, %s half: loops halted before their onset", gen, h)
-			}
-		}
+	run := func(calls []corpusCall) int {
+		at, _ := replay(ToolCallPolicy(), calls)
+		return at
+	}
+	for _, h := range []string{"tune", "check"} {
+		st, early := scoreReal(traces, run, func(tr *realTrace) bool { return tr.Half == h })
+		fmt.Fprintf(&report, "%-38s %-6s %-14s %-24s %-20s %s\n", "loopguard", h,
+			fmt.Sprintf("%d/%d", st.caught, st.loops), fmt.Sprintf("%d/%d", st.falseHalts, st.progressing),
+			fmt.Sprintf("%d/%d", early, st.loops), median(st.latencies))
+		assert.Equal(t, st.loops, st.caught, "%s half: loops caught", h)
+		assert.Zero(t, st.falseHalts, "%s half: progressing runs halted", h)
+		assert.Zero(t, early, "%s half: loops halted before their onset", h)
 	}
 	for i := range traces {
 		tr := &traces[i]
 		calls, onset := realCalls(tr)
-		for _, gen := range []Generation{DetectionV3, DetectionV4, DetectionV5} {
-			p := ToolCallPolicy()
-			p.Detection = gen
-			at, trip := replay(p, calls)
-			verdict := "runs on"
-			if at >= 0 {
-				verdict = fmt.Sprintf("halted at %d (onset %d): %s", at, onset, trip.Message)
-			}
-			fmt.Fprintf(&report, "%-30s %-5s loop=%-5v generation %d %s\n", tr.Name, tr.Half, tr.Loop, gen, verdict)
+		at, trip := replay(ToolCallPolicy(), calls)
+		verdict := "runs on"
+		if at >= 0 {
+			verdict = fmt.Sprintf("halted at %d (onset %d): %s", at, onset, trip.Message)
 		}
+		fmt.Fprintf(&report, "%-30s %-5s loop=%-5v %s\n", tr.Name, tr.Half, tr.Loop, verdict)
 	}
 	t.Log(report.String())
 }

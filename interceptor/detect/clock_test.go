@@ -20,16 +20,14 @@ func rounds(n int, llm, tool func(i int) string) []corpusCall {
 	return calls
 }
 
-// TestClockIsNotProgress: the fourth generation's sequence rules. give
-// is a trace (budgets raised); want says whether generation 3 and
-// generation 4 halt it.
+// TestClockIsNotProgress: clocks are told from progress. give is a
+// trace (budgets raised); want says whether it halts.
 func TestClockIsNotProgress(t *testing.T) {
 	same := func(s string) func(int) string { return func(int) string { return s } }
 	tests := []struct {
-		name   string
-		give   []corpusCall
-		wantV3 bool
-		wantV4 bool
+		name string
+		give []corpusCall
+		want bool
 	}{
 		{
 			name: "an agent runtime's event ids rise at every step",
@@ -38,7 +36,7 @@ func TestClockIsNotProgress(t *testing.T) {
 					return fmt.Sprintf(`{"id":%d,"action":"run","args":{"command":"pytest -x"}}`, 40+2*i)
 				},
 				func(i int) string { return fmt.Sprintf(`{"id":%d,"observation":"run","content":"1 failed"}`, 41+2*i) }),
-			wantV3: false, wantV4: true,
+			want: true,
 		},
 		{
 			name: "token usage grows with the context",
@@ -47,7 +45,7 @@ func TestClockIsNotProgress(t *testing.T) {
 					return fmt.Sprintf(`{"content":[{"type":"tool_use","name":"bash","input":{"command":"ls"}}],"usage":{"input_tokens":%d,"output_tokens":%d}}`, 2000+700*i, 40+i%3)
 				},
 				same(`"a.py b.py"`)),
-			wantV3: false, wantV4: true,
+			want: true,
 		},
 		{
 			name: "a curl meter in the tool's output",
@@ -55,12 +53,12 @@ func TestClockIsNotProgress(t *testing.T) {
 				func(i int) string {
 					return fmt.Sprintf(`"100  1256  100  1256    0     0   %d      0 --:--:-- --:--:-- --:--:--  %d\n503 Service Unavailable"`, 5000+97*i, 5100+89*i)
 				}),
-			wantV3: false, wantV4: true,
+			want: true,
 		},
 		{
-			name:   "the agent rewrites its step counter",
-			give:   rounds(8, func(i int) string { return fmt.Sprintf(`"Step %d of 9: run the tests"`, 3+i) }, same(`"1 failed"`)),
-			wantV3: false, wantV4: true,
+			name: "the agent rewrites its step counter",
+			give: rounds(8, func(i int) string { return fmt.Sprintf(`"Step %d of 9: run the tests"`, 3+i) }, same(`"1 failed"`)),
+			want: true,
 		},
 		{
 			name: "a falling failure count is progress",
@@ -81,9 +79,9 @@ func TestClockIsNotProgress(t *testing.T) {
 				func(i int) string { return fmt.Sprintf(`{"order_id":%d,"status":"shipped"}`, 1001+i) }),
 		},
 		{
-			name:   "a file re-read in ranges is a loop, not a restart",
-			give:   viewLoop(3, 9),
-			wantV3: false, wantV4: true,
+			name: "a file re-read in ranges is a loop, not a restart",
+			give: viewLoop(3, 9),
+			want: true,
 		},
 		{
 			name: "a job that runs to its end and restarts is not a loop",
@@ -92,17 +90,10 @@ func TestClockIsNotProgress(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			for _, gen := range []Generation{DetectionV3, DetectionV4} {
-				p := DefaultPolicy()
-				p.Detection = gen
-				raiseBudgets(&p)
-				at, _ := replay(p, tt.give)
-				want := tt.wantV4
-				if gen == DetectionV3 {
-					want = tt.wantV3
-				}
-				assert.Equal(t, want, at >= 0, "generation %d: halted at call %d", gen, at)
-			}
+			p := DefaultPolicy()
+			raiseBudgets(&p)
+			at, _ := replay(p, tt.give)
+			assert.Equal(t, tt.want, at >= 0, "halted at call %d", at)
 		})
 	}
 }

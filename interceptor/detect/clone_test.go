@@ -7,8 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestCloneSharesNothing walks random runs under every generation, every
-// budget on: at each call a clone reads as its original, and driving the
+// TestCloneSharesNothing walks random runs, every budget on: at each call a clone reads as its original, and driving the
 // clone on (calls, results, a resume, a stop) leaves the original's
 // encoding, and the trips it then meets, as they were.
 func TestCloneSharesNothing(t *testing.T) {
@@ -16,9 +15,8 @@ func TestCloneSharesNothing(t *testing.T) {
 	outs := []string{"=x", "=y", "!e", "", ";p=1", ";m=2"}
 	rng := uint64(11)
 	next := func(n int) int { rng = rng*6364136223846793005 + 1442695040888963407; return int(rng>>33) % n }
-	for _, g := range []Generation{DetectionLegacy, DetectionV2, DetectionV3, DetectionV4, DetectionV5} {
+	{
 		p := DefaultPolicy()
-		p.Detection = g
 		p.MaxTotalCalls, p.MaxCost, p.MaxNodeRuntime = 400, 60, 200*time.Second
 		p.Nodes = map[string]NodePolicy{"poll": {Exempt: true}, "n1": {MaxCalls: 7}}
 		p.Graph = []Edge{{From: "n0", To: "n1"}}
@@ -30,7 +28,7 @@ func TestCloneSharesNothing(t *testing.T) {
 				c := d.s.Clone()
 				got, err := c.MarshalJSON()
 				require.NoError(t, err)
-				require.Equal(t, string(before), string(got), "%s run %d call %d: the clone reads otherwise", g, run, k)
+				require.Equal(t, string(before), string(got), "run %d call %d: the clone reads otherwise", run, k)
 				// Drive the clone on.
 				now := d.now
 				for j := 0; j < 4; j++ {
@@ -46,7 +44,7 @@ func TestCloneSharesNothing(t *testing.T) {
 				c.Stop("", now, true)
 				after, err := d.s.MarshalJSON()
 				require.NoError(t, err)
-				require.Equal(t, string(before), string(after), "%s run %d call %d: the clone changed its original", g, run, k)
+				require.Equal(t, string(before), string(after), "run %d call %d: the clone changed its original", run, k)
 
 				node := nodes[next(len(nodes))]
 				ref, trip := d.s.Begin(node, d.now)

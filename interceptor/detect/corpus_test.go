@@ -22,18 +22,8 @@ type corpusTrace struct {
 	Onset        int      `json:"onset"`
 	WantReason   Reason   `json:"wantReason,omitempty"`
 	WantDetector Detector `json:"wantDetector,omitempty"`
-	// WantReasonV2 and WantDetectorV2 label the trace for DetectionV2 when
-	// it halts for another reason (say a stall caught before the budget the
-	// legacy rules needed); the note says why.
-	WantReasonV2   Reason   `json:"wantReasonV2,omitempty"`
-	WantDetectorV2 Detector `json:"wantDetectorV2,omitempty"`
-	// WantReasonV3 and WantDetectorV3 label the trace for DetectionV3 when
-	// it halts for another reason than DetectionV2; the note says why.
-	WantReasonV3   Reason   `json:"wantReasonV3,omitempty"`
-	WantDetectorV3 Detector `json:"wantDetectorV3,omitempty"`
-	// Generation 2: the label holds from DetectionV2 on (the peers' ported
-	// scenarios); the legacy rules are measured on it but not held to it.
-	Generation Generation `json:"generation,omitempty"`
+	// Ported: the trace is one of the peers' scenarios (testdata/corpus/peers).
+	Ported bool `json:"-"`
 	// Peer says whose rule the label rests on alone, when it does (a
 	// threshold of the peer's own); such traces are reported, not failed.
 	Peer   string          `json:"peer,omitempty"`
@@ -74,6 +64,7 @@ func loadCorpus(t testing.TB) []corpusTrace {
 		dec.DisallowUnknownFields()
 		var tr corpusTrace
 		require.NoError(t, dec.Decode(&tr), f)
+		tr.Ported = filepath.Base(filepath.Dir(f)) == "peers"
 		require.NotEmpty(t, tr.Name, f)
 		require.Contains(t, corpusSources, tr.Source, f)
 		require.NotEmpty(t, tr.Calls, f)
@@ -86,17 +77,15 @@ func loadCorpus(t testing.TB) []corpusTrace {
 	return traces
 }
 
-// policy is DefaultPolicy of generation gen with the trace's overrides.
-func (tr *corpusTrace) policy(gen Generation) (Policy, error) {
+// policy is DefaultPolicy with the trace's overrides.
+func (tr *corpusTrace) policy() (Policy, error) {
 	p := DefaultPolicy()
-	p.Detection = gen
 	if len(tr.Policy) > 0 {
 		dec := json.NewDecoder(strings.NewReader(string(tr.Policy)))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&p); err != nil {
 			return p, err
 		}
-		p.Detection = gen // a trace's policy never names the generation
 	}
 	return p, nil
 }
@@ -211,17 +200,8 @@ func raiseBudgets(p *Policy) {
 	}
 }
 
-// want returns the reason and detector a trace is labelled with for gen.
-func (tr *corpusTrace) want(gen Generation) (Reason, Detector) {
-	if gen >= DetectionV3 && tr.WantReasonV3 != "" {
-		return tr.WantReasonV3, tr.WantDetectorV3
-	}
-	if gen >= DetectionV2 && tr.WantReasonV2 != "" {
-		return tr.WantReasonV2, tr.WantDetectorV2
-	}
-	if gen >= DetectionV2 {
-		return tr.WantReason, tr.WantDetectorV2
-	}
+// want returns the reason and detector a trace is labelled with.
+func (tr *corpusTrace) want() (Reason, Detector) {
 	return tr.WantReason, tr.WantDetector
 }
 
@@ -267,40 +247,26 @@ func median(v []int) string {
 }
 
 // TestCorpus runs every labelled trace with DefaultPolicy (plus the trace's
-// overrides) under both generations. It fails on a missed loop, a halt
-// before a loop's onset, a false halt of a progressing trace, or a wrong
-// reason, and reports recall, false halts and detection latency
-// (calls from onset to the halted call). The legacy generation is held to
-// the traces labelled before DetectionV2 (generation 0).
+// overrides). It fails on a missed loop, a halt before a loop's onset, a
+// false halt of a progressing trace, or a wrong reason, and reports
+// recall, false halts and detection latency (calls from onset to the
+// halted call).
 func TestCorpus(t *testing.T) {
-	for _, gen := range []Generation{DetectionLegacy, DetectionV2, DetectionV3, DetectionV4, DetectionV5} {
-		t.Run(fmt.Sprintf("generation-%d", gen), func(t *testing.T) {
-			runCorpus(t, loadCorpus(t), gen, false)
-		})
-	}
-	// Guard version 9 pins Policy.OneLoop beside generation 3: the same
-	// labels hold.
-	t.Run("generation-3-one-loop", func(t *testing.T) {
-		runCorpus(t, loadCorpus(t), DetectionV3, true)
-	})
+	runCorpus(t, loadCorpus(t))
 }
 
-func runCorpus(t *testing.T, traces []corpusTrace, gen Generation, oneLoop bool) {
+func runCorpus(t *testing.T, traces []corpusTrace) {
 	var loops, detected, falseHalts int
 	var progressing int
 	var latencies, behavioural []int
 	byReason := map[Reason]int{}
 	var report strings.Builder
 	for _, tr := range traces {
-		if gen < tr.Generation {
-			continue
-		}
-		p, err := tr.policy(gen)
+		p, err := tr.policy()
 		require.NoError(t, err, tr.Name)
-		p.OneLoop = oneLoop
 		at, trip := replay(p, tr.Calls)
 		line := fmt.Sprintf("%-48s %-9s ", tr.Name, tr.Source)
-		wantReason, wantDetector := tr.want(gen)
+		wantReason, wantDetector := tr.want()
 		if !tr.Loop {
 			progressing++
 			if trip != nil {
@@ -337,9 +303,9 @@ func runCorpus(t *testing.T, traces []corpusTrace, gen Generation, oneLoop bool)
 	}
 	mean, most := meanMax(latencies)
 	bmean, bmost := meanMax(behavioural)
-	summary := fmt.Sprintf("corpus (generation %d): %d looping, %d progressing traces; recall %d/%d (%.0f%%); false halts %d/%d; "+
+	summary := fmt.Sprintf("corpus: %d looping, %d progressing traces; recall %d/%d (%.0f%%); false halts %d/%d; "+
 		"detection latency (calls from onset to the halted call) median %s, mean %.2f, max %d; stall/oscillation/error detectors only: mean %.2f, max %d; halts by reason %v",
-		gen, loops, progressing, detected, loops, 100*float64(detected)/float64(max(loops, 1)), falseHalts, progressing,
+		loops, progressing, detected, loops, 100*float64(detected)/float64(max(loops, 1)), falseHalts, progressing,
 		median(latencies), mean, most, bmean, bmost, byReason)
 	t.Log("\n" + report.String())
 	t.Log(summary)

@@ -23,7 +23,7 @@ func TestCycleIDStable(t *testing.T) {
 	var ids []string
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := legacyPolicy()
+			p := DefaultPolicy()
 			p.Graph = tt.graph
 			d := newDriver(p)
 			_, trip := d.run(tt.give...)
@@ -43,7 +43,7 @@ func TestCycleIDStable(t *testing.T) {
 }
 
 func TestCycleIterations(t *testing.T) {
-	d := newDriver(legacyPolicy())
+	d := newDriver(DefaultPolicy())
 	require.Nil(t, d.do("C"))
 	require.Nil(t, d.do("V"))
 	assert.Empty(t, d.s.View().Cycles)
@@ -57,7 +57,7 @@ func TestCycleIterations(t *testing.T) {
 }
 
 func TestDeclaredGraph(t *testing.T) {
-	p := legacyPolicy()
+	p := DefaultPolicy()
 	p.Graph = []Edge{{"coder", "verify"}, {"verify", "coder"}}
 	d := newDriver(p)
 	v := d.s.View()

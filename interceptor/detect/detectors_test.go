@@ -23,7 +23,7 @@ func runCases(t *testing.T, cases []detectorCase) {
 	t.Helper()
 	for _, tt := range cases {
 		t.Run(tt.name, func(t *testing.T) {
-			p := legacyPolicy()
+			p := DefaultPolicy()
 			if tt.policy != nil {
 				p = *tt.policy
 			}
@@ -44,11 +44,12 @@ func runCases(t *testing.T, cases []detectorCase) {
 func TestIdenticalOutput(t *testing.T) {
 	runCases(t, []detectorCase{
 		{name: "three in a row", give: list("A=x", "A=x", "A=x", "A"), wantAt: 3, wantDet: DetectorIdenticalOutput, wantReason: ReasonStalled},
-		{name: "node's own history, interleaved", give: list("A=x", "B", "A=x", "B", "A=x"), wantAt: 5, wantDet: DetectorIdenticalOutput},
+		{name: "a period of two nodes", give: list("A=x", "B=y", "A=x", "B=y", "A=x"), wantAt: 5, wantDet: DetectorIdenticalOutput},
+		{name: "news from another node between", give: list("A=x", "B", "A=x", "B", "A=x", "B", "A=x"), wantAt: -1},
 		{name: "two then different", give: list("A=x", "A=x", "A=y", "A=x"), wantAt: -1},
 		{name: "failure breaks the run", give: list("A=x", "A=x", "A!boom", "A=x"), wantAt: -1},
 		{name: "other nodes' outputs do not count", give: list("A=x", "B=x", "C=x"), wantAt: -1},
-		{name: "threshold 4", policy: ptr(policyWith(func(p *Policy) { p.RepeatThreshold = 4 })), give: list("A=x", "B", "A=x", "B", "A=x", "B", "A=x"), wantAt: 7, wantDet: DetectorIdenticalOutput},
+		{name: "threshold 4", policy: ptr(policyWith(func(p *Policy) { p.RepeatThreshold = 4 })), give: list("A=x", "B=y", "A=x", "B=y", "A=x", "B=y", "A=x"), wantAt: 7, wantDet: DetectorIdenticalOutput},
 		{name: "disabled", policy: ptr(policyWith(func(p *Policy) { p.RepeatThreshold = 0 })), give: list("A=x", "B", "A=x", "B", "A=x"), wantAt: -1},
 		{name: "empty results are no signal", give: list("A;silent", "B", "A;silent", "B", "A;silent", "B", "A;silent"), wantAt: -1},
 	})
@@ -57,12 +58,12 @@ func TestIdenticalOutput(t *testing.T) {
 func TestRepeatedError(t *testing.T) {
 	runCases(t, []detectorCase{
 		{name: "three identical errors", give: list("A!timeout:#s", "A!timeout:#s", "A!timeout:#s"), wantAt: 3, wantDet: DetectorRepeatedError, wantReason: ReasonRepeatedError},
-		{name: "surfaces at the next call", give: list("A!e", "B", "A!e", "B", "A!e", "B"), wantAt: 5, wantDet: DetectorRepeatedError},
+		{name: "a period of two nodes", give: list("A!e", "B=o", "A!e", "B=o", "A!e", "B=o"), wantAt: 5, wantDet: DetectorRepeatedError},
 		{name: "different errors", give: list("A!e1", "A!e2", "A!e1"), wantAt: -1},
 		{name: "success in between", give: list("A!e", "A!e", "A=ok", "A!e"), wantAt: -1},
 		{name: "one failure then success", give: list("A!e", "A=ok", "B"), wantAt: -1},
 		{name: "two failures then success", give: list("A!e", "A!e", "A=ok", "B"), wantAt: -1},
-		{name: "threshold 2", policy: ptr(policyWith(func(p *Policy) { p.ErrorRepeatThreshold = 2 })), give: list("A!e", "A!e"), wantAt: 2, wantDet: DetectorRepeatedError},
+		{name: "threshold 2", policy: ptr(policyWith(func(p *Policy) { p.ErrorRepeatThreshold = 2 })), give: list("A!e", "A!e", "A!e"), wantAt: 3, wantDet: DetectorRepeatedError},
 	})
 }
 
@@ -70,8 +71,8 @@ func TestOutputOscillation(t *testing.T) {
 	runCases(t, []detectorCase{
 		{name: "A/B/A/B at the 4th output", give: list("A=a", "A=b", "A=a", "A=b", "A"), wantAt: 4, wantDet: DetectorOutputOscillation, wantReason: ReasonOscillating},
 		{name: "A/B/C/A/B/C at the 6th output", give: list("A=a", "A=b", "A=c", "A=a", "A=b", "A=c", "A"), wantAt: 6, wantDet: DetectorOutputOscillation},
-		{name: "interleaved with another node", give: list("A=a", "B", "A=b", "B", "A=a", "B", "A=b", "B"), wantAt: 7, wantDet: DetectorOutputOscillation},
-		{name: "failures skipped", give: list("A=a", "A!e", "A=b", "A=a", "A=b"), wantAt: 5, wantDet: DetectorOutputOscillation},
+		{name: "with another node's constant result", give: list("A=a", "B=o", "A=b", "B=o", "A=a", "B=o", "A=b", "B=o"), wantAt: 8, wantDet: DetectorOutputOscillation},
+		{name: "a failure breaks the period", give: list("A=a", "A!e", "A=b", "A=a", "A=b"), wantAt: -1},
 		{name: "A/B/A/C", give: list("A=a", "A=b", "A=a", "A=c"), wantAt: -1},
 		{name: "A/A/B/B", give: list("A=a", "A=a", "A=b", "A=b"), wantAt: -1},
 		{name: "three periods asked", policy: ptr(policyWith(func(p *Policy) { p.OscillationPeriods = 3 })), give: list("A=a", "A=b", "A=a", "A=b", "A=a", "A"), wantAt: -1},
@@ -103,8 +104,8 @@ func TestNoImprovement(t *testing.T) {
 
 func TestTransitionOscillation(t *testing.T) {
 	runCases(t, []detectorCase{
-		{name: "A<->B bouncing on known outputs", give: list("A=a", "B=x", "A=b", "B=y", "A=b", "B=y", "A=a", "B=x", "A"), wantAt: 8, wantDet: DetectorTransitionOscillation, wantReason: ReasonOscillating},
-		{name: "period 3", give: list("I=a", "T=f1", "F=y1", "I=b", "T=f2", "F=y2", "I=a", "T=f1", "F=y1", "I=a", "T=f1", "F=y1", "I"), wantAt: 12, wantDet: DetectorTransitionOscillation},
+		{name: "two nodes are no round of three", give: list("A=a", "B=x", "A=b", "B=y", "A=b", "B=y", "A=a", "B=x", "A"), wantAt: -1},
+		{name: "period 3", wantReason: ReasonOscillating, give: list("I=a", "T=f1", "F=y1", "I=b", "T=f2", "F=y2", "I=a", "T=f1", "F=y1", "I=a", "T=f1", "F=y1", "I"), wantAt: 12, wantDet: DetectorTransitionOscillation},
 		{name: "converging: new outputs", give: rep(4, "A", "B"), wantAt: -1},
 		{name: "progress at one step", give: list("A=a", "B=x", "A=b", "B=y", "A=b", "B=y", "A=c", "B=x"), wantAt: -1},
 	})

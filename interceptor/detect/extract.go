@@ -7,7 +7,6 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 )
 
@@ -37,86 +36,13 @@ func Extract(p Policy, node string, data []byte) Observation {
 	if len(body) == 0 || string(body) == "null" {
 		return obs
 	}
-	if p.v2() {
-		return extractV2(p, node, body)
-	}
-	if body[0] == '"' {
-		if h, ok := hashJSONString(body); ok {
-			obs.Output = nonZero(h)
-			return obs
-		}
-	}
-	r := p.Nodes[node].Rules
-	ignore := len(p.IgnoreFields) > 0 || len(r.IgnoreFields) > 0
-	if !ignore && len(r.ProgressFields) == 0 && r.MetricField == "" && r.CostField == "" {
-		obs.Output = nonZero(fnvBytes(fnvOffset, data))
-		return obs
-	}
-	v, ok := decodeJSON(body)
-	if !ok {
-		obs.Output = nonZero(fnvBytes(fnvOffset, data))
-		return obs
-	}
-	v = applyRules(&obs, v, p.IgnoreFields, r)
-	canon, err := json.Marshal(v)
-	if err != nil {
-		canon = data
-	}
-	obs.Output = nonZero(fnvBytes(fnvOffset, canon))
-	return obs
+	return extractV2(p, node, body)
 }
 
 // nonZero keeps 0 for "no output".
 func nonZero(h uint64) uint64 {
 	if h == 0 {
 		return 1
-	}
-	return h
-}
-
-// hashJSONString hashes a JSON string's value with whitespace runs
-// collapsed to one space and trimmed. ok is false if body is not exactly one
-// JSON string.
-func hashJSONString(body []byte) (uint64, bool) {
-	if len(body) < 2 || body[len(body)-1] != '"' {
-		return 0, false
-	}
-	inner := body[1 : len(body)-1]
-	if bytes.IndexByte(inner, '\\') < 0 && bytes.IndexByte(inner, '"') < 0 {
-		return hashCollapsed(inner), true
-	}
-	var s string
-	if err := json.Unmarshal(body, &s); err != nil {
-		return 0, false
-	}
-	return hashCollapsed([]byte(s)), true
-}
-
-// hashCollapsed hashes text with runs of whitespace as one space, trimmed.
-func hashCollapsed(b []byte) uint64 {
-	h := fnvOffset
-	space, started := false, false
-	for i := 0; i < len(b); {
-		c := b[i]
-		size := 1
-		isSpace := false
-		if c < utf8.RuneSelf {
-			isSpace = c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'
-		} else {
-			var r rune
-			r, size = utf8.DecodeRune(b[i:])
-			isSpace = unicode.IsSpace(r)
-		}
-		if isSpace {
-			space = true
-		} else {
-			if space && started {
-				h = fnvByte(h, ' ')
-			}
-			space, started = false, true
-			h = fnvBytes(h, b[i:i+size])
-		}
-		i += size
 	}
 	return h
 }
@@ -288,7 +214,7 @@ func metricAt(v any, path string) (float64, bool) {
 // (see canonical) after the rules' ignored fields are removed.
 func extractV2(p Policy, node string, body []byte) Observation {
 	var obs Observation
-	if p.v4() && body[0] == '"' {
+	if body[0] == '"' {
 		// A tool that returns its JSON as a string: read as that JSON,
 		// so that the rules' fields reach inside it.
 		if inner, ok := jsonInString(body); ok {
@@ -308,8 +234,8 @@ func extractV2(p Policy, node string, body []byte) Observation {
 		}
 	}
 	var c canonical
-	readCanonical(body, &c, p.Detection)
-	obs.Output, obs.Sim = nonZero(c.sum), c.sim
+	readCanonical(body, &c)
+	obs.Output = nonZero(c.sum)
 	obs.Count, obs.Action = c.nums, c.action
 	if c.shape != 0 {
 		obs.Shape = nonZero(c.shape)

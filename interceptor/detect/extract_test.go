@@ -10,11 +10,11 @@ import (
 
 func TestExtract(t *testing.T) {
 	rules := func(r Rules) Policy {
-		p := legacyPolicy()
+		p := DefaultPolicy()
 		p.Nodes = map[string]NodePolicy{"n": {Rules: r}}
 		return p
 	}
-	def := legacyPolicy()
+	def := DefaultPolicy()
 	ignoreTS := rules(Rules{IgnoreFields: []string{"ts", "items.*.at", "meta.run"}})
 	tests := []struct {
 		name     string
@@ -26,7 +26,6 @@ func TestExtract(t *testing.T) {
 		wantNoOK bool // Output must be 0 (no signal)
 	}{
 		{name: "raw bytes", policy: def, give: `{"a":1}`, differs: `{"a":2}`},
-		{name: "no rules: raw bytes, key order matters", policy: def, give: `{"a":1,"b":2}`, differs: `{"b":2,"a":1}`},
 		{name: "string: whitespace collapsed", policy: def, give: `"fix:\n  add null check\t "`, sameAs: `"fix: add   null check"`},
 		{name: "string with escapes", policy: def, give: `"a\n\nb \"q\""`, sameAs: `"a b   \"q\""`},
 		{name: "string: other text differs", policy: def, give: `"fix a"`, differs: `"fix b"`},
@@ -38,7 +37,7 @@ func TestExtract(t *testing.T) {
 		{name: "ignore fields: others still count", policy: ignoreTS, give: `{"ts":"10:01","v":"x"}`, differs: `{"ts":"10:01","v":"y"}`},
 		{name: "ignore with wildcard in arrays", policy: ignoreTS, give: `{"items":[{"id":1,"at":5},{"id":2,"at":6}]}`, sameAs: `{"items":[{"id":1,"at":7},{"id":2}]}`},
 		{name: "ignore an array element", policy: rules(Rules{IgnoreFields: []string{"log.0"}}), give: `{"log":["t=1","x"]}`, sameAs: `{"log":["t=2","x"]}`},
-		{name: "global ignore fields", policy: func() Policy { p := legacyPolicy(); p.IgnoreFields = []string{"id"}; return p }(), give: `{"id":"a1","v":1}`, sameAs: `{"v":1,"id":"b2"}`},
+		{name: "global ignore fields", policy: func() Policy { p := DefaultPolicy(); p.IgnoreFields = []string{"id"}; return p }(), give: `{"id":"a1","v":1}`, sameAs: `{"v":1,"id":"b2"}`},
 		{
 			name: "progress fields", policy: rules(Rules{ProgressFields: []string{"diff", "tests.failing"}}),
 			give: `{"diff":"+x","tests":{"failing":["t1","t2"]},"msg":"hi"}`,
@@ -61,7 +60,7 @@ func TestExtract(t *testing.T) {
 		{name: "metric out of range index", policy: rules(Rules{MetricField: "runs.5"}), give: `{"runs":[1]}`, want: Observation{}},
 		{name: "cost", policy: rules(Rules{CostField: "usage.cost"}), give: `{"usage":{"cost":0.012}}`, want: Observation{Cost: 0.012}},
 		{name: "negative cost ignored", policy: rules(Rules{CostField: "c"}), give: `{"c":-1}`, want: Observation{}},
-		{name: "big numbers kept exact", policy: ignoreTS, give: `{"n":12345678901234567890}`, differs: `{"n":12345678901234567891}`},
+		{name: "a long digit run is noise", policy: ignoreTS, give: `{"n":12345678901234567890}`, sameAs: `{"n":12345678901234567891}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -90,7 +89,7 @@ func TestExtract(t *testing.T) {
 }
 
 func TestExtractProgressIgnoresOtherFields(t *testing.T) {
-	p := legacyPolicy()
+	p := DefaultPolicy()
 	p.Nodes = map[string]NodePolicy{"coder": {Rules: Rules{ProgressFields: []string{"patch"}}}}
 	a := Extract(p, "coder", []byte(`{"patch":"+null check","explanation":"first try"}`))
 	b := Extract(p, "coder", []byte(`{"patch":"+null check","explanation":"second try"}`))

@@ -21,15 +21,12 @@ func FuzzState(f *testing.F) {
 	f.Add([]byte{2, 2, 2, 10, 10, 10, 2, 2, 2, 10, 10, 10, 0xff, 0xfe, 0x80})
 	f.Add(make([]byte, 300))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		for _, gen := range []Generation{DetectionLegacy, DetectionV2, DetectionV3, DetectionV4, DetectionV5} {
-			fuzzState(t, gen, data)
-		}
+		fuzzState(t, data)
 	})
 }
 
-func fuzzState(t *testing.T, gen Generation, data []byte) {
-	p := legacyPolicy()
-	p.Detection = gen
+func fuzzState(t *testing.T, data []byte) {
+	p := DefaultPolicy()
 	p.MaxNodes = 4
 	p.MaxCost = 3
 	p.MaxCycleCost = 2
@@ -117,7 +114,7 @@ func FuzzExtract(f *testing.F) {
 	f.Add([]byte(`{"a":`))
 	f.Add([]byte("\"\\u00e9\\n\""))
 	f.Add([]byte{0xff, 0xfe, '"'})
-	p := legacyPolicy()
+	p := DefaultPolicy()
 	p.IgnoreFields = []string{"ts", "a.b.*.c", "0"}
 	p.Nodes = map[string]NodePolicy{"n": {Rules: Rules{
 		IgnoreFields:   []string{"a.b.1", "*"},
@@ -132,13 +129,8 @@ func FuzzExtract(f *testing.F) {
 	f.Add([]byte(`"100  1256 --:--:-- 6573 5.1 MB/s\nStep 3 of 5: x\r\u0020req_011CUxQ2bT7LmN4pK8rV1sW3 tests/test_mod_096.py::test_case_1234"`))
 	f.Add([]byte(`{"output":[{"type":"reasoning","summary":[]},{"type":"function_call","call_id":"call_KqTbWmZrPxYsLnVdHgFcJhQa","arguments":"{\"a\":[{\"thought\":1}]}"}],"usage":{"inputTokens":{"total":3}}}`))
 	f.Add([]byte(`[{"type":"text","text":"x"},{"tool_calls":[ ],"content":"y","thought":true}]`))
-	v2, v3, v4, v5 := p, p, p, p
-	v2.Detection = DetectionV2
-	v3.Detection = DetectionV3
-	v4.Detection = DetectionV4
-	v5.Detection = DetectionV5
 	f.Fuzz(func(t *testing.T, data []byte) {
-		for _, pol := range []Policy{p, v2, v3, v4, v5} {
+		for _, pol := range []Policy{p, DefaultPolicy()} {
 			for _, node := range []string{"n", "other"} {
 				obs := Extract(pol, node, data)
 				if len(obs.ProgressRaw) > maxRawLen {
@@ -147,14 +139,14 @@ func FuzzExtract(f *testing.F) {
 				if len(obs.Fields) > maxFields {
 					t.Fatalf("%d fields", len(obs.Fields))
 				}
-				if again := Extract(pol, node, data); again.Output != obs.Output || again.Sim != obs.Sim || again.Action != obs.Action {
+				if again := Extract(pol, node, data); again.Output != obs.Output || again.Action != obs.Action {
 					t.Fatalf("Extract is not deterministic")
 				}
 			}
 		}
 		_ = ErrorHash(string(data), string(data))
-		if a, b := ExtractError(v4, "k", string(data)), ExtractError(v4, "k", string(data)); a.ErrorHash != b.ErrorHash || a.ErrorHash == 0 {
-			t.Fatalf("generation 4's error hash is not deterministic, or 0")
+		if a, b := ExtractError(p, "k", string(data)), ExtractError(p, "k", string(data)); a.ErrorHash != b.ErrorHash || a.ErrorHash == 0 {
+			t.Fatalf("the error hash is not deterministic, or 0")
 		}
 		if sig := ErrorSignature(string(data), string(data)); len(sig) > maxSigLen {
 			t.Fatalf("signature of %d bytes", len(sig))

@@ -163,15 +163,7 @@ func detectorOf(t *Trip) Detector {
 
 // policyWith returns the default policy changed by f.
 func policyWith(f func(p *Policy)) Policy {
-	p := legacyPolicy()
-	f(&p)
-	return p
-}
-
-// legacyPolicy is DefaultPolicy with the legacy detection generation: the
-// rules of guard versions 1 to 3, which the tests written for them pin.
-func legacyPolicy() Policy {
 	p := DefaultPolicy()
-	p.Detection = DetectionLegacy
+	f(&p)
 	return p
 }

@@ -1,9 +1,6 @@
 package detect
 
 import (
-	"fmt"
-	"math/bits"
-	"strings"
 	"time"
 )
 
@@ -49,8 +46,6 @@ type learning struct {
 	pend  [maxFields]Field // the fields of the open step's result
 	npend int
 	basis sameBasis // why the latest step counted as the previous one's repeat
-	dist  uint8     // SimHash distance, for basisNearDup
-	nign  uint8     // fields ignored, for basisVolatile
 }
 
 // sameBasis says why a step counted as the same as the previous one.
@@ -72,9 +67,7 @@ const (
 // counter and never trips.
 func (s *State) Timer(now time.Time) {
 	_ = now // the rule needs only the order of events
-	if s.pol.v2() {
-		s.timerSeq = s.seq
-	}
+	s.timerSeq = s.seq
 }
 
 // beginV2 marks the open step of node i as waited when a timer was set
@@ -95,7 +88,7 @@ func (n *node) endV2(obs *Observation) {
 	if obs.Failed {
 		return
 	}
-	a.sim, a.shape, a.count, a.action = obs.Sim, obs.Shape, obs.Count, obs.Action
+	a.shape, a.count, a.action = obs.Shape, obs.Count, obs.Action
 	l := &n.learn
 	l.npend = copy(l.pend[:], obs.Fields)
 }
@@ -115,7 +108,7 @@ func (s *State) judge(n *node, r *rec, a *agg) {
 		l.nprev, l.npend = 0, 0
 		return
 	}
-	r.sim, r.shape, r.count, r.action = a.sim, a.shape, a.count, a.action
+	r.shape, r.count, r.action = a.shape, a.count, a.action
 	if r.action != 0 {
 		r.key = r.action
 	}
@@ -137,31 +130,20 @@ func (s *State) judge(n *node, r *rec, a *agg) {
 			l.basis = basisExact
 		case prev.action != 0 && prev.action == r.action:
 			l.basis = basisCommentary
-		case !s.pol.v3() && prev.shape != 0 && prev.shape == r.shape && (r.count-prev.count == 1 || prev.count-r.count == 1):
-			l.basis = basisCounter
 		case same && l.volatileRepeat(cur, prev.out, r.out):
 			l.basis = basisVolatile
 		}
 		if l.basis != basisNone {
 			r.flags |= recFuzzy
-		} else if !s.pol.v3() && prev.count == r.count && nearDup(prev.sim, r.sim) {
-			// Near-duplicate text with the same numbers: no new
-			// information for the iteration rule, but never a repeat of
-			// its own (an edit that moved one bracket is a new edit).
-			l.basis, l.dist = basisNearDup, uint8(bits.OnesCount64(prev.sim^r.sim))
-			r.flags |= recNear
 		}
 	}
 	if same {
 		for k, f := range cur {
 			if f.Sum != l.prev[k].Sum {
 				l.chg[k] = min(l.chg[k]+1, 255)
-				ordered := false
-				if s.pol.v3() {
-					ordered = l.turn(k, f.Num-l.prev[k].Num)
-				}
-				clock := s.pol.v4() && l.clock(k, s.interleaved(n, f.Path, l.prev[k].Num, f.Num))
-				if l.chg[k] >= 2 && (!s.pol.v3() || !ordered || clock) {
+				ordered := l.turn(k, f.Num-l.prev[k].Num)
+				clock := l.clock(k, s.interleaved(n, f.Path, l.prev[k].Num, f.Num))
+				if l.chg[k] >= 2 && (!ordered || clock) {
 					l.addVolatile(f.Path)
 				}
 			} else {
@@ -175,7 +157,7 @@ func (s *State) judge(n *node, r *rec, a *agg) {
 		clear(l.turns[:])
 		clear(l.clk[:])
 	}
-	if s.pol.v3() && same && l.nvol > 0 {
+	if same && l.nvol > 0 {
 		// The third generation compares results without their learnt
 		// volatile fields (the sequence rule needs exact keys).
 		for _, f := range cur {
@@ -285,7 +267,6 @@ func (l *learning) volatileRepeat(cur []Field, prevOut, out uint64) bool {
 	if changed == 0 || fresh > 2 || (len(cur) == changed && out-all == leaf(fnvOffset, kindObject)) {
 		return false
 	}
-	l.nign = uint8(changed)
 	return out-curSum == prevOut-prevSum
 }
 
@@ -305,27 +286,22 @@ func (l *learning) addVolatile(p uint32) {
 	}
 }
 
-// noveltyV2 records whether step r of node n brought something new; prog
-// is the legacy progress judgement. In a cycle, a novel step also resets
-// the counters of the edges into the members whose output never changed:
-// the loop progressed, and a constant acknowledgement node in it is not
-// stalled.
-//
-// With Policy.OneLoop and the third generation, novelty is what the
-// sequence rule reads: a result (without learnt volatile fields) its node
-// has not shown in its history, with no "nearly the same" (a count that
-// moved beside a constant field is news). The edges it resets are the
-// same: those into the members whose results never changed (a constant
-// acknowledgement progresses when the loop does); a member whose results
-// vary needs news of its own (a planner that rephrases while its
-// researcher finds nothing is still stalled).
-func (s *State) noveltyV2(n *node, r *rec, prog bool) {
+// novelty records whether step r of node n brought something new; prog
+// is the declared progress judgement. Without declared progress, novelty
+// is what the sequence rule reads: a result (without learnt volatile
+// fields) its node has not shown in its history, with no "nearly the
+// same" (a count that moved beside a constant field is news). In a
+// cycle, a novel step also resets the counters of the edges into the
+// members whose results never changed (a constant acknowledgement
+// progresses when the loop does); a member whose results vary needs news
+// of its own (a planner that rephrases while its researcher finds nothing
+// is still stalled).
+func (s *State) novelty(n *node, r *rec, prog bool) {
 	if !r.output() {
 		return
 	}
-	one := s.pol.oneLoop() && s.pol.v3()
 	if !r.hasProg() && !r.hasMetric() {
-		prog = one || r.flags&(recFuzzy|recNear) == 0
+		prog = true
 		for k := 0; k < n.hist.n && prog; k++ {
 			if h := n.hist.at(k); h.output() && h.key == r.key {
 				prog = false
@@ -348,205 +324,4 @@ func (s *State) noveltyV2(n *node, r *rec, prog bool) {
 			s.edges[e].count = 0
 		}
 	}
-}
-
-// quiet reports whether every node other than i that stepped after seq
-// since (the first step of a repetition) brought nothing new at its latest
-// step, and whether any did step: the rest of the loop repeated too.
-func (s *State) quiet(i, since int) (quiet, others bool) {
-	for j := range s.nodes {
-		m := &s.nodes[j]
-		if j == i || m.exempt || m.openSeq <= since {
-			continue
-		}
-		others = true
-		if m.hist.n > 0 && m.novelSeq == m.hist.at(0).seq && m.novelSeq > 0 {
-			return false, true
-		}
-		if m.inflight > 0 && m.novelSeq > since {
-			return false, true
-		}
-	}
-	return true, others
-}
-
-// othersFailed returns the error signature of the latest failed step of
-// another node when every other node that stepped after seq since failed,
-// else "".
-func (s *State) othersFailed(i, since int) string {
-	sig, latest := "", 0
-	for j := range s.nodes {
-		m := &s.nodes[j]
-		if j == i || m.exempt || m.openSeq <= since || m.hist.n == 0 {
-			continue
-		}
-		h := m.hist.at(0)
-		if !h.failed() {
-			return ""
-		}
-		if h.seq > latest {
-			sig, latest = h.errSig, h.seq
-		}
-	}
-	return sig
-}
-
-// window fills w with the node's latest k entries (newest first) that
-// keep(h) accepts, stopping at the first that stop(h) rejects; it returns
-// how many it found.
-func window(n *node, w []*rec, skip, stop func(*rec) bool) int {
-	c := 0
-	for j := 0; j < n.hist.n && c < len(w); j++ {
-		h := n.hist.at(j)
-		if skip(h) {
-			continue
-		}
-		if stop(h) {
-			break
-		}
-		w[c] = h
-		c++
-	}
-	return c
-}
-
-func allWaited(w []*rec) bool {
-	for _, h := range w {
-		if !h.waited() {
-			return false
-		}
-	}
-	return len(w) > 0
-}
-
-// detectRepeatsV2 runs the second generation's repetition detectors on
-// node i's step r. A repetition the rest of the loop has not repeated yet
-// is remembered (one candidate): each later step of another node checks
-// it again, so that the halt comes when the iteration completes.
-func (s *State) detectRepeatsV2(i int, r *rec, now time.Time) *Trip {
-	if c := s.cand; c >= 0 && c != i {
-		if cn := &s.nodes[c]; cn.hist.n > 0 && cn.hist.at(0).seq == s.candSeq {
-			s.cand = -1
-			if t := s.repeatsV2(c, cn.hist.at(0), now); t != nil {
-				return t
-			}
-		}
-	}
-	if s.cand == i {
-		s.cand = -1
-	}
-	return s.repeatsV2(i, r, now)
-}
-
-// block remembers node i's step r as the candidate repetition.
-func (s *State) block(i int, r *rec) {
-	s.cand, s.candSeq = i, r.seq
-}
-
-func (s *State) repeatsV2(i int, r *rec, now time.Time) *Trip {
-	n := &s.nodes[i]
-	var buf [maxWindow]*rec
-	if k := s.lim.errRepeat; k > 0 && r.failed() {
-		w := buf[:k]
-		c := window(n, w, func(*rec) bool { return false }, func(h *rec) bool { return !h.failed() || h.errSig != r.errSig })
-		// The same error whatever the rest of the loop tried (a sandbox
-		// that is down) halts on its own; only waiting excuses it.
-		if c == k && !allWaited(w[:k-1]) {
-			t := s.trip(DetectorRepeatedError, i, now,
-				fmt.Sprintf("%s failed with the same error %d times in a row: %s", n.name, k, r.errSig))
-			t.Evidence.Same = "identical error signatures (digits, hex ids and UUIDs masked)"
-			return t
-		}
-	}
-	if k := s.lim.repeat; k > 0 && r.output() {
-		w := buf[:k]
-		c := window(n, w, (*rec).silent, (*rec).failed)
-		if c == k && !allWaited(w[:k-1]) {
-			exact, fuzzy := true, true
-			for j, h := range w {
-				exact = exact && h.out == r.out
-				fuzzy = fuzzy && (j == k-1 || h.fuzzy())
-			}
-			if exact || fuzzy {
-				q, others := s.quiet(i, w[k-1].seq)
-				if !q {
-					s.block(i, r)
-				}
-				if q && (exact || others) {
-					var t *Trip
-					if sig := s.othersFailed(i, w[k-1].seq); sig != "" {
-						t = s.trip(DetectorRepeatedError, i, now,
-							fmt.Sprintf("%s repeated its action %d times and every call it led to failed: %s", n.name, k, sig))
-					} else {
-						t = s.trip(DetectorIdenticalOutput, i, now,
-							fmt.Sprintf("%s returned the same output %d times in a row, and the rest of its loop repeated", n.name, k))
-					}
-					s.sameEvidence(t, n, exact)
-					return t
-				}
-			}
-		}
-	}
-	if p := s.outputOscillation(n, r); p > 0 {
-		need := s.lim.oscPeriods * p
-		w := buf[:need]
-		c := window(n, w, func(h *rec) bool { return !h.output() }, func(*rec) bool { return false })
-		if c == need && !allWaited(w[:need-1]) {
-			q, _ := s.quiet(i, w[need-1].seq)
-			if !q {
-				s.block(i, r)
-			} else {
-				t := s.trip(DetectorOutputOscillation, i, now,
-					fmt.Sprintf("%s output oscillates with period %d over its last %d results, and the rest of its loop repeated", n.name, p, need))
-				s.sameEvidence(t, n, true)
-				return t
-			}
-		}
-	}
-	return nil
-}
-
-// sameEvidence says why the repeated results counted as the same and what
-// was ignored.
-func (s *State) sameEvidence(t *Trip, n *node, exact bool) {
-	l := &n.learn
-	switch {
-	case exact:
-		t.Evidence.Same = "equal after canonical reading"
-	case l.basis == basisNearDup:
-		t.Evidence.Same = fmt.Sprintf("near-duplicate text (SimHash distance %d of 64 bits, at most %d) while every other node of the loop repeated", l.dist, nearDupBits)
-	case l.basis == basisCommentary:
-		t.Evidence.Same = "equal but for commentary fields (thought, why, reason, ...) and measurements (non-integer numbers) while every other node of the loop repeated"
-	case l.basis == basisCounter:
-		t.Evidence.Same = "equal but for one number that counts up or down by one (an attempt counter) while every other node of the loop repeated"
-	case l.basis == basisVolatile:
-		t.Evidence.Same = fmt.Sprintf("equal but for %d volatile field(s) while every other node of the loop repeated", l.nign)
-	default:
-		t.Evidence.Same = "each result equal to the one before it (canonical, volatile fields or near-duplicate text) while every other node of the loop repeated"
-	}
-	ign := []string{
-		"JSON key order and whitespace runs in strings",
-		"JSON inside string fields read as JSON; arrays of strings compared as sets",
-		"in strings: timestamps, clock times, UUIDs, hex ids (8+ hex digits), digit runs of 7+, durations (2.31s, 150ms)",
-	}
-	if l.nvol > 0 {
-		paths := make([]string, 0, l.nvol)
-		for _, p := range l.vol[:l.nvol] {
-			paths = append(paths, fmt.Sprintf("%08x", p))
-		}
-		ign = append(ign, fmt.Sprintf("%d field(s) learnt volatile at %s (changed on every call while the rest repeated; path hashes %s)",
-			l.nvol, n.name, strings.Join(paths, ",")))
-	}
-	t.Evidence.Ignored = ign
-}
-
-// transitionTrip is the transition_oscillation trip of period p.
-func (s *State) transitionTrip(i, p int, now time.Time) *Trip {
-	parts := make([]string, 0, p)
-	for k := p - 1; k >= 0; k-- {
-		t := s.trans.at(k)
-		parts = append(parts, s.nodes[t.from].name+"->"+s.nodes[t.to].name)
-	}
-	return s.trip(DetectorTransitionOscillation, i, now,
-		fmt.Sprintf("transitions repeat with period %d without progress: %s", p, strings.Join(parts, ", ")))
 }

@@ -29,9 +29,6 @@ func RetripRounds(p Policy) int {
 // It reads at most the kept sequence (2 × MaxLoopPeriod steps), and only
 // when asked: the guard asks when a warning's window has gone by.
 func (s *State) NewsSinceBarrier(nodes []string) bool {
-	if !s.pol.v3() {
-		return true
-	}
 	// Each step read is compared with at least a longest loop's steps
 	// before it, or with everything since the start while the sequence
 	// is not full: a step at the far end of a full sequence has nothing

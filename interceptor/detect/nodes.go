@@ -70,8 +70,7 @@ type agg struct {
 	hasMetric bool
 	metric    float64
 	cost      float64
-	sim       uint64 // DetectionV2: a single call's Observation.Sim, Shape and Count
-	shape     uint64
+	shape     uint64 // a single call's Observation.Shape, Count and Action
 	count     int64
 	action    uint64
 	fanout    bool // more than one call: no SimHash, no fields

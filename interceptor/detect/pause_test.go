@@ -81,8 +81,7 @@ func TestResumeClearsTheIteration(t *testing.T) {
 		// none within two more identical iterations).
 		want Detector
 	}{
-		{"v2: the resume clears the loop", DefaultPolicy(), ""},
-		{"legacy: the partner trips at once", legacyPolicy(), DetectorIdenticalOutput},
+		{"the resume clears the loop", DefaultPolicy(), ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -102,16 +101,15 @@ func TestResumeClearsTheIteration(t *testing.T) {
 }
 
 // TestStopAtExemptNode: a human's stop halts the next guarded call even
-// when its node is exempt (second generation); the legacy rules let exempt
-// calls through and stopped at the next counted one.
+// when its node is exempt, or a workflow that only polls would never
+// stop.
 func TestStopAtExemptNode(t *testing.T) {
 	tests := []struct {
 		name string
 		give Policy
 		want bool // the exempt call is refused with the stop
 	}{
-		{"v2: the stop halts the exempt call", DefaultPolicy(), true},
-		{"legacy: the exempt call goes through", legacyPolicy(), false},
+		{"the stop halts the exempt call", DefaultPolicy(), true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

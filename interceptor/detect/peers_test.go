@@ -152,35 +152,28 @@ func clineRule(calls []corpusCall, threshold int) int {
 	return -1
 }
 
-// TestPeers reports, per source, ours (both generations) and the peers'
-// rules on the same traces with the budgets raised out of the way (loops
-// labelled budget_exceeded are left out: no stall rule can catch them, by
-// label). It holds DetectionV2 to the targets: on the ported suites every
-// stuck trace caught, no progressing one halted, median detection latency
-// at most 3 calls after onset; on the original corpus (default budgets)
-// every loop caught, no false halt, and a lower mean latency than the
-// legacy rules.
+// TestPeers reports, per source, ours and the peers' rules on the same
+// traces with the budgets raised out of the way (loops labelled
+// budget_exceeded are left out: no stall rule can catch them, by label).
+// It holds ours to the targets: on the ported suites every stuck trace
+// caught, no progressing one halted, median detection latency at most 3
+// calls after onset; on the original corpus (default budgets) every loop
+// caught and no false halt.
 func TestPeers(t *testing.T) {
 	traces := loadCorpus(t)
 	type rule struct {
 		name string
 		run  func(tr *corpusTrace) int
 	}
-	ours := func(gen Generation) func(tr *corpusTrace) int {
-		return func(tr *corpusTrace) int {
-			p, err := tr.policy(gen)
-			require.NoError(t, err)
-			raiseBudgets(&p)
-			at, _ := replay(p, tr.Calls)
-			return at
-		}
+	ours := func(tr *corpusTrace) int {
+		p, err := tr.policy()
+		require.NoError(t, err)
+		raiseBudgets(&p)
+		at, _ := replay(p, tr.Calls)
+		return at
 	}
 	rules := []rule{
-		{"loopguard DetectionV3", ours(DetectionV3)},
-		{"loopguard DetectionV4", ours(DetectionV4)},
-		{"loopguard DetectionV5", ours(DetectionV5)},
-		{"loopguard DetectionV2", ours(DetectionV2)},
-		{"loopguard legacy (v1-3)", ours(DetectionLegacy)},
+		{"loopguard", ours},
 		{"OpenHands StuckDetector", func(tr *corpusTrace) int { return openHandsRule(tr.Calls) }},
 		{"Cline warn (3 identical)", func(tr *corpusTrace) int { return clineRule(tr.Calls, 3) }},
 		{"Cline escalate (5 identical)", func(tr *corpusTrace) int { return clineRule(tr.Calls, 5) }},
@@ -198,15 +191,15 @@ func TestPeers(t *testing.T) {
 	}
 	var report strings.Builder
 	fmt.Fprintf(&report, "\n%-48s %-30s %-14s %-18s %s\n", "source (budgets raised)", "rule", "stuck caught", "not-stuck halted", "median latency")
-	var allV2 corpusStats
+	var all corpusStats
 	for _, g := range groups {
 		var sel []corpusTrace
 		budgetLoops := 0
 		for _, tr := range traces {
-			if (tr.Generation == DetectionV2) != g.ported || !slices.Contains(g.sources, tr.Source) {
+			if tr.Ported != g.ported || !slices.Contains(g.sources, tr.Source) {
 				continue
 			}
-			if tr.Loop && tr.WantReason == ReasonBudgetExceeded && tr.WantReasonV2 == "" {
+			if tr.Loop && tr.WantReason == ReasonBudgetExceeded {
 				budgetLoops++
 				continue
 			}
@@ -226,51 +219,41 @@ func TestPeers(t *testing.T) {
 			fmt.Fprintf(&report, "%-48s %-30s %-14s %-18s %s\n", g.name, r.name,
 				fmt.Sprintf("%d/%d", st.caught, st.loops), fmt.Sprintf("%d/%d", st.falseHalts, st.progressing), median(st.latencies))
 			if r.name == rules[0].name && g.ported {
-				allV2.loops += st.loops
-				allV2.caught += st.caught
-				allV2.progressing += st.progressing
-				allV2.falseHalts += st.falseHalts
-				allV2.latencies = append(allV2.latencies, st.latencies...)
-				assert.Equal(t, st.loops, st.caught, "%s: DetectionV2 must catch every stuck trace", g.name)
-				assert.Zero(t, st.falseHalts, "%s: DetectionV2 must halt no progressing trace", g.name)
-			}
-			if (r.name == "loopguard DetectionV4" || r.name == "loopguard DetectionV5") && g.ported {
-				assert.Equal(t, st.loops, st.caught, "%s: %s must catch every stuck trace", g.name, r.name)
-				assert.Zero(t, st.falseHalts, "%s: %s must halt no progressing trace", g.name, r.name)
+				all.loops += st.loops
+				all.caught += st.caught
+				all.progressing += st.progressing
+				all.falseHalts += st.falseHalts
+				all.latencies = append(all.latencies, st.latencies...)
+				assert.Equal(t, st.loops, st.caught, "%s: every stuck trace caught", g.name)
+				assert.Zero(t, st.falseHalts, "%s: no progressing trace halted", g.name)
 			}
 		}
 		if budgetLoops > 0 {
 			fmt.Fprintf(&report, "%-48s (%d loop(s) labelled budget_exceeded left out)\n", g.name, budgetLoops)
 		}
 	}
-	fmt.Fprintf(&report, "all ported suites, DetectionV2: %s\n", &allV2)
-	lat := slices.Clone(allV2.latencies)
+	fmt.Fprintf(&report, "all ported suites: %s\n", &all)
+	lat := slices.Clone(all.latencies)
 	slices.Sort(lat)
 	require.NotEmpty(t, lat)
 	assert.LessOrEqual(t, float64(lat[(len(lat)-1)/2]+lat[len(lat)/2])/2, 3.0, "median detection latency on the ported suites")
 
-	// The original corpus with default budgets: V2 keeps every verdict and
-	// detects sooner on average.
-	var mean [5]float64
-	for gi, gen := range []Generation{DetectionLegacy, DetectionV2, DetectionV3, DetectionV4, DetectionV5} {
-		var st corpusStats
-		for k := range traces {
-			tr := &traces[k]
-			if tr.Generation != DetectionLegacy {
-				continue
-			}
-			p, err := tr.policy(gen)
-			require.NoError(t, err)
-			at, trip := replay(p, tr.Calls)
-			st.add(tr, at, trip, false)
+	// The original corpus with default budgets: every verdict kept.
+	var st corpusStats
+	for k := range traces {
+		tr := &traces[k]
+		if tr.Ported {
+			continue
 		}
-		m, _ := meanMax(st.latencies)
-		mean[gi] = m
-		fmt.Fprintf(&report, "original corpus, default budgets, generation %d: %s, mean latency %.2f\n", gen, &st, m)
-		assert.Equal(t, st.loops, st.caught, "generation %d: every loop caught", gen)
-		assert.Zero(t, st.falseHalts, "generation %d: no false halt", gen)
+		p, err := tr.policy()
+		require.NoError(t, err)
+		at, trip := replay(p, tr.Calls)
+		st.add(tr, at, trip, false)
 	}
-	assert.Less(t, mean[1], mean[0], "DetectionV2 must detect the original corpus's loops sooner on average")
+	m, _ := meanMax(st.latencies)
+	fmt.Fprintf(&report, "original corpus, default budgets: %s, mean latency %.2f\n", &st, m)
+	assert.Equal(t, st.loops, st.caught, "every loop caught")
+	assert.Zero(t, st.falseHalts, "no false halt")
 	t.Log(report.String())
 	if testing.Verbose() {
 		fmt.Print(report.String())

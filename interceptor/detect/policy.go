@@ -9,7 +9,6 @@ import (
 // doc's table). Cost, runtime and cycle-runtime budgets are off by default.
 func DefaultPolicy() Policy {
 	return Policy{
-		Detection:              DetectionV5,
 		MaxCallsPerNode:        10,
 		MaxNodeRuntime:         0,
 		MaxTotalCalls:          1000,

@@ -31,9 +31,7 @@ func TestProgressAnywhereInTheLoop(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := DefaultPolicy()
-			p.OneLoop = true
-			at, trip := replay(p, tt.give)
+			at, trip := replay(DefaultPolicy(), tt.give)
 			if !tt.wantHalt {
 				assert.Nil(t, trip, "halted at call %d: %v", at, trip)
 				return

@@ -130,9 +130,9 @@ const (
 
 // actionKey is what the sequence compares: the action hash, or the whole
 // result when nothing was set aside.
-func actionKey(body string, g Generation) uint64 {
+func actionKey(body string) uint64 {
 	var c canonical
-	readCanonical([]byte(body), &c, g)
+	readCanonical([]byte(body), &c)
 	if c.action != 0 {
 		return c.action
 	}
@@ -179,27 +179,15 @@ func TestResponseEnvelopes(t *testing.T) {
 			t.Run(env.name+"/"+tt.name, func(t *testing.T) {
 				a, b := env.build(base), env.build(tt.give)
 				assert.True(t, json.Valid([]byte(a)) && json.Valid([]byte(b)), "fixture is not JSON")
-				assert.Equal(t, tt.want, actionKey(a, DetectionV5) == actionKey(b, DetectionV5), "%s\n%s", a, b)
+				assert.Equal(t, tt.want, actionKey(a) == actionKey(b), "%s\n%s", a, b)
 			})
 		}
 		for _, tt := range textTests {
 			t.Run(env.name+"/"+tt.name, func(t *testing.T) {
 				a, b := env.build(textBase), env.build(tt.give)
-				assert.Equal(t, tt.want, actionKey(a, DetectionV5) == actionKey(b, DetectionV5), "%s\n%s", a, b)
+				assert.Equal(t, tt.want, actionKey(a) == actionKey(b), "%s\n%s", a, b)
 			})
 		}
-	}
-}
-
-// TestResponseEnvelopesV4: the fourth generation's reading, pinned for
-// executions started before, is unchanged: the words beside a call are
-// news to it (the reason the fifth exists).
-func TestResponseEnvelopesV4(t *testing.T) {
-	a := turn{text: "Let me read the config.", args: `{"path":"config.yaml"}`, id: id1, usage: 1200}
-	b := a
-	b.text = "Let me try again."
-	for _, env := range envelopes {
-		assert.NotEqual(t, actionKey(env.build(a), DetectionV4), actionKey(env.build(b), DetectionV4), env.name)
 	}
 }
 
@@ -224,7 +212,7 @@ func TestReaderInArrays(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, actionKey(tt.a, DetectionV5) == actionKey(tt.b, DetectionV5))
+			assert.Equal(t, tt.want, actionKey(tt.a) == actionKey(tt.b))
 		})
 	}
 }
@@ -250,60 +238,6 @@ func TestProviderID(t *testing.T) {
 		t.Run(tt.give, func(t *testing.T) {
 			_, ok := providerID([]byte(tt.give))
 			assert.Equal(t, tt.want, ok)
-		})
-	}
-}
-
-// BenchmarkReadV5AgainstV4 reads the same results under generations 4
-// and 5 in alternation, batch by batch within one loop, so that a busy
-// machine slows both alike: the realistic 4 KB and 1 MB results of
-// BenchmarkDetect, the response envelopes of TestResponseEnvelopes
-// and the peers' 885 outputs of BenchmarkExtractPeers. It reports the CPU
-// time per KB of each and their ratio (target: at most 1.1).
-//
-//	go test ./interceptor/detect/ -run '^$' -bench BenchmarkReadV5AgainstV4 -benchtime 200x -count 5
-func BenchmarkReadV5AgainstV4(b *testing.B) {
-	envs := make([][]byte, 0, len(envelopes))
-	for _, env := range envelopes {
-		envs = append(envs, []byte(env.build(turn{text: "Let me read the config.", reason: "The port.", args: `{"path":"config.yaml"}`, id: id1, usage: 1200})))
-	}
-	cases := []struct {
-		name   string
-		bodies [][]byte
-	}{
-		{"4KB", [][]byte{realisticResult(4<<10, 0), realisticResult(4<<10, 1)}},
-		{"1024KB", [][]byte{realisticResult(1<<20, 0)}},
-		{"envelopes", envs},
-		{"peers", nil},
-	}
-	peers, _ := peerOutputs(b)
-	cases[len(cases)-1].bodies = peers
-	for _, tc := range cases {
-		b.Run(tc.name, func(b *testing.B) {
-			size := 0
-			for _, body := range tc.bodies {
-				size += len(body)
-			}
-			reps := max(1, (64<<10)/size) // a batch reads about 64 KB
-			var spent [2]int64
-			var c canonical
-			for range b.N {
-				for k, g := range []Generation{DetectionV4, DetectionV5} {
-					t0, _ := cpuTime()
-					for range reps {
-						for _, body := range tc.bodies {
-							c = canonical{}
-							readCanonical(body, &c, g)
-						}
-					}
-					t1, _ := cpuTime()
-					spent[k] += int64(t1 - t0)
-				}
-			}
-			kb := float64(b.N*reps*size) / 1024
-			b.ReportMetric(float64(spent[0])/kb, "v4-ns/KB")
-			b.ReportMetric(float64(spent[1])/kb, "v5-ns/KB")
-			b.ReportMetric(float64(spent[1])/float64(spent[0]), "v5/v4")
 		})
 	}
 }
@@ -338,30 +272,27 @@ func frameworkRun(build func(turn) string, turns int, loop bool) []corpusCall {
 }
 
 // TestFrameworkLoops: with the tool-call grain's budgets and no policy
-// file, generation 5 halts an agent that asks for the same tool call in
-// other words, in every envelope, by call 8; and halts no agent that reads a new file every turn.
-// Generation 4 does not halt the loop before the budgets do (the words
-// are news to it): this test fails without generation 5's reader.
+// file, the guard halts an agent that asks for the same tool call in
+// other words, in every envelope, by call 8, and halts no agent that
+// reads a new file every turn. Without the reading of model responses
+// (responses.go) the words beside the call are news, and the budgets
+// halt the loop long after.
 func TestFrameworkLoops(t *testing.T) {
 	for _, env := range envelopes {
 		t.Run(env.name, func(t *testing.T) {
 			p := ToolCallPolicy()
 			at, trip := replay(p, frameworkRun(env.build, 40, true))
-			require.NotNil(t, trip, "generation 5 must halt the loop")
+			require.NotNil(t, trip, "the loop must halt")
 			assert.LessOrEqual(t, at, 2*4, "halted at call %d: %s", at, trip.Message)
 
 			fresh, trip := replay(p, frameworkRun(env.build, 60, false))
-			assert.Nil(t, trip, "generation 5 halted a progressing run at call %d", fresh)
-
-			p.Detection = DetectionV4
-			at4, _ := replay(p, frameworkRun(env.build, 40, true))
-			assert.True(t, at4 < 0 || at4 > 2*10, "generation 4 halted at call %d", at4)
-			t.Logf("the loop: generation 5 halts at call %d, generation 4 at %d (-1: runs on)", at, at4)
+			assert.Nil(t, trip, "halted a progressing run at call %d", fresh)
+			t.Logf("the loop halts at call %d", at)
 		})
 	}
 }
 
-// FuzzReadResponses: generation 5 reads any bytes without a panic, and
+// FuzzReadResponses: the reader reads any bytes without a panic, and
 // the same way twice.
 //
 //	go test ./interceptor/detect/ -run '^$' -fuzz FuzzReadResponses -fuzztime 60s
@@ -373,8 +304,8 @@ func FuzzReadResponses(f *testing.F) {
 	f.Add([]byte(`[[{"thought":"a","x":[{"usage":1}]}],"s",{"type":"thinking"}]`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var a, b canonical
-		readCanonical(data, &a, DetectionV5)
-		readCanonical(data, &b, DetectionV5)
+		readCanonical(data, &a)
+		readCanonical(data, &b)
 		if a.sum != b.sum || a.action != b.action || a.nums != b.nums {
 			t.Fatalf("not deterministic")
 		}

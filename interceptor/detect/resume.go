@@ -42,14 +42,12 @@ func (s *State) Resume(t *Trip, ext Extension) {
 		}
 		switch {
 		case raises(t.Detector, ext):
-		case s.pol.oneLoop() && budgetOf(t.Detector) == nil:
+		case budgetOf(t.Detector) == nil:
 			// startOver clears what the detector reads, and more.
 		default:
 			s.reset(t.Detector, ni, ci)
 		}
-		if s.pol.oneLoop() {
-			s.startOver(ni, ci)
-		}
+		s.startOver(ni, ci)
 	}
 	s.extend(ext, ni, ci)
 }
@@ -121,7 +119,7 @@ func (s *State) reset(d Detector, ni, ci int) {
 			n.resetHistory()
 		}
 		s.barrier() // a human's answer is outside input
-		if c != nil && s.pol.v2() {
+		if c != nil {
 			// The second generation judges the loop, not the node: the
 			// halt was about the whole iteration, so a resume clears what
 			// every member repeated. Otherwise the next member of the same

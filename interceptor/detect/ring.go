@@ -8,12 +8,11 @@ type rec struct {
 	errSig  string
 	progRaw string
 	flags   uint8
-	seq     int    // DetectionV2: the step's sequence number
-	sim     uint64 // DetectionV2: SimHash of the result's text
-	shape   uint64 // DetectionV2: Observation.Shape
-	count   int64  // DetectionV2: Observation.Count
-	action  uint64 // DetectionV2: Observation.Action
-	key     uint64 // DetectionV2: what the iteration rule compares (Action, or Output)
+	seq     int    // the step's sequence number
+	shape   uint64 // Observation.Shape
+	count   int64  // Observation.Count
+	action  uint64 // Observation.Action
+	key     uint64 // what the rules compare (Action, or Output)
 }
 
 const (
@@ -21,17 +20,15 @@ const (
 	recHasProg
 	recHasMetric
 	recSilent // succeeded without an output signal (empty result)
-	recFuzzy  // DetectionV2: same as the node's previous step but for learnt volatile fields or near-duplicate text
-	recWaited // DetectionV2: followed a durable timer and a step of the same node, nothing between
-	recNovel  // DetectionV2: brought something new
-	recNear   // DetectionV2: near-duplicate text of the node's previous output
+	recFuzzy  // same as the node's previous step but for learnt volatile fields
+	recWaited // followed a durable timer and a step of the same node, nothing between
+	recNovel  // brought something new
 )
 
 func (r *rec) failed() bool    { return r.flags&recFailed != 0 }
 func (r *rec) hasProg() bool   { return r.flags&recHasProg != 0 }
 func (r *rec) hasMetric() bool { return r.flags&recHasMetric != 0 }
 func (r *rec) silent() bool    { return r.flags&recSilent != 0 }
-func (r *rec) fuzzy() bool     { return r.flags&recFuzzy != 0 }
 func (r *rec) waited() bool    { return r.flags&recWaited != 0 }
 
 // output reports whether the step carries an output signal: it succeeded

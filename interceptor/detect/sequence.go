@@ -114,7 +114,7 @@ func (s *State) pushSeq(i int, r *rec, errHash uint64) {
 		count:  r.count,
 		shape:  r.shape,
 	}
-	if s.pol.v4() {
+	{
 		// Half a hash tells 96 steps apart as well (a false match
 		// needs a whole period of them), in half the state.
 		st.exact, st.key, st.shape = st.exact>>32, st.key>>32, st.shape>>32
@@ -226,7 +226,7 @@ func (s *State) restarts(p int) bool {
 		if m < 3 {
 			continue
 		}
-		if s.pol.v4() && !s.onlyCounterMoved(p) {
+		if !s.onlyCounterMoved(p) {
 			// A restart's evidence: nothing but the counter moved.
 			continue
 		}
@@ -407,12 +407,9 @@ func (s *State) detectLoopV3(i int, now time.Time) *Trip {
 		"JSON inside string fields read as JSON; arrays of strings compared as sets",
 		"commentary fields (thought, reasoning, why, ...)",
 		"noise in strings: timestamps, clock times, UUIDs, hex ids (8+ hex digits), generated ids (16+ mixed-case letters and digits), digit runs of 10+, durations (2.31s, 1.378 s, 150ms)",
-	}
-	if s.pol.v4() {
-		t.Evidence.Ignored = append(t.Evidence.Ignored,
-			"measurements of the call and the runtime's own counters by name: token usage and its cost, cause, event and command ids, task_progress",
-			"step N of M counters and progress meter lines",
-			"clocks: numeric fields that rose by the same stride, at least the steps between, at each of their node's steps")
+		"measurements of the call and the runtime's own counters by name: token usage and its cost, cause, event and command ids, task_progress",
+		"step N of M counters and progress meter lines",
+		"clocks: numeric fields that rose by the same stride, at least the steps between, at each of their node's steps",
 	}
 	return t
 }
@@ -538,7 +535,5 @@ func (s *State) periodPath(from, p int) string {
 
 // barrier cuts the sequence, as outside input does (DetectionV3).
 func (s *State) barrier() {
-	if s.pol.v3() {
-		s.steps.push(seqStep{node: -1})
-	}
+	s.steps.push(seqStep{node: -1})
 }

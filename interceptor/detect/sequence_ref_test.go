@@ -18,9 +18,7 @@ func TestSequenceScansMatchReference(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	hits, periods := 0, 0
 	for trial := range 100000 {
-		p := DefaultPolicy()
-		p.Detection = DetectionV4
-		s := newState(p)
+		s := newState(DefaultPolicy())
 		s.lim.repeat = 1 + r.IntN(4)
 		s.lim.oscPeriods = r.IntN(5)
 		nodes := 1 + r.IntN(8)

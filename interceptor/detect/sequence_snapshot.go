@@ -36,10 +36,7 @@ func (s *State) encodeSteps() string {
 	}
 	b := make([]byte, 0, s.steps.n*24)
 	// DetectionV4 keeps half hashes (pushSeq): four bytes each.
-	put := binary.LittleEndian.AppendUint64
-	if s.pol.v4() {
-		put = func(b []byte, v uint64) []byte { return binary.LittleEndian.AppendUint32(b, uint32(v)) }
-	}
+	put := func(b []byte, v uint64) []byte { return binary.LittleEndian.AppendUint32(b, uint32(v)) }
 	for k := s.steps.n - 1; k >= 0; k-- {
 		st := s.steps.at(k)
 		var f uint8
@@ -83,20 +80,12 @@ func (s *State) decodeSteps(enc string, valid func(int) bool) error {
 	}
 	bad := errors.New("step sequence: truncated")
 	u64 := func() (uint64, error) {
-		if s.pol.v4() {
-			if len(b) < 4 {
-				return 0, bad
-			}
-			v := binary.LittleEndian.Uint32(b)
-			b = b[4:]
-			return uint64(v), nil
-		}
-		if len(b) < 8 {
+		if len(b) < 4 {
 			return 0, bad
 		}
-		v := binary.LittleEndian.Uint64(b)
-		b = b[8:]
-		return v, nil
+		v := binary.LittleEndian.Uint32(b)
+		b = b[4:]
+		return uint64(v), nil
 	}
 	for n := 0; len(b) > 0; n++ {
 		if n >= seqCap {

@@ -134,9 +134,6 @@ func writeToken(b *strings.Builder, tok string) {
 // masking: a provider's request id is noise in an error as in a result);
 // earlier ones keep ErrorHash.
 func ExtractError(p Policy, kind, message string) Observation {
-	h := ErrorHash(kind, message)
-	if p.v4() {
-		h = errorHash4(kind, message)
-	}
-	return Observation{Failed: true, ErrorSig: ErrorSignature(kind, message), ErrorHash: h}
+	_ = p
+	return Observation{Failed: true, ErrorSig: ErrorSignature(kind, message), ErrorHash: errorHash4(kind, message)}
 }

@@ -69,7 +69,7 @@ func genOps(seed uint64, n, names int) []simOp {
 
 // simPolicy exercises every rule.
 func simPolicy() Policy {
-	p := legacyPolicy()
+	p := DefaultPolicy()
 	p.MaxCost = 2
 	p.MaxCycleCost = 1
 	p.MaxCycleRuntime = 20 * time.Minute
@@ -135,15 +135,14 @@ func simulate(p Policy, ops []simOp, snapAt map[int]bool, record bool) ([]string
 	return events, s
 }
 
-// withV2 adds what Extract fills in for DetectionV2, derived from the
-// output (no random draw, so the legacy traces stay the same): the worst
-// case of sixteen numeric fields, one of them volatile, a SimHash, a
-// shape and an action.
+// withV2 adds what Extract fills in beside the output, derived from it
+// (no random draw, so the traces stay the same): the worst case of
+// sixteen numeric fields, one of them volatile, a shape and an action.
 func withV2(o *Observation) {
 	if o.Failed {
 		return
 	}
-	o.Sim, o.Shape, o.Action, o.Count = o.Output*3|1, o.Output>>3|1, o.Output>>1|1, int64(o.Output%7)
+	o.Shape, o.Action, o.Count = o.Output>>3|1, o.Output>>1|1, int64(o.Output%7)
 	o.Fields = make([]Field, maxFields)
 	for k := range o.Fields {
 		o.Fields[k] = Field{Path: uint32(k + 1), Sum: uint64(k) * 0x9e3779b97f4a7c15}

@@ -69,7 +69,7 @@ type snapLearn struct {
 	Chg   []uint8  `json:"c,omitempty"`
 	Vol   []uint32 `json:"v,omitempty"`
 	Pend  []string `json:"pd,omitempty"` // the open step's fields
-	Basis [3]uint8 `json:"b"`            // basis, SimHash distance, fields ignored
+	Basis [3]uint8 `json:"b"`            // the basis; the other two bytes are 0 (no rule reads what they held)
 	Dir   []int8   `json:"d,omitempty"`  // DetectionV3: direction of each prev field's last change
 	Turns []uint8  `json:"t,omitempty"`  // DetectionV3: turns among its consecutive changes
 	// DetectionV4: 1 when each prev field's last change was a clock's.
@@ -87,7 +87,6 @@ type snapAgg struct {
 	HasMetric bool    `json:"hm,omitempty"`
 	Metric    float64 `json:"m,omitempty"`
 	Cost      float64 `json:"$,omitempty"`
-	Sim       string  `json:"si,omitempty"`
 	Shape     string  `json:"sh,omitempty"`
 	Count     int64   `json:"ct,omitempty"`
 	Action    string  `json:"ac,omitempty"`
@@ -103,7 +102,6 @@ type snapRec struct {
 	ProgRaw string  `json:"r,omitempty"`
 	Flags   uint8   `json:"f,omitempty"`
 	Seq     int     `json:"q,omitempty"`
-	Sim     string  `json:"si,omitempty"`
 	Shape   string  `json:"sh,omitempty"`
 	Count   int64   `json:"ct,omitempty"`
 	Action  string  `json:"ac,omitempty"`
@@ -161,7 +159,7 @@ func (s *State) snapshot() snapshot {
 		sn.Ext = &x
 	}
 	for i := range s.nodes {
-		sn.Nodes = append(sn.Nodes, snapNodeOf(&s.nodes[i], s.seq, s.pol.v4()))
+		sn.Nodes = append(sn.Nodes, snapNodeOf(&s.nodes[i], s.seq))
 	}
 	for _, e := range s.edges {
 		d := 0
@@ -185,7 +183,7 @@ func (s *State) snapshot() snapshot {
 	return sn
 }
 
-func snapNodeOf(n *node, seq int, v4 bool) snapNode {
+func snapNodeOf(n *node, seq int) snapNode {
 	sn := snapNode{
 		Name: n.name, Declared: n.declared, Seen: n.seen, Calls: n.calls, Steps: n.steps,
 		Run: int64(n.run), Cost: n.cost, FirstSeq: n.firstSeq, FirstAt: unixNano(n.firstAt),
@@ -199,7 +197,7 @@ func snapNodeOf(n *node, seq int, v4 bool) snapNode {
 			Ended: a.ended, OK: a.ok, Out: hexOrEmpty(a.out), ErrSig: a.errSig,
 			HasProg: a.hasProg, Prog: hexOrEmpty(a.prog), ProgRaw: a.progRaw,
 			HasMetric: a.hasMetric, Metric: a.metric, Cost: a.cost,
-			Sim: hexOrEmpty(a.sim), Shape: hexOrEmpty(a.shape), Count: a.count, Action: hexOrEmpty(a.action), Fanout: a.fanout,
+			Shape: hexOrEmpty(a.shape), Count: a.count, Action: hexOrEmpty(a.action), Fanout: a.fanout,
 			ErrHash: hexOrEmpty(a.errHash),
 		}
 	}
@@ -207,7 +205,7 @@ func snapNodeOf(n *node, seq int, v4 bool) snapNode {
 		sl := &snapLearn{
 			Chg: append([]uint8(nil), l.chg[:l.nprev]...), Vol: append([]uint32(nil), l.vol[:l.nvol]...),
 			Prev: fieldStrings(l.prev[:l.nprev]), Pend: fieldStrings(l.pend[:l.npend]),
-			Basis: [3]uint8{uint8(l.basis), l.dist, l.nign},
+			Basis: [3]uint8{uint8(l.basis)},
 		}
 		if hasNonZero(l.dir[:l.nprev]) || hasNonZero(l.turns[:l.nprev]) {
 			sl.Dir = append([]int8(nil), l.dir[:l.nprev]...)
@@ -221,13 +219,13 @@ func snapNodeOf(n *node, seq int, v4 bool) snapNode {
 	for j := n.hist.n - 1; j >= 0; j-- {
 		h := n.hist.at(j)
 		key := h.key
-		if v4 && key == h.out {
+		if key == h.out {
 			key = 0 // DetectionV4: the key is the output unless written
 		}
 		sn.Hist = append(sn.Hist, snapRec{
 			Out: hexOrEmpty(h.out), Prog: hexOrEmpty(h.prog), Metric: h.metric,
 			ErrSig: h.errSig, ProgRaw: h.progRaw, Flags: h.flags,
-			Seq: seqAgo(seq, h.seq), Sim: hexOrEmpty(h.sim), Shape: hexOrEmpty(h.shape), Count: h.count, Action: hexOrEmpty(h.action), Key: hexOrEmpty(key),
+			Seq: seqAgo(seq, h.seq), Shape: hexOrEmpty(h.shape), Count: h.count, Action: hexOrEmpty(h.action), Key: hexOrEmpty(key),
 		})
 	}
 	if n.hasLastProg {
@@ -280,7 +278,7 @@ func (s *State) restore(sn *snapshot) error {
 				ended: a.Ended, ok: a.OK, out: parseHex(a.Out), errSig: truncate(a.ErrSig, maxNameLen),
 				hasProg: a.HasProg, prog: parseHex(a.Prog), progRaw: truncate(a.ProgRaw, maxRawLen),
 				hasMetric: a.HasMetric, metric: a.Metric, cost: a.Cost,
-				sim: parseHex(a.Sim), shape: parseHex(a.Shape), count: a.Count, action: parseHex(a.Action), fanout: a.Fanout,
+				shape: parseHex(a.Shape), count: a.Count, action: parseHex(a.Action), fanout: a.Fanout,
 				errHash: parseHex(a.ErrHash),
 			}
 		}
@@ -294,9 +292,9 @@ func (s *State) restore(sn *snapshot) error {
 			r := rec{
 				out: parseHex(h.Out), prog: parseHex(h.Prog), metric: h.Metric,
 				errSig: truncate(h.ErrSig, maxNameLen), progRaw: truncate(h.ProgRaw, maxRawLen), flags: h.Flags,
-				seq: seqAt(sn.Seq, h.Seq), sim: parseHex(h.Sim), shape: parseHex(h.Shape), count: h.Count, action: parseHex(h.Action), key: parseHex(h.Key),
+				seq: seqAt(sn.Seq, h.Seq), shape: parseHex(h.Shape), count: h.Count, action: parseHex(h.Action), key: parseHex(h.Key),
 			}
-			if s.pol.v4() && h.Key == "" {
+			if h.Key == "" {
 				r.key = r.out
 			}
 			n.hist.push(r)
@@ -359,9 +357,6 @@ func (s *State) restore(sn *snapshot) error {
 			return fmt.Errorf("transition %d->%d: no such node", t[0], t[1])
 		}
 		s.trans.push(trans{from: int32(t[0]), to: int32(t[1]), seq: t[2], prog: int8(t[3])})
-	}
-	if sn.Steps != "" && !s.pol.v3() {
-		return errors.New("a step sequence in a snapshot of another generation than 3")
 	}
 	if err := s.decodeSteps(sn.Steps, valid); err != nil {
 		return err
@@ -464,7 +459,7 @@ func (l *learning) restore(sl *snapLearn) error {
 	copy(l.turns[:], sl.Turns)
 	copy(l.clk[:], sl.Clk)
 	l.nvol = copy(l.vol[:], sl.Vol)
-	l.basis, l.dist, l.nign = sameBasis(sl.Basis[0]), sl.Basis[1], sl.Basis[2]
+	l.basis = sameBasis(sl.Basis[0])
 	return nil
 }
 

@@ -2,7 +2,6 @@ package detect
 
 import (
 	"encoding/json"
-	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -10,14 +9,7 @@ import (
 )
 
 func TestSnapshotRoundTrip(t *testing.T) {
-	for _, gen := range []Generation{DetectionLegacy, DetectionV2} {
-		t.Run(fmt.Sprintf("generation-%d", gen), func(t *testing.T) { snapshotRoundTrip(t, gen) })
-	}
-}
-
-func snapshotRoundTrip(t *testing.T, gen Generation) {
 	p := simPolicy()
-	p.Detection = gen
 	p.Graph = []Edge{{"review", "code"}}
 	ops := genOps(7, 600, 0)
 	want, ref := runSim(p, ops, nil)
@@ -55,12 +47,12 @@ func everyN(n, k int) map[int]bool {
 }
 
 func TestSnapshotKeepsPendingTrip(t *testing.T) {
-	d := newDriver(legacyPolicy())
+	d := newDriver(DefaultPolicy())
 	_, trip := d.run("A=x", "A=x", "A=x")
 	require.NotNil(t, trip)
 	b, err := json.Marshal(d.s)
 	require.NoError(t, err)
-	s, err := Restore(legacyPolicy(), b)
+	s, err := Restore(DefaultPolicy(), b)
 	require.NoError(t, err)
 	require.NotNil(t, s.Pending())
 	assert.Equal(t, trip.Message, s.Pending().Message)
@@ -79,22 +71,22 @@ func TestRestoreRejectsGarbage(t *testing.T) {
 		`{"v":1,"n":[{"n":"a"}],"c":[{"id":"x","m":[3],"a":0}]}`,
 		`{"v":1,"n":[{"n":"a"}],"tr":[[0,9,1,1]]}`,
 	} {
-		_, err := Restore(legacyPolicy(), []byte(give))
+		_, err := Restore(DefaultPolicy(), []byte(give))
 		assert.Error(t, err, give)
 	}
-	s, err := Restore(legacyPolicy(), []byte(`{"v":1,"l":7}`))
+	s, err := Restore(DefaultPolicy(), []byte(`{"v":1,"l":7}`))
 	require.NoError(t, err)
 	_, trip := s.Begin("A", t0)
 	assert.Nil(t, trip)
 }
 
 func TestRestoreWithNewPolicy(t *testing.T) {
-	d := newDriver(legacyPolicy())
+	d := newDriver(DefaultPolicy())
 	_, trip := d.run("A", "B", "A", "B", "A")
 	require.Nil(t, trip)
 	b, err := d.s.MarshalJSON()
 	require.NoError(t, err)
-	p := legacyPolicy()
+	p := DefaultPolicy()
 	p.Window = 3
 	p.Graph = []Edge{{"B", "C"}, {"C", "A"}}
 	s, err := Restore(p, b)

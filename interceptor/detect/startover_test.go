@@ -21,11 +21,10 @@ func (d *driver) loopUntilTrip(unit []string, at *int, limit int) (int, *Trip) {
 	return limit, nil
 }
 
-// startOverPolicy is DefaultPolicy with guard version 9's one loop and
-// budgets out of the way of the detectors that read repetition.
+// startOverPolicy is DefaultPolicy with budgets out of the way of the
+// detectors that read repetition.
 func startOverPolicy() Policy {
 	p := DefaultPolicy()
-	p.OneLoop = true
 	p.MaxCallsPerNode, p.MaxCycleIterations, p.MaxTotalCalls = 1000, 1000, 10000
 	return p
 }

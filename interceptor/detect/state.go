@@ -63,12 +63,8 @@ func NewState(p Policy) *State {
 
 func newState(p Policy) *State {
 	lim := newLimits(p)
-	var steps ring[seqStep]
-	if p.v3() {
-		steps = newRing[seqStep](seqCap)
-	}
 	return &State{
-		steps:    steps,
+		steps:    newRing[seqStep](seqCap),
 		pol:      p,
 		lim:      lim,
 		index:    make(map[string]int32),
@@ -142,10 +138,9 @@ func (s *State) Begin(name string, now time.Time) (StepRef, *Trip) {
 	n := &s.nodes[i]
 	if n.exempt {
 		// Exempt nodes never trip a detector, but a human's stop is not a
-		// detector: under the second generation it stops the next guarded
-		// call, exempt or not, or a workflow that only polls would never
-		// stop.
-		if s.pending != nil && s.pending.Reason == ReasonUserStop && s.pol.v2() {
+		// detector: it stops the next guarded call, exempt or not, or a
+		// workflow that only polls would never stop.
+		if s.pending != nil && s.pending.Reason == ReasonUserStop {
 			return StepRef{Node: -1}, s.pending
 		}
 		if t := s.checkTotal(i, now); t != nil {
@@ -207,9 +202,7 @@ func (s *State) Begin(name string, now time.Time) (StepRef, *Trip) {
 		n.firstSeq, n.firstAt = s.seq, now
 	}
 	n.openSeq, n.openAt, n.inflight, n.agg = s.seq, now, 1, agg{}
-	if s.pol.v2() {
-		s.beginV2(i, prev)
-	}
+	s.beginV2(i, prev)
 	if ei >= 0 {
 		s.edges[ei].count++
 		s.trans.push(trans{from: int32(prev), to: int32(i), seq: s.seq})

@@ -11,7 +11,7 @@ import (
 
 func TestFanOut(t *testing.T) {
 	t.Run("parallel calls are one step and never trip", func(t *testing.T) {
-		d := newDriver(legacyPolicy())
+		d := newDriver(DefaultPolicy())
 		for turn := range 4 {
 			out := fmt.Sprintf("search=turn%d", turn)
 			require.Nil(t, d.do("plan"))
@@ -26,7 +26,7 @@ func TestFanOut(t *testing.T) {
 		assert.Equal(t, 9, v.TotalSteps)
 	})
 	t.Run("identical fan-out results are not a stall", func(t *testing.T) {
-		d := newDriver(legacyPolicy())
+		d := newDriver(DefaultPolicy())
 		require.Nil(t, d.par("fetch=same", "fetch=same", "fetch=same", "fetch=same"))
 		require.Nil(t, d.do("next"))
 	})
@@ -37,7 +37,7 @@ func TestFanOut(t *testing.T) {
 		assert.Equal(t, DetectorTotalCalls, detectorOf(d.do("again")))
 	})
 	t.Run("a fan-out step fails only if every call failed", func(t *testing.T) {
-		d := newDriver(legacyPolicy())
+		d := newDriver(DefaultPolicy())
 		for range 3 {
 			require.Nil(t, d.par("fetch!e", "fetch=ok"))
 		}
@@ -45,13 +45,13 @@ func TestFanOut(t *testing.T) {
 		assert.Equal(t, DetectorIdenticalOutput, detectorOf(d.s.Pending()))
 	})
 	t.Run("outputs combine order-independently", func(t *testing.T) {
-		a, b := newDriver(legacyPolicy()), newDriver(legacyPolicy())
+		a, b := newDriver(DefaultPolicy()), newDriver(DefaultPolicy())
 		require.Nil(t, a.par("f=1", "f=2"))
 		require.Nil(t, b.par("f=2", "f=1"))
 		assert.Equal(t, a.s.nodes[0].hist.at(0).out, b.s.nodes[0].hist.at(0).out)
 	})
 	t.Run("joined calls end in any order", func(t *testing.T) {
-		s := NewState(legacyPolicy())
+		s := NewState(DefaultPolicy())
 		r1, _ := s.Begin("f", t0)
 		r2, _ := s.Begin("f", t0)
 		assert.Equal(t, r1, r2)
@@ -66,7 +66,7 @@ func TestFanOut(t *testing.T) {
 }
 
 func TestEndIgnoresBadRefs(t *testing.T) {
-	s := NewState(legacyPolicy())
+	s := NewState(DefaultPolicy())
 	ref, trip := s.Begin("A", t0)
 	require.Nil(t, trip)
 	s.End(StepRef{Node: -1}, Observation{}, t0)
@@ -106,19 +106,19 @@ func TestResume(t *testing.T) {
 		assert.Equal(t, "cycle coder→verify reached 10/10 iterations", trip.Message)
 	})
 	t.Run("stall: pending cleared, history cleared", func(t *testing.T) {
-		d := newDriver(legacyPolicy())
+		d := newDriver(DefaultPolicy())
 		at, trip := d.run("A=x", "A=x", "A=x", "B")
 		require.Equal(t, 3, at)
 		assert.Same(t, trip, d.s.Pending())
 		d.s.Resume(trip, Extension{})
 		assert.Nil(t, d.s.Pending())
 		require.Nil(t, d.do("B"))
-		at, trip = d.run("A=x", "B", "A=x", "B", "A=x", "B")
+		at, trip = d.run("A=x", "B=y", "A=x", "B=y", "A=x", "B=y", "A=x", "B=y")
 		assert.Equal(t, 5, at)
 		assert.Equal(t, DetectorIdenticalOutput, detectorOf(trip))
 	})
 	t.Run("a JSON copy of the pending trip clears it", func(t *testing.T) {
-		d := newDriver(legacyPolicy())
+		d := newDriver(DefaultPolicy())
 		_, trip := d.run("A!e", "A!e", "A!e")
 		cp := *trip
 		cp.At = cp.At.In(time.FixedZone("x", 3600))
@@ -177,15 +177,15 @@ func TestResume(t *testing.T) {
 		}
 	})
 	t.Run("transition oscillation: window cleared", func(t *testing.T) {
-		d := newDriver(legacyPolicy())
-		_, trip := d.run("A=a", "B=x", "A=b", "B=y", "A=b", "B=y", "A=a", "B=x")
+		d := newDriver(DefaultPolicy())
+		_, trip := d.run("I=a", "T=f1", "F=y1", "I=b", "T=f2", "F=y2", "I=a", "T=f1", "F=y1", "I=a", "T=f1", "F=y1", "I")
 		require.Equal(t, DetectorTransitionOscillation, detectorOf(trip))
 		d.s.Resume(trip, Extension{})
 		assert.Empty(t, d.s.View().Transitions)
 		require.Nil(t, d.do("A=b"))
 	})
 	t.Run("nil and foreign trips are harmless", func(t *testing.T) {
-		d := newDriver(legacyPolicy())
+		d := newDriver(DefaultPolicy())
 		_, trip := d.run("A=x", "A=x", "A=x")
 		require.NotNil(t, trip)
 		d.s.Resume(nil, Extension{MaxTotalCalls: 5, MaxCycleIterations: 1})
@@ -206,7 +206,7 @@ func TestStop(t *testing.T) {
 	assert.Equal(t, ReasonUserStop, trip.Reason)
 	assert.Equal(t, DetectorUserStop, trip.Detector)
 	assert.Equal(t, "alice asked to stop: wrong branch", trip.Message)
-	require.Nil(t, d.do("poll"), "exempt nodes pass a pending trip")
+	assert.Same(t, trip, d.do("poll"), "a human's stop holds exempt nodes too")
 	assert.Same(t, trip, d.do("B"))
 	assert.Same(t, trip, d.do("B"), "pending until resumed")
 	d.s.Stop("again", d.now, false)
@@ -264,7 +264,7 @@ func TestOverflowNodes(t *testing.T) {
 }
 
 func TestViewEmpty(t *testing.T) {
-	v := NewState(legacyPolicy()).View()
+	v := NewState(DefaultPolicy()).View()
 	assert.NotNil(t, v.Nodes)
 	assert.NotNil(t, v.Cycles)
 	assert.Zero(t, v.TotalCalls)
@@ -288,14 +288,12 @@ func TestOddPoliciesDoNotPanic(t *testing.T) {
 	}
 }
 
-// TestStateSizeV4: after 10,000 calls of a two-node agent loop whose
-// every result is new (the replay benchmark's workload), generation 4's
-// state is at most 3 KB with periods up to 48 steps (issue 23), where
-// generation 3's is about 4.8 KB.
-func TestStateSizeV4(t *testing.T) {
-	size := func(g Generation) int {
+// TestStateSize: after 10,000 calls of a two-node agent loop whose
+// every result is new (the replay benchmark's workload), the state is at
+// most 3 KB with periods up to 48 steps (issue 23).
+func TestStateSize(t *testing.T) {
+	size := func() int {
 		p := DefaultPolicy()
-		p.Detection = g
 		p.MaxCallsPerNode, p.MaxTotalCalls, p.MaxCycleIterations = 100000, 200000, 100000
 		s := NewState(p)
 		now := t0
@@ -308,8 +306,8 @@ func TestStateSizeV4(t *testing.T) {
 		}
 		return s.Size()
 	}
-	v3, v4 := size(DetectionV3), size(DetectionV4)
-	t.Logf("state after 10,000 calls: generation 3 %d bytes, generation 4 %d bytes", v3, v4)
-	assert.LessOrEqual(t, v4, 3000)
+	n := size()
+	t.Logf("state after 10,000 calls: %d bytes", n)
+	assert.LessOrEqual(t, n, 3000)
 	assert.Equal(t, 2*MaxLoopPeriod, seqCap, "periods up to 48 steps are kept")
 }

@@ -42,9 +42,7 @@ func (s *State) End(ref StepRef, obs Observation, now time.Time) {
 	if obs.Cost > 0 { // also false for NaN
 		a.cost += obs.Cost
 	}
-	if s.pol.v2() {
-		n.endV2(&obs)
-	}
+	n.endV2(&obs)
 	n.inflight--
 	if n.inflight == 0 {
 		s.finalise(ref.Node, now.Round(0))
@@ -82,21 +80,13 @@ func (s *State) finalise(i int, now time.Time) {
 			r.flags |= recSilent
 		}
 	}
-	if s.pol.v2() {
-		s.judge(n, &r, &a)
-	}
+	s.judge(n, &r, &a)
 	prog := s.progress(n, &r)
-	if s.pol.v2() {
-		s.noveltyV2(n, &r, prog)
-	}
-	if s.pol.v3() {
-		s.pushSeq(i, &r, a.errHash)
-	}
-	if s.pol.v4() {
-		// The sequence keeps them; no rule of the fourth generation
-		// reads them from the node's history.
-		r.shape, r.count = 0, 0
-	}
+	s.novelty(n, &r, prog)
+	s.pushSeq(i, &r, a.errHash)
+	// The sequence keeps them; no rule reads them from the node's
+	// history.
+	r.shape, r.count = 0, 0
 	n.hist.push(r)
 
 	if prog {

@@ -243,7 +243,7 @@ func text4(s []byte, quoted, esc bool, sc *scratch4) (h, shape uint64, nums int6
 			}
 		}
 		digit := digits != 0
-		if sc.v5 && len(w) >= minProviderID {
+		if len(w) >= minProviderID {
 			if th, ok := providerID(w); ok {
 				// A provider's generated id, with a digit or without.
 				h, shape = (h^th)*fnvPrime, (shape^th)*fnvPrime
@@ -573,7 +573,6 @@ func maskToken4Slow(w []byte, bufs *maskBufs) (h, shape uint64, nums int64) {
 type scratch4 struct {
 	tok  [64]byte
 	bufs maskBufs
-	v5   bool // the fifth generation's id rule (providerID)
 }
 
 // maskBufs are maskToken4's buffers: the token masked, and its shape.

@@ -1,7 +1,8 @@
 package detect
 
-// This file is a frozen copy of generation 4's string reading (text4.go) as
-// of 2371beb, the reference the optimised reading must match bit for bit
+// This file is a frozen copy of the string reading (text4.go) as of
+// 2371beb, with the provider id rule added after (providerID, marked
+// below): the reference the optimised reading must match bit for bit
 // (TestText4MatchesReference, FuzzText4MatchesReference). Do not edit it:
 // recorded histories replay against these values. Helpers that text4.go
 // shares with generation 3 (canon.go: maskToken, numberWord, unitWord,
@@ -161,6 +162,15 @@ func ref4Text4(s []byte, quoted, esc bool, sc *ref4Scratch) (h, shape uint64, nu
 		var th, ts uint64
 		var n int64
 		digit := digits != 0
+		if len(w) >= minProviderID {
+			// Generation 5's one addition (responses.go): a provider's
+			// generated id, with a digit or without.
+			if pth, ok := providerID(w); ok {
+				h, shape = (h^pth)*fnvPrime, (shape^pth)*fnvPrime
+				afterNum, afterCount, afterStep, stepState = false, false, false, 0
+				continue
+			}
+		}
 		if !digit {
 			th = ref4TokHash(w)
 			ts = th

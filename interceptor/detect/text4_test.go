@@ -7,11 +7,11 @@ import (
 	"github.com/stretchr/testify/assert"
 )
 
-// TestGeneration4Reading: the fourth generation's one-pass reader reads
+// TestReading: the fourth generation's one-pass reader reads
 // a few of the earlier generations' cases (TestNoiseAndInformation runs
 // all of its rows against it too) and its own: give holds two results;
 // want says whether they read as the same.
-func TestGeneration4Reading(t *testing.T) {
+func TestReading(t *testing.T) {
 	tests := []struct {
 		name string
 		give [2]string
@@ -52,7 +52,6 @@ func TestGeneration4Reading(t *testing.T) {
 		{"a JSON string holding JSON", [2]string{`"{\"matches\":[],\"took\":0.31}"`, `"{\"matches\":[],\"took\":0.52}"`}, true},
 	}
 	p := DefaultPolicy()
-	p.Detection = DetectionV4
 	key := func(s string) uint64 {
 		o := Extract(p, "n", []byte(s))
 		if o.Action != 0 {
@@ -68,9 +67,9 @@ func TestGeneration4Reading(t *testing.T) {
 	}
 }
 
-// TestGeneration4Errors: errors are masked as results are (one masking):
+// TestErrorsMasked: errors are masked as results are (one masking):
 // a provider's request id is noise in an error, every number is.
-func TestGeneration4Errors(t *testing.T) {
+func TestErrorsMasked(t *testing.T) {
 	tests := []struct {
 		name string
 		give [2]string
@@ -84,32 +83,22 @@ func TestGeneration4Errors(t *testing.T) {
 		{"a backslash is text", [2]string{`C:\new`, `C:\old`}, false},
 	}
 	p := DefaultPolicy()
-	p.Detection = DetectionV4
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			a, b := ExtractError(p, "ToolError", tt.give[0]), ExtractError(p, "ToolError", tt.give[1])
 			assert.Equal(t, tt.want, a.ErrorHash == b.ErrorHash)
 		})
 	}
-	p.Detection = DetectionV3
-	a := ExtractError(p, "ToolError", tests[0].give[0])
-	b := ExtractError(p, "ToolError", tests[0].give[1])
-	assert.NotEqual(t, a.ErrorHash, b.ErrorHash, "generation 3 keeps its error hash")
 }
 
-// TestGeneration4IgnoreFieldsInString: a result that is a JSON string
+// TestIgnoreFieldsInString: a result that is a JSON string
 // holding JSON is read as that JSON, so IgnoreFields reach inside it.
-func TestGeneration4IgnoreFieldsInString(t *testing.T) {
+func TestIgnoreFieldsInString(t *testing.T) {
 	p := DefaultPolicy()
-	p.Detection = DetectionV4
 	p.IgnoreFields = []string{"requestNo"}
 	a := Extract(p, "n", []byte(`"{\"matches\":[],\"requestNo\":7}"`))
 	b := Extract(p, "n", []byte(`"{\"matches\":[],\"requestNo\":8}"`))
 	assert.Equal(t, a.Output, b.Output)
-	p.Detection = DetectionV3
-	a = Extract(p, "n", []byte(`"{\"matches\":[],\"requestNo\":7}"`))
-	b = Extract(p, "n", []byte(`"{\"matches\":[],\"requestNo\":8}"`))
-	assert.NotEqual(t, a.Output, b.Output, "generation 3 reads the string as text")
 }
 
 // TestPlainTokenAgreesWithMask: the fast path for tokens with nothing to

@@ -36,9 +36,7 @@ func (s *State) trip(d Detector, i int, now time.Time, msg string) *Trip {
 			t.CycleID, t.Iteration, t.MaxIterations = c.id, c.iter, s.iterLimit(c)
 		}
 		t.Evidence = s.evidence(n)
-		if s.pol.oneLoop() {
-			s.measure(t, i, 0, 0)
-		}
+		s.measure(t, i, 0, 0)
 	} else {
 		t.Evidence.Transitions = s.transitionStrings()
 	}
@@ -51,9 +49,6 @@ func (s *State) trip(d Detector, i int, now time.Time, msg string) *Trip {
 // no sequence, Policy.Window rounds of it (the edge budget: its limit
 // plus one).
 func (s *State) measure(t *Trip, i, p, w int) {
-	if !s.pol.oneLoop() {
-		return
-	}
 	n := &s.nodes[i]
 	t.Loop = n.name
 	if n.cyc >= 0 {

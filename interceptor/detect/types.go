@@ -1,7 +1,6 @@
 package detect
 
 import (
-	"encoding/json"
 	"time"
 )
 
@@ -46,11 +45,6 @@ const (
 // defaults before it builds a State). Policy is JSON-serialisable because the
 // interceptor pins it in each execution's history.
 type Policy struct {
-	// Detection selects the rule set (see Generation). The zero value is
-	// the legacy rule set of guard versions 1 to 3; DefaultPolicy returns
-	// DetectionV2.
-	Detection Generation `json:"detection,omitempty"`
-
 	MaxCallsPerNode        int           `json:"maxCallsPerNode,omitempty"`
 	MaxNodeRuntime         time.Duration `json:"maxNodeRuntime,omitempty"`
 	MaxTotalCalls          int           `json:"maxTotalCalls,omitempty"`
@@ -68,15 +62,6 @@ type Policy struct {
 	Window                 int           `json:"window,omitempty"`               // entries kept per node history and evidence list; >= every threshold
 	MaxNodes               int           `json:"maxNodes,omitempty"`             // distinct nodes tracked; more fold into OverflowNode
 
-	// OneLoop (set by the guard from guard version 9, never by a user)
-	// makes every detector agree on the loop: a reset (a resume, a
-	// warning, a halt handler's decision) is one barrier in front of every
-	// detector that reads repetition, news is what the sequence rule
-	// reads, and trips name and measure their loop (Trip.Loop, Period,
-	// Window; see docs/detection.md, "The loop"). Histories pinned before
-	// version 9 decode without it and replay as recorded.
-	OneLoop bool `json:"oneLoop,omitempty"`
-
 	// IgnoreFields are JSON field paths removed from every node's result
 	// before hashing, in addition to each node's own Rules.IgnoreFields.
 	IgnoreFields []string `json:"ignoreFields,omitempty"`
@@ -86,29 +71,6 @@ type Policy struct {
 	// Graph is the optional declared transition graph: its edges count for
 	// cycle detection from the first call, before they are observed.
 	Graph []Edge `json:"graph,omitempty"`
-}
-
-// UnmarshalJSON decodes a Policy over p. A policy without "detection" is
-// DetectionLegacy even when p held another generation: the policies guard
-// versions 1 to 3 pinned in their histories have no such field, and must
-// replay with the legacy rules however the pinned config is decoded.
-// Loaders that lay a partial policy over DefaultPolicy must set Detection
-// themselves when the partial policy omits it.
-func (p *Policy) UnmarshalJSON(b []byte) error {
-	type plain Policy // without this method
-	var probe struct {
-		Detection *Generation `json:"detection"`
-	}
-	if err := json.Unmarshal(b, &probe); err != nil {
-		return err
-	}
-	if err := json.Unmarshal(b, (*plain)(p)); err != nil {
-		return err
-	}
-	if probe.Detection == nil {
-		p.Detection = DetectionLegacy
-	}
-	return nil
 }
 
 // NodePolicy overrides the policy for one node. Zero fields inherit.
@@ -164,10 +126,6 @@ type Observation struct {
 	Metric      float64 `json:"metric,omitempty"`
 	Cost        float64 `json:"cost,omitempty"`
 
-	// Sim is the SimHash of the result's text (DetectionV2, 0: too little
-	// text): two results whose Sims differ in at most a few bits are
-	// near-duplicates.
-	Sim uint64 `json:"sim,omitempty"`
 	// Shape is Output with every number masked and Count the sum of the
 	// numbers Output kept (DetectionV2): a result whose Shape repeats and
 	// whose Count moved by one is a counter ("attempt 2", "attempt 3").

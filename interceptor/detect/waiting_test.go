@@ -1,13 +1,11 @@
 package detect
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
-	"strings"
 	"testing"
 	"time"
 
@@ -56,68 +54,25 @@ func TestWaiting(t *testing.T) {
 	}
 }
 
-// TestLegacyUnchangedByV2: with the legacy generation, Timer and the new
-// observation fields change nothing: the same trips and the same snapshot.
-func TestLegacyUnchangedByV2(t *testing.T) {
-	p := legacyPolicy()
-	run := func(timers bool) (string, []byte) {
-		s := NewState(p)
-		now := t0
-		var trips []string
-		for i := range 12 {
-			if timers {
-				s.Timer(now)
-			}
-			ref, trip := s.Begin([]string{"code", "test"}[i%2], now)
-			if trip != nil {
-				trips = append(trips, string(trip.Detector))
-				s.Resume(trip, Extension{})
-				continue
-			}
-			now = now.Add(time.Second)
-			obs := Observation{Output: uint64(i%3 + 1)}
-			if timers {
-				obs.Sim, obs.Shape, obs.Count, obs.Action = 7, 8, 9, 10
-				obs.Fields = []Field{{Path: 1, Sum: 2}}
-			}
-			s.End(ref, obs, now)
-		}
-		b, err := s.MarshalJSON()
-		require.NoError(t, err)
-		return strings.Join(trips, ","), b
-	}
-	trips1, snap1 := run(false)
-	trips2, snap2 := run(true)
-	assert.NotEmpty(t, trips1)
-	assert.Equal(t, trips1, trips2)
-	assert.Equal(t, string(snap1), string(snap2))
-	for _, key := range []string{`"tm"`, `"nv"`, `"lr"`, `"k"`, `"cd"`, `"si"`, `"ac"`} {
-		assert.False(t, bytes.Contains(snap1, []byte(key)), "legacy snapshot must not carry %s", key)
-	}
-}
-
-// TestV2SnapshotContinues: a DetectionV2 state restored mid-run trips
+// TestSnapshotContinuesLearntFields: a state restored mid-run (learnt
+// volatile fields: a timing that moves every step, in no order) trips
 // exactly like the uninterrupted one.
-func TestV2SnapshotContinues(t *testing.T) {
+func TestSnapshotContinuesLearntFields(t *testing.T) {
 	p := DefaultPolicy()
-	p.Detection = DetectionV2
-	snapshotContinues(t, p, []corpusCall{
-		{Node: "agent", Output: json.RawMessage(`{"id":1,"action":"run","args":{"command":"ls"}}`)},
-		{Node: "run", Output: json.RawMessage(`{"content":"a.txt","took":0.5}`)},
-		{Node: "agent", Output: json.RawMessage(`{"id":2,"action":"run","args":{"command":"ls"}}`)},
-		{Node: "run", Output: json.RawMessage(`{"content":"a.txt","took":0.7}`)},
-		{Node: "agent", Output: json.RawMessage(`{"id":3,"action":"run","args":{"command":"ls"}}`)},
-		{Node: "run", Output: json.RawMessage(`{"content":"a.txt","took":0.9}`)},
-		{Node: "agent", Output: json.RawMessage(`{"id":4,"action":"run","args":{"command":"ls"}}`)},
-	})
+	var calls []corpusCall
+	for _, ms := range []string{"5", "3", "8", "2", "9", "4", "7"} {
+		calls = append(calls,
+			corpusCall{Node: "agent", Output: json.RawMessage(`{"action":"run","args":{"command":"ls"}}`)},
+			corpusCall{Node: "run", Output: json.RawMessage(`{"content":"a.txt","elapsed_ms":` + ms + `}`)})
+	}
+	snapshotContinues(t, p, calls)
 }
 
-// TestV3SnapshotContinues: a DetectionV3 state restored mid-run (its step
+// TestSnapshotContinuesSequence: a state restored mid-run (its step
 // sequence, a barrier, learnt noise whose order turned) trips exactly like
 // the uninterrupted one.
-func TestV3SnapshotContinues(t *testing.T) {
+func TestSnapshotContinuesSequence(t *testing.T) {
 	p := DefaultPolicy()
-	p.Detection = DetectionV3
 	calls := []corpusCall{{Node: "agent", Output: json.RawMessage(`{"action":"plan"}`)}, {Input: true}}
 	for _, jitter := range []string{"5", "3", "8", "2", "9", "4", "7", "1"} {
 		calls = append(calls,
@@ -128,14 +83,12 @@ func TestV3SnapshotContinues(t *testing.T) {
 	snapshotContinues(t, p, calls)
 }
 
-// TestV4SnapshotContinues: a DetectionV4 (and DetectionV5) state
-// restored mid-run (a clock half learnt: an event id the agent's action
-// and the tool's observation share) trips exactly like the uninterrupted
-// one.
-func TestV4SnapshotContinues(t *testing.T) {
-	for _, g := range []Generation{DetectionV4, DetectionV5} {
+// TestSnapshotContinuesClock: a state restored mid-run (a clock half
+// learnt: an event id the agent's action and the tool's observation
+// share) trips exactly like the uninterrupted one.
+func TestSnapshotContinuesClock(t *testing.T) {
+	{
 		p := DefaultPolicy()
-		p.Detection = g
 		calls := []corpusCall{{Node: "agent", Output: json.RawMessage(`{"action":"plan"}`)}, {Input: true}}
 		for i := range 8 {
 			calls = append(calls,
@@ -219,33 +172,6 @@ func TestBudgetTable(t *testing.T) {
 	assert.Equal(t, et.NumField(), len(rows))
 	_, ok := BudgetByJSON("repeatThreshold")
 	assert.False(t, ok)
-}
-
-// TestGeneration: the zero value is legacy; DefaultPolicy selects V5; a
-// pinned policy without the field decodes as legacy.
-func TestGeneration(t *testing.T) {
-	assert.Equal(t, DetectionV5, DefaultPolicy().Detection)
-	var p Policy
-	require.NoError(t, json.Unmarshal([]byte(`{"maxCallsPerNode":10}`), &p))
-	assert.Equal(t, DetectionLegacy, p.Detection)
-	b, err := json.Marshal(DefaultPolicy())
-	require.NoError(t, err)
-	assert.Contains(t, string(b), `"detection":5`)
-	// Decoded over a value that had another generation (the interceptor
-	// reads its pinned config into the worker's current one): still legacy.
-	over := DefaultPolicy()
-	require.NoError(t, json.Unmarshal([]byte(`{"maxCallsPerNode":4}`), &over))
-	assert.Equal(t, DetectionLegacy, over.Detection)
-	assert.Equal(t, 4, over.MaxCallsPerNode)
-	assert.Equal(t, DefaultPolicy().MaxTotalCalls, over.MaxTotalCalls, "other fields keep overlay semantics")
-	require.NoError(t, json.Unmarshal(b, &over))
-	assert.Equal(t, DetectionV5, over.Detection)
-	assert.True(t, DetectionV2.Valid())
-	assert.True(t, DetectionV3.Valid())
-	assert.True(t, DetectionV4.Valid())
-	assert.True(t, DetectionV5.Valid())
-	assert.False(t, Generation(6).Valid())
-	assert.False(t, Generation(1).Valid())
 }
 
 // TestBudgetDocs: the budget table of docs/detection.md lists every row of

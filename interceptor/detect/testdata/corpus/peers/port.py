@@ -16,7 +16,7 @@ written = []
 
 
 def write(fname, name, source, calls, loop, onset=None, reason=None, note="", policy=None, peer=None):
-    d = {"name": name, "source": source, "generation": 2}
+    d = {"name": name, "source": source}
     if note:
         d["note"] = note
     if peer:
