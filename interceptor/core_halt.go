@@ -123,7 +123,7 @@ func (c *core) endHalt(trip *detect.Trip, d *Decision, ext detect.Extension, pau
 		// Time spent paused is the human's, not the loop's, whatever
 		// ended the halt. This is the one place that decides it: callers
 		// pass the time the halt held the workflow.
-		c.state.Paused(pausedFor, true)
+		c.state.Paused(pausedFor)
 	}
 	switch {
 	case d == nil:

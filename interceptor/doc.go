@@ -38,15 +38,15 @@
 //	NoImproveIterations      3        stalled           NodeOptions.MetricField not improving
 //	ErrorRepeatThreshold     3        repeated_error    identical error signatures in a row
 //	OscillationPeriods       2        oscillating       periods of A/B/A/B (up to 48 calls) with the same results
-//	MaxOscillationPeriod     3        oscillating       generations 2 and legacy: one node's longest period
+//	MaxOscillationPeriod     3        oscillating       sizes the history OscillationPeriods needs; 0: off
 //	Window                   8        -                 history kept per node; evidence length
 //
 // Progress at a node (a new output, a changed progress value, a better
 // metric) resets the edge counters into it. The repetition detectors judge
-// the sequence of calls (detection generation 5, detect.DetectionV5: clocks
-// are not progress, and a model response that calls tools is read as its
-// tool calls): a loop is a stretch of calls that repeats, call for call and
-// result for result, with a period of up to 48 calls; noise
+// the sequence of calls (clocks are not progress, and a model response
+// that calls tools is read as its tool calls): a loop is a stretch of
+// calls that repeats, call for call and result for result, with a period
+// of up to 48 calls; noise
 // (timestamps, epochs, provider ids, durations, attempt counters, fields
 // named like measurements) is masked only with evidence, and counts,
 // scores and entity ids are information; a signal or update the workflow

@@ -156,10 +156,11 @@ type Options struct {
 	// periods of two), with OscillationPeriods × MaxOscillationPeriod at
 	// most Window.
 	OscillationPeriods int
-	// MaxOscillationPeriod is the longest period of one node's own outputs
-	// that detection generations 2 and legacy look for (executions pinned
-	// before guard version 6); generation 3 does not read it. Default 3.
-	// 0 or at least 2, as OscillationPeriods.
+	// MaxOscillationPeriod sizes the history OscillationPeriods needs:
+	// OscillationPeriods × MaxOscillationPeriod is at most Window (the
+	// loop rule itself looks for periods of up to detect.MaxLoopPeriod
+	// calls). 0 turns output_oscillation off. Default 3. 0 or at least 2,
+	// as OscillationPeriods.
 	MaxOscillationPeriod int
 	// Window is how many entries of history the guard keeps per node, and
 	// the length of each evidence list. Default 8. At most 256
@@ -509,7 +510,7 @@ func buildConfig(o Options) (config, hooks, error) {
 			return config{}, hooks{}, &OptionError{Field: t.field, Reason: fmt.Sprintf("must be at most %d (the longest history the guard keeps), got %d", detect.MaxWindow, t.v)}
 		}
 	}
-	// The loop rule of the detection generations New pins reads the last
+	// The loop rule reads the last
 	// detect.SequenceSteps steps: a threshold whose repeats do not fit
 	// there even for the shortest period it applies to (one step, two
 	// for a node stepping twice) would be read as 2, halting far sooner

@@ -7,8 +7,7 @@ import (
 	"unicode/utf8"
 )
 
-// The second generation's notion of "the same result" (DetectionV2), with
-// zero options: a result is reduced to a sum of (path, value) leaf hashes,
+// The notion of "the same result", with zero options: a result is reduced to a sum of (path, value) leaf hashes,
 // so that
 //
 //   - object key order does not matter (a leaf is named by its path);
@@ -20,20 +19,15 @@ import (
 //
 // It also returns the numeric leaves outside arrays (candidates for the
 // volatile fields the State learns per node: ids, epochs, counters; string
-// ids are masked as tokens already) and a SimHash of the
-// string tokens, the near-duplicate measure for long free text. The
+// ids are masked as tokens already). The
 // scanner reads the payload once and does not allocate unless a string
 // holds escapes or JSON.
 
-// maskDigits is the shortest digit run masked as an id: epoch seconds
-// (10 digits) and long ids go, counts, ports, line numbers and step
-// numbers (up to a million) stay.
-const maskDigits = 7
-
-// maskDigitsV3 is the third generation's: a 7-digit order or record id
-// names the entity a call is about, so only epochs (10 digits, 13 in
-// milliseconds) and longer ids are masked.
-const maskDigitsV3 = 10
+// maskIDDigits is the shortest digit run masked as an id: a 7-digit
+// order or record id names the entity a call is about, so only epochs (10
+// digits, 13 in milliseconds) and longer ids are masked; counts, ports,
+// line numbers and step numbers stay.
+const maskIDDigits = 10
 
 // Bounds of one canonical reading.
 const (
@@ -43,7 +37,7 @@ const (
 	maxEmbedLength = 1 << 20 // longest string parsed as embedded JSON
 )
 
-// canonical is one result read the second generation's way.
+// canonical is one result read canonically.
 type canonical struct {
 	sum    uint64 // the result's hash: the sum of its leaf contributions
 	shape  uint64 // the same with every number masked
@@ -224,7 +218,7 @@ func (sc *canonScan) value(path uint64, top bool) (hp, bool) {
 		}
 		num := sc.b[start:sc.i]
 		h := fnvBytes(fnvOffset^kindNumber, num)
-		if digits := len(num); integer && (digits >= maskDigitsV3+1 || digits == maskDigitsV3 && num[0] != '-') {
+		if digits := len(num); integer && (digits >= maskIDDigits+1 || digits == maskIDDigits && num[0] != '-') {
 			// An epoch or a long id, as in text.
 			h = fnvByte(fnvOffset^kindNumber, '#')
 		}
@@ -327,7 +321,7 @@ func (sc *canonScan) object(path uint64, top bool) (hp, bool) {
 		sc.i++
 		return sum, true
 	}
-	var r5 response5 // the fifth generation's reading of a response part
+	var r5 response5 // the reading of a response part (responses.go)
 	if !sc.inComm {
 		r5 = sc.openPart()
 	}
@@ -405,7 +399,7 @@ func (sc *canonScan) array(path uint64) (hp, bool) {
 	elem := fnvByte(path, '*')
 	var set, seq hp
 	strs, n := true, uint64(0)
-	var a5 array5 // the fifth generation's commentary and words, element by element
+	var a5 array5 // commentary and words, element by element (responses.go)
 	v5 := !sc.inComm
 	if v5 {
 		a5.open(sc)
@@ -735,7 +729,7 @@ func trimSpace(s []byte) []byte {
 // numbers h kept (short integers), so that a counter ("attempt 2",
 // "attempt 3") can be told from other changes. Volatile parts are a
 // timestamp or clock time, a hex id or UUID (8 or more hex digits, one of
-// them a decimal digit), a run of maskDigits or more digits (epochs, long
+// them a decimal digit), a run of maskIDDigits or more digits (epochs, long
 // ids), a number followed by a duration unit ("2.31s", "150ms"). Shorter
 // numbers (line numbers, counts, step numbers) are kept: they are
 // information.
@@ -746,12 +740,9 @@ func trimSpace(s []byte) []byte {
 // (a timestamp, an id) or to hold no digit (hashed whole, as a plain
 // word), its hashes are redone from where it began. The hashes are passed
 // by value, not through a struct pointer, so that they stay in registers.
-func maskToken(w []byte, v3 bool) (h, shape uint64, nums int64) {
+func maskToken(w []byte) (h, shape uint64, nums int64) {
 	h, shape = fnvOffset, fnvOffset
-	md := maskDigits
-	if v3 {
-		md = maskDigitsV3
-	}
+	md := maskIDDigits
 	for i := 0; i < len(w); {
 		c := w[i]
 		if byteClass[c]&clAlnum == 0 {
@@ -829,7 +820,7 @@ func maskToken(w []byte, v3 bool) (h, shape uint64, nums int64) {
 				i = j
 			default:
 				// A number: masked with its unit when a duration unit
-				// follows, masked when it has maskDigits or more digits,
+				// follows, masked when it has maskIDDigits or more digits,
 				// else kept in h (and, an integer, added to nums).
 				j := i
 				for j < len(w) && isDigit(w[j]) {
@@ -897,7 +888,7 @@ func maskToken(w []byte, v3 bool) (h, shape uint64, nums int64) {
 			// "2026-11-23T12:48:26.5Z"). Hex ids: hex digits (and
 			// separators) only, 8 or more, one of them a decimal digit.
 			h, shape, nums = fnvByte(h0, '#'), fnvByte(s0, '#'), n0
-		case v3 && seps > 0 && len(word) >= 18 && generatedID(word):
+		case seps > 0 && len(word) >= 18 && generatedID(word):
 			h, shape, nums = fnvByte(h0, '#'), fnvByte(s0, '#'), n0
 		}
 	}
@@ -951,7 +942,7 @@ func unitWord(w []byte) bool {
 
 // counterWord: a word that names a repetition ("attempt", "Retry",
 // "try", "iteration", "round"), after which a number counts attempts
-// (DetectionV3).
+// .
 func counterWord(w []byte) bool {
 	// Every word is read: its length and first byte leave most at once.
 	var cands []string
@@ -1130,9 +1121,9 @@ func unitLen(w []byte) int {
 }
 
 // measurementKey: an object key that names a measurement of the call
-// itself, not of the work (DetectionV3): how long it took, when it ran.
-// The third generation keeps other non-integer numbers (a score is
-// information), so the key is the evidence.
+// itself, not of the work: how long it took, when it ran.
+// Other non-integer numbers are kept (a score is information), so the
+// key is the evidence.
 func measurementKey(k []byte) bool {
 	if len(k) < 3 {
 		return false

@@ -8,14 +8,13 @@ import (
 // detect runs the stall and oscillation detectors on node i's step r, just
 // finalised, in priority order, and returns the first trip.
 func (s *State) detect(i int, r *rec, now time.Time) *Trip {
-	if t := s.detectLoopV3(i, now); t != nil {
+	if t := s.detectLoop(i, now); t != nil {
 		return t
 	}
 	return s.detectDeclared(i, r, now)
 }
 
-// detectDeclared runs the detectors of declared progress and metrics and
-// the transition oscillation detector, the same in every generation.
+// detectDeclared runs the detectors of declared progress and metrics.
 func (s *State) detectDeclared(i int, r *rec, now time.Time) *Trip {
 	n := &s.nodes[i]
 	if k := s.unchangedProgress(n, r); k > 0 {

@@ -25,38 +25,27 @@
 // are never progress; empty results carry no signal. Progress at B resets
 // the counters of the edges into B.
 //
-// # Generations
+// # What counts as the same
 //
-// [Policy.Detection] selects the rules. The zero value, [DetectionLegacy],
-// is the rule set of guard versions 1 to 3, described below, kept bit for
-// bit for the histories they recorded. [DefaultPolicy] selects
-// [DetectionV5] (guard version 13 on): [DetectionV4]'s rules, and model
-// responses read as a person reads them (a response that calls tools is
-// its tool calls; provider ids, usage and provider metadata are noise;
-// commentary is set aside inside arrays too). [DetectionV4] (guard
-// versions 10 to 12): [DetectionV3]'s rules, results read
-// in one pass, and a clock is not progress (token usage, an event
-// stream's counters, step counters, progress meters, a numeric field
-// another node's results interleave). [DetectionV3] (guard versions 6 to
-// 9): one sequence of the execution's
-// steps, a loop being a stretch of it that repeats result for result with
-// a period of up to [MaxLoopPeriod] steps; noise masked only with evidence
-// (its shape, its name, or learnt because it turns back and forth);
-// outside input ([State.Input]) breaks repetition; see docs/detection.md.
-// [DetectionV2], which executions of guard versions 4 and 5 keep, changed
-// three things:
+// Results are read as a person reads them ([Extract]): key order and
+// whitespace do not matter, JSON inside strings is read as JSON, arrays of
+// strings are sets; noise is masked only with evidence of being noise (its
+// shape: timestamps, ids, durations; its name: token usage, event ids; or
+// learnt: a numeric field that turns back and forth, or rises by the same
+// stride at every step, is a clock, not progress). A model response that
+// calls tools is its tool calls: the words beside them are commentary, and
+// provider ids, usage and metadata are measurements. See docs/detection.md.
 //
-//   - "the same" as a person means it: results are read canonically (key
-//     order, whitespace, JSON inside strings, string arrays as sets,
-//     timestamps, ids, long digit runs and durations masked in strings);
-//   - a node's repetition (identical_output, repeated_error,
-//     output_oscillation) trips only when the rest of its loop repeated too:
-//     every other node that stepped since the repetition began brought
-//     nothing new. Under that rule only, commentary fields, measurements,
-//     learnt volatile numeric fields and attempt counters are left out,
-//     and near-duplicate long text (SimHash) is no news;
-//   - waiting is not looping: a node polled alone with a durable timer
-//     ([State.Timer]) before each poll does not trip; budgets still bound it.
+// # The loop
+//
+// The detectors read one sequence of the execution's steps. A loop is a
+// stretch of it that repeats, call for call and result for result, with a
+// period of up to [MaxLoopPeriod] steps. Outside input ([State.Input]: a
+// signal, an update, a human's answer) breaks a repetition, and so does a
+// reset ([State.Resume], a warning): the loop must repeat a whole window
+// after it before it trips again. A node polled alone with a durable timer
+// ([State.Timer]) before each poll is waiting, not looping; budgets still
+// bound it.
 //
 // # Budgets (reason budget_exceeded), checked by Begin before a call
 //
@@ -78,16 +67,17 @@
 //
 // # Stall and oscillation detectors, run by End on each finalised step
 //
-// In priority order, each over the node's own bounded history:
+// In priority order:
 //
-//	repeated_error         (repeated_error) the last ErrorRepeatThreshold steps failed with the same ErrorSignature
-//	identical_output       (stalled)        the last RepeatThreshold steps returned the same output
-//	output_oscillation     (oscillating)    the last OscillationPeriods×p outputs repeat with period p in
-//	                                         2..MaxOscillationPeriod (A/B/A/B, A/B/C/A/B/C)
+//	repeated_error         (repeated_error) a node failed with the same error ErrorRepeatThreshold times in a row
+//	identical_output       (stalled)        a period in which every node calls once repeated RepeatThreshold times
+//	                                         with the same results (coder→verifier; a model turn and its tool call)
+//	output_oscillation     (oscillating)    a period in which a node calls twice or more repeated OscillationPeriods
+//	                                         times (A/B/A/B)
+//	transition_oscillation (oscillating)    a round of three or more nodes repeated RepeatThreshold times showing
+//	                                         only results seen before
 //	unchanged_progress     (stalled)        the declared progress value is the same in the last StallIterations steps
 //	no_improvement         (stalled)        the declared metric has not beaten its best for NoImproveIterations steps
-//	transition_oscillation (oscillating)    the last OscillationPeriods×p transitions repeat with period p and
-//	                                         none of the steps they led to made progress
 //
 // The first trip becomes pending: the next Begin of a non-exempt node
 // returns it, so the loop halts before its next call. [State.Stop] makes a
@@ -96,11 +86,11 @@
 // keeps the counter and raises the limit.
 //
 // Exempt nodes (pollers, heartbeats) are counted in total calls only: they
-// make no steps or transitions and never halt.
+// make no steps or transitions and never halt, but a pending user_stop
+// holds them too.
 //
 // # Defaults ([DefaultPolicy])
 //
-//	Detection               DetectionV2
 //	MaxCallsPerNode         10
 //	MaxNodeRuntime          0 (off)
 //	MaxTotalCalls           1000
@@ -124,11 +114,12 @@
 //
 // # Results and errors
 //
-// [Extract] turns a result payload into an [Observation]: an FNV-64a hash of
-// the payload (JSON strings with whitespace collapsed; with rules, the JSON
-// re-encoded canonically without the ignored fields), the progress fields,
-// the metric and the cost. [ErrorSignature] normalises an error so that
-// "timeout after 31s (attempt 2)" and "timeout after 45s (attempt 3)" match.
+// [Extract] turns a result payload into an [Observation]: the hash of its
+// canonical reading, the same without commentary and measurements (the
+// action), the numeric fields a clock may hide in, the progress fields,
+// the metric and the cost. [ExtractError] reads an error the same way;
+// [ErrorSignature] normalises it for people, so that "timeout after 31s
+// (attempt 2)" and "timeout after 45s (attempt 3)" read alike.
 //
 // # Bounds and determinism
 //

@@ -36,7 +36,7 @@ func Extract(p Policy, node string, data []byte) Observation {
 	if len(body) == 0 || string(body) == "null" {
 		return obs
 	}
-	return extractV2(p, node, body)
+	return extractBody(p, node, body)
 }
 
 // nonZero keeps 0 for "no output".
@@ -210,9 +210,9 @@ func metricAt(v any, path string) (float64, bool) {
 	return numberAt(v, path)
 }
 
-// extractV2 is Extract for DetectionV2: the result is read canonically
+// extractBody is Extract of a non-empty body: the result is read canonically
 // (see canonical) after the rules' ignored fields are removed.
-func extractV2(p Policy, node string, body []byte) Observation {
+func extractBody(p Policy, node string, body []byte) Observation {
 	var obs Observation
 	if body[0] == '"' {
 		// A tool that returns its JSON as a string: read as that JSON,
@@ -247,7 +247,7 @@ func extractV2(p Policy, node string, body []byte) Observation {
 }
 
 // jsonInString returns the JSON a JSON string holds: an object or an
-// array, trimmed, that parses as exactly one value (DetectionV4).
+// array, trimmed, that parses as exactly one value.
 func jsonInString(body []byte) ([]byte, bool) {
 	if !mayStartJSON(body[1:]) {
 		return nil, false

@@ -4,23 +4,12 @@ import (
 	"time"
 )
 
-// The second generation's rules (DetectionV2): a node's repetition halts
-// the loop only when the whole iteration repeats.
-//
-// A step is novel when it succeeded and brought something new: an output
-// not among its node's recent outputs (or, with declared progress, new
-// progress), and not the same as the node's previous output but for
-// learnt volatile fields or near-duplicate text. A node's repeated output
-// or oscillating outputs trip only when every other node that stepped
-// since the repetition began was not novel: the action and
-// what came back both repeat (OpenHands' rule), for every node of the
-// loop. A constant acknowledgement inside a progressing loop never trips,
-// nor does the same action answered by a new observation.
-//
-// The fuzzy sameness (learnt volatile fields, near-duplicate text) counts
-// only under that iteration rule, and only when another node stepped
-// during the repetition: a node alone (a self-loop, a poller, a monologue)
-// must repeat exactly, after canonical reading.
+// What a node's step brings, for the sequence rule (sequence.go) and the
+// edge budget: the numeric fields a node learns are volatile (they move
+// while the rest of its result repeats, in no order, or as a clock), the
+// key the sequence compares (the result without commentary,
+// measurements and learnt volatile fields), and novelty: a result its
+// node has not shown in its history.
 //
 // Waiting is not looping: a node whose repeated steps each followed a
 // durable timer the workflow set (State.Timer) and a step of the same node,
@@ -35,9 +24,9 @@ const maxVolatile = 8 // learnt volatile fields per node
 type learning struct {
 	prev  [maxFields]Field // the fields of the node's previous output
 	chg   [maxFields]uint8 // consecutive changes of each prev field
-	dir   [maxFields]int8  // DetectionV3: the direction of each prev field's last change (-1, 0, 1)
-	turns [maxFields]uint8 // DetectionV3: how many of its consecutive changes turned direction
-	// DetectionV4: 1 when each prev field's last change was a clock's
+	dir   [maxFields]int8  // the direction of each prev field's last change (-1, 0, 1)
+	turns [maxFields]uint8 // how many of its consecutive changes turned direction
+	// 1 when each prev field's last change was a clock's
 	// (see clock), else 0.
 	clk   [maxFields]uint8
 	nprev int
@@ -61,25 +50,24 @@ const (
 )
 
 // Timer records that the workflow set a durable timer (Sleep, NewTimer,
-// AwaitWithTimeout) at now, on the workflow clock. With DetectionV2, the
-// next step of the node that stepped last counts as waited (see the
-// waiting rule); with the legacy rules Timer does nothing. It changes no
-// counter and never trips.
+// AwaitWithTimeout) at now, on the workflow clock: the next step of the
+// node that stepped last counts as waited (see the waiting rule). It
+// changes no counter and never trips.
 func (s *State) Timer(now time.Time) {
 	_ = now // the rule needs only the order of events
 	s.timerSeq = s.seq
 }
 
-// beginV2 marks the open step of node i as waited when a timer was set
+// beginWait marks the open step of node i as waited when a timer was set
 // after the previous step, and that step was node i's.
-func (s *State) beginV2(i, prev int) {
+func (s *State) beginWait(i, prev int) {
 	n := &s.nodes[i]
 	n.openWaited = prev == i && s.timerSeq > 0 && s.timerSeq == s.seq-1
 	n.learn.npend = 0
 }
 
-// endV2 keeps what DetectionV2 needs of one call's observation.
-func (n *node) endV2(obs *Observation) {
+// endCall keeps what the rules need of one call's observation.
+func (n *node) endCall(obs *Observation) {
 	a := &n.agg
 	if a.ended > 1 {
 		a.fanout = true
@@ -158,8 +146,8 @@ func (s *State) judge(n *node, r *rec, a *agg) {
 		clear(l.clk[:])
 	}
 	if same && l.nvol > 0 {
-		// The third generation compares results without their learnt
-		// volatile fields (the sequence rule needs exact keys).
+		// The sequence compares results without their learnt volatile
+		// fields (it needs exact keys).
 		for _, f := range cur {
 			if l.isVolatile(f.Path) {
 				r.key -= f.Sum
@@ -172,7 +160,7 @@ func (s *State) judge(n *node, r *rec, a *agg) {
 }
 
 // turn records the change d of prev field k, its chg[k]-th change in a
-// row, and reports whether the field carries order (DetectionV3): it is
+// row, and reports whether the field carries order: it is
 // noise only when at least half of its changes turned direction and it
 // has changed three times in a row. A number that only rises or only
 // falls (a count of errors left, a score, a sequence number), or that
@@ -197,7 +185,7 @@ func (l *learning) turn(k int, d float64) (ordered bool) {
 }
 
 // clock records whether prev field k's change was a clock's, and
-// reports whether its last two were (DetectionV4).
+// reports whether its last two were.
 func (l *learning) clock(k int, now bool) bool {
 	was := l.clk[k] != 0
 	l.clk[k] = 0
@@ -209,7 +197,7 @@ func (l *learning) clock(k int, now bool) bool {
 
 // interleaved reports whether a numeric field at path of node n, which
 // rose from before to now, counts the execution's events rather than n's
-// work (DetectionV4): another node's latest result holds the same field
+// work: another node's latest result holds the same field
 // with a value between the two. An agent runtime numbers every event,
 // the model's action and the tool's observation alike (41, 42, 43, ...):
 // one counter that rises at every step whatever the work does. A job's

@@ -23,8 +23,7 @@ func RetripRounds(p Policy) int {
 // barrier or after it. A loop that goes on unchanged after a warning
 // brings nothing new, however long its round, as long as the round fits
 // the sequence (MaxLoopPeriod steps); an agent that changed its approach
-// does. Generations before DetectionV3 keep no sequence: every step is new
-// to them.
+// does.
 //
 // It reads at most the kept sequence (2 × MaxLoopPeriod steps), and only
 // when asked: the guard asks when a warning's window has gone by.

@@ -38,7 +38,6 @@ type node struct {
 
 	ext Extension // node-scoped extensions granted by Resume
 
-	// DetectionV2 only.
 	novelSeq   int  // seq of the node's last step that brought something new
 	varied     bool // its output has changed at least once (a constant node is an acknowledgement)
 	openWaited bool // the open step follows a durable timer and a step of this node, nothing between
@@ -63,7 +62,7 @@ type agg struct {
 	ok        bool // at least one call succeeded
 	out       uint64
 	errSig    string
-	errHash   uint64 // DetectionV3: the first error's ErrorHash
+	errHash   uint64 // the first error's ErrorHash
 	hasProg   bool
 	prog      uint64
 	progRaw   string

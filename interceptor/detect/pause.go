@@ -7,13 +7,12 @@ import "time"
 // cycle that has started, and every node's first visit (from which a cycle
 // formed later takes its start), moves d later.
 //
-// With inFlight (guard version 5 on), calls in flight across the pause
-// move d later too, so their node's runtime is not charged the pause. The
-// guard reads results lazily, at the next guarded call: a call that ended
-// a minute into an hour's pause is read after the resume, and without the
-// shift it would carry the whole hour. Earlier guard versions passed
-// false, and their histories replay as they were recorded.
-func (s *State) Paused(d time.Duration, inFlight bool) {
+// Calls in flight across the pause move d later too, so their node's
+// runtime is not charged the pause. The guard reads results lazily, at
+// the next guarded call: a call that ended a minute into an hour's pause
+// is read after the resume, and without the shift it would carry the
+// whole hour.
+func (s *State) Paused(d time.Duration) {
 	if d <= 0 {
 		return
 	}
@@ -22,7 +21,7 @@ func (s *State) Paused(d time.Duration, inFlight bool) {
 		if n.firstSeq > 0 {
 			n.firstAt = n.firstAt.Add(d)
 		}
-		if inFlight && n.inflight > 0 {
+		if n.inflight > 0 {
 			n.openAt = n.openAt.Add(d)
 		}
 	}

@@ -53,7 +53,7 @@ func TestPausedTimeIsNotCycleRuntime(t *testing.T) {
 			if tt.paused > 0 || tt.want != "" {
 				now = now.Add(time.Hour)
 			}
-			s.Paused(tt.paused, false)
+			s.Paused(tt.paused)
 			var got *Trip
 			for i := range tt.after {
 				if got = call("b", 100+i); got != nil {
@@ -180,27 +180,14 @@ func TestStopQueuedBehindATrip(t *testing.T) {
 }
 
 // TestPausedTimeIsNotChargedToCallsInFlight: a call in flight across a
-// pause is read after the resume; from guard version 5 its node is not
-// charged the pause.
+// pause is read after the resume; its node is not charged the pause.
 func TestPausedTimeIsNotChargedToCallsInFlight(t *testing.T) {
-	tests := []struct {
-		name     string
-		inFlight bool
-		want     time.Duration
-	}{
-		{"version 5: the pause is not the call's", true, 2 * time.Minute},
-		{"version 4: the pause was charged", false, time.Hour + 2*time.Minute},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			s := NewState(DefaultPolicy())
-			ref, trip := s.Begin("Verify", t0)
-			require.Nil(t, trip)
-			// A minute in, another branch halts and the workflow pauses an
-			// hour; the call's result is read a minute after the resume.
-			s.Paused(time.Hour, tt.inFlight)
-			s.End(ref, Observation{Output: h("ok")}, t0.Add(time.Hour+2*time.Minute))
-			assert.Equal(t, tt.want, s.View().Nodes[0].Runtime)
-		})
-	}
+	s := NewState(DefaultPolicy())
+	ref, trip := s.Begin("Verify", t0)
+	require.Nil(t, trip)
+	// A minute in, another branch halts and the workflow pauses an hour;
+	// the call's result is read a minute after the resume.
+	s.Paused(time.Hour)
+	s.End(ref, Observation{Output: h("ok")}, t0.Add(time.Hour+2*time.Minute))
+	assert.Equal(t, 2*time.Minute, s.View().Nodes[0].Runtime)
 }

@@ -2,8 +2,7 @@ package detect
 
 import "bytes"
 
-// The fifth generation's reading of model responses (DetectionV5), small
-// steps on canonScan's one pass. Agent frameworks run the model call as
+// The reading of model responses, small steps on canonScan's one pass. Agent frameworks run the model call as
 // one generic activity whose result is a provider's response envelope:
 // OpenAI Responses items, Chat Completions choices, Anthropic content
 // blocks, the Vercel AI SDK's content parts, Gemini parts, LangChain
@@ -28,9 +27,9 @@ import "bytes"
 //   - a provider's generated id is masked with or without a digit
 //     (providerID);
 //   - inside an array, what the reader sets aside in an element is set
-//     aside as it is in an object (array5): earlier generations hash an
-//     array's elements in order, and what they subtracted at the top no
-//     longer matched what the element contributed.
+//     aside as it is in an object (array5): an array's elements are
+//     hashed in order, and what is subtracted at the top must match what
+//     the element contributed.
 
 // keyRole is what an object key's value is to a response.
 type keyRole uint8
@@ -190,10 +189,8 @@ const minProviderID = 18
 // bracket): a lower-case prefix of at most 12 letters that starts a word,
 // '_' or '-', then a run of 16 or more letters and digits that reads as
 // random (idRun). It returns the token's hash with the run written '#'.
-// The third generation asked the run for a digit, an upper-case and a
-// lower-case letter: one id in 60 or so of OpenAI's 24-character
-// tool-call ids has no digit, and one such id kept a loop from
-// repeating. Read from the end, most long tokens (paths, test ids) are
+// The run needs no digit: one id in 60 or so of OpenAI's 24-character
+// tool-call ids has none, and one such id kept a loop from repeating. Read from the end, most long tokens (paths, test ids) are
 // turned away within a few bytes.
 func providerID(w []byte) (uint64, bool) {
 	j := len(w)

@@ -52,7 +52,7 @@ func (s *State) Resume(t *Trip, ext Extension) {
 	s.extend(ext, ni, ci)
 }
 
-// startOver is the one meaning of "starts over" (Policy.OneLoop): a
+// startOver is the one meaning of "starts over": a
 // resume, a warning and a halt handler's decision all come here, whatever
 // tripped. It puts a barrier in front of every detector that reads
 // repetition, so that the loop must repeat a whole window after it before
@@ -120,9 +120,9 @@ func (s *State) reset(d Detector, ni, ci int) {
 		}
 		s.barrier() // a human's answer is outside input
 		if c != nil {
-			// The second generation judges the loop, not the node: the
-			// halt was about the whole iteration, so a resume clears what
-			// every member repeated. Otherwise the next member of the same
+			// The rules judge the loop, not the node: the halt was about
+			// the whole iteration, so a resume clears what every member
+			// repeated. Otherwise the next member of the same
 			// stuck iteration would halt again at once.
 			for _, m := range c.members {
 				s.nodes[m].resetHistory()

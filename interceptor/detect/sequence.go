@@ -6,8 +6,7 @@ import (
 	"time"
 )
 
-// The third generation's loop rule (DetectionV3): the execution's steps,
-// in the order they finished, form one sequence, each step named by its
+// The loop rule: the execution's steps, in the order they finished, form one sequence, each step named by its
 // node and what it returned (its canonical result, or its error
 // signature). A loop is a stretch at the end of that sequence that
 // repeats with some period p, step for step and result for result:
@@ -28,14 +27,13 @@ import (
 //     on unchanged after it is seen again once it has repeated enough
 //     after it;
 //   - a repetition of steps that each followed a durable timer is
-//     waiting, not looping (the second generation's waiting rule).
+//     waiting, not looping (the waiting rule, iteration.go).
 //
 // Nothing is "nearly" the same: results are equal after canonical reading
 // or they differ. Canonical reading masks only noise (see canon.go), so a
 // count that falls or a score that rises makes each iteration new.
 
-// MaxLoopPeriod is the longest loop period, in steps, that DetectionV3
-// sees.
+// MaxLoopPeriod is the longest loop period, in steps, the loop rule sees.
 const MaxLoopPeriod = 48
 
 // seqCap is the length of the step sequence kept.
@@ -114,18 +112,15 @@ func (s *State) pushSeq(i int, r *rec, errHash uint64) {
 		count:  r.count,
 		shape:  r.shape,
 	}
-	{
-		// Half a hash tells 96 steps apart as well (a false match
-		// needs a whole period of them), in half the state.
-		st.exact, st.key, st.shape = st.exact>>32, st.key>>32, st.shape>>32
-	}
+	// Half a hash tells 96 steps apart as well (a false match needs a
+	// whole period of them), in half the state.
+	st.exact, st.key, st.shape = st.exact>>32, st.key>>32, st.shape>>32
 	s.steps.push(st)
 }
 
 // Input records input from outside the loop at now: a signal or an update
-// the workflow received, a human's answer. With DetectionV3 no repetition
-// spans it; with earlier generations it does nothing. It changes no
-// counter and never trips.
+// the workflow received, a human's answer. No repetition spans it. It
+// changes no counter and never trips.
 func (s *State) Input(now time.Time) {
 	_ = now // the rule needs only the order of events
 	s.barrier()
@@ -248,7 +243,7 @@ func (s *State) restarts(p int) bool {
 
 // onlyCounterMoved reports whether, in the latest p steps, each node's
 // steps differ from one another in their numbers at most (equal shapes):
-// the evidence a restart needs from the fourth generation on. A job that
+// the evidence a restart needs. A job that
 // runs to its end and starts again shows the same action and the same
 // kind of answer throughout; an agent that re-reads a file in ranges
 // (view_range 1-50, 51-100, ..., then 1-50 again) gets other text back
@@ -350,9 +345,9 @@ func (s *State) waitedAll(w int) bool {
 	return w > 1
 }
 
-// detectLoopV3 runs the third generation's loop rule after node i's step,
+// detectLoop runs the loop rule after node i's step,
 // then the persistent error rule.
-func (s *State) detectLoopV3(i int, now time.Time) *Trip {
+func (s *State) detectLoop(i int, now time.Time) *Trip {
 	p, k, span := s.loopPeriod()
 	if p == 0 {
 		if k := s.quietRepeat(); k > 0 {
@@ -533,7 +528,7 @@ func (s *State) periodPath(from, p int) string {
 	return truncate(strings.Join(names, "→"), maxNameLen)
 }
 
-// barrier cuts the sequence, as outside input does (DetectionV3).
+// barrier cuts the sequence, as outside input does.
 func (s *State) barrier() {
 	s.steps.push(seqStep{node: -1})
 }

@@ -7,16 +7,15 @@ import (
 	"fmt"
 )
 
-// The step sequence of DetectionV3 in a snapshot: one base64 string, the
-// steps oldest first, each as
+// The step sequence in a snapshot: one base64 string, the steps oldest
+// first, each as
 //
-//	flags byte | node uvarint | exact 8 bytes | key 8 bytes (when it differs
-//	from exact) | count varint (when not 0) | shape 8 bytes (when not 0)
+//	flags byte | node uvarint | exact 4 bytes | key 4 bytes (when it differs
+//	from exact) | count varint (when not 0) | shape 4 bytes (when not 0)
 //
-// About 20 bytes a step before base64, so that the 96 steps the rule keeps
-// add about 2.5 KB to a continued run's state, not the 9 KB of JSON
-// objects. DetectionV4 keeps half hashes, written in four bytes each:
-// about 12 bytes a step, 1.5 KB.
+// The sequence keeps half hashes (pushSeq): about 12 bytes a step before
+// base64, so that the 96 steps the rule keeps add about 1.5 KB to a
+// continued run's state, not the 9 KB of JSON objects.
 
 const (
 	stepFailed uint8 = 1 << iota
@@ -35,7 +34,6 @@ func (s *State) encodeSteps() string {
 		return ""
 	}
 	b := make([]byte, 0, s.steps.n*24)
-	// DetectionV4 keeps half hashes (pushSeq): four bytes each.
 	put := func(b []byte, v uint64) []byte { return binary.LittleEndian.AppendUint32(b, uint32(v)) }
 	for k := s.steps.n - 1; k >= 0; k-- {
 		st := s.steps.at(k)

@@ -21,14 +21,6 @@ func ErrorSignature(kind, message string) string {
 // maxErrorHashLen bounds the normalised error ErrorHash reads.
 const maxErrorHashLen = 16 << 10
 
-// ErrorHash is the hash of the error normalised as ErrorSignature
-// normalises it, but not cut at 160 bytes (at most 16 KiB are read): two
-// linter reports that begin alike and name other symbols differ. The third
-// detection generation compares errors by it; 0 is never returned.
-func ErrorHash(kind, message string) uint64 {
-	return nonZero(fnvString(fnvOffset, normaliseError(kind, message, maxErrorHashLen)))
-}
-
 // normaliseError writes the kind, ":" and the message with ids masked and
 // whitespace collapsed, stopping once limit bytes are written.
 func normaliseError(kind, message string, limit int) string {
@@ -129,11 +121,10 @@ func writeToken(b *strings.Builder, tok string) {
 }
 
 // ExtractError reads a call's error into an Observation of a failed call:
-// the signature a person reads, and the hash the detectors compare. The
-// fourth generation hashes the message as its results are read (one
-// masking: a provider's request id is noise in an error as in a result);
-// earlier ones keep ErrorHash.
+// the signature a person reads, and the hash the detectors compare
+// (ErrorHash). p is the policy the result would be read under; errors
+// have no rules of their own yet.
 func ExtractError(p Policy, kind, message string) Observation {
 	_ = p
-	return Observation{Failed: true, ErrorSig: ErrorSignature(kind, message), ErrorHash: errorHash4(kind, message)}
+	return Observation{Failed: true, ErrorSig: ErrorSignature(kind, message), ErrorHash: ErrorHash(kind, message)}
 }

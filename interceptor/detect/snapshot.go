@@ -28,11 +28,11 @@ type snapshot struct {
 	Last       int         `json:"l"`
 	Trans      [][4]int    `json:"tr,omitempty"` // from, to, seq, progress
 	TimerSeq   int         `json:"tm,omitempty"`
-	Cand       *[2]int     `json:"cd,omitempty"` // DetectionV2: candidate node, its step
+	Cand       *[2]int     `json:"cd,omitempty"` // candidate node, its step
 	Pending    *Trip       `json:"p,omitempty"`
 	Stop       *Trip       `json:"st,omitempty"` // a stop queued behind Pending
 	Ext        *Extension  `json:"x,omitempty"`
-	Steps      string      `json:"sq,omitempty"` // DetectionV3: the step sequence (sequence_snapshot.go)
+	Steps      string      `json:"sq,omitempty"` // the step sequence (sequence_snapshot.go)
 }
 
 type snapNode struct {
@@ -62,17 +62,17 @@ type snapNode struct {
 	Learn    *snapLearn `json:"lr,omitempty"`
 }
 
-// snapLearn is a node's learning state (DetectionV2): fields as
-// "path:sum" hex pairs, with ":value" when DetectionV3 read a value.
+// snapLearn is a node's learning state: fields as "path:sum" hex pairs,
+// with ":value" when the reader read a value.
 type snapLearn struct {
 	Prev  []string `json:"p,omitempty"`
 	Chg   []uint8  `json:"c,omitempty"`
 	Vol   []uint32 `json:"v,omitempty"`
 	Pend  []string `json:"pd,omitempty"` // the open step's fields
 	Basis [3]uint8 `json:"b"`            // the basis; the other two bytes are 0 (no rule reads what they held)
-	Dir   []int8   `json:"d,omitempty"`  // DetectionV3: direction of each prev field's last change
-	Turns []uint8  `json:"t,omitempty"`  // DetectionV3: turns among its consecutive changes
-	// DetectionV4: 1 when each prev field's last change was a clock's.
+	Dir   []int8   `json:"d,omitempty"`  // direction of each prev field's last change
+	Turns []uint8  `json:"t,omitempty"`  // turns among its consecutive changes
+	// 1 when each prev field's last change was a clock's.
 	Clk []uint8 `json:"k,omitempty"`
 }
 
@@ -220,7 +220,7 @@ func snapNodeOf(n *node, seq int) snapNode {
 		h := n.hist.at(j)
 		key := h.key
 		if key == h.out {
-			key = 0 // DetectionV4: the key is the output unless written
+			key = 0 // the key is the output unless written
 		}
 		sn.Hist = append(sn.Hist, snapRec{
 			Out: hexOrEmpty(h.out), Prog: hexOrEmpty(h.prog), Metric: h.metric,

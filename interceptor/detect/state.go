@@ -29,10 +29,10 @@ type State struct {
 	last       int // node of the most recently started step, -1: none
 
 	trans    ring[trans]
-	timerSeq int           // DetectionV2: s.seq when the workflow last set a durable timer
-	cand     int           // DetectionV2: node whose repetition waits for the rest of its loop, -1: none
+	timerSeq int           // s.seq when the workflow last set a durable timer
+	cand     int           // node whose repetition waits for the rest of its loop, -1: none
 	candSeq  int           // the step of cand that repeated
-	steps    ring[seqStep] // DetectionV3: the latest steps and barriers, in the order they finished
+	steps    ring[seqStep] // the latest steps and barriers, in the order they finished
 	pending  *Trip
 	// stop is a human's stop that arrived while another trip was pending:
 	// it becomes the pending trip when that one is resumed (see Stop).
@@ -202,7 +202,7 @@ func (s *State) Begin(name string, now time.Time) (StepRef, *Trip) {
 		n.firstSeq, n.firstAt = s.seq, now
 	}
 	n.openSeq, n.openAt, n.inflight, n.agg = s.seq, now, 1, agg{}
-	s.beginV2(i, prev)
+	s.beginWait(i, prev)
 	if ei >= 0 {
 		s.edges[ei].count++
 		s.trans.push(trans{from: int32(prev), to: int32(i), seq: s.seq})

@@ -42,7 +42,7 @@ func (s *State) End(ref StepRef, obs Observation, now time.Time) {
 	if obs.Cost > 0 { // also false for NaN
 		a.cost += obs.Cost
 	}
-	n.endV2(&obs)
+	n.endCall(&obs)
 	n.inflight--
 	if n.inflight == 0 {
 		s.finalise(ref.Node, now.Round(0))

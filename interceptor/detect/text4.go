@@ -5,28 +5,27 @@ import (
 	"math/bits"
 )
 
-// The fourth generation's reading of strings (DetectionV4). canonScan
-// reads the JSON structure for every generation; from the fourth on, a
-// string is read in the same pass that finds its end: tokens are
+// The reading of strings. canonScan reads the JSON structure; a string
+// is read in the same pass that finds its end: tokens are
 // recognised, masked and hashed as their bytes are read, eight at a time,
 // with no intermediate value, no second pass over the bytes and no
 // allocation (a token that holds escapes is decoded into a buffer on the
 // stack; a string that holds JSON is the one exception, decoded once and
-// read as that JSON, as in earlier generations).
+// read as that JSON).
 //
 // A string's hash chains its tokens' hashes: a token is hashed whole
 // (tokHash, eight bytes a step) when it holds no digit, else with its
-// volatile parts replaced by '#' (maskToken4). The masking is the third
-// generation's (canon.go: timestamps, clock times, UUIDs and hex ids,
-// digit runs of 10 or more, generated ids, durations, attempt counters),
-// and three rules of this generation:
+// volatile parts replaced by '#' (maskToken4). The masking is maskToken's
+// (canon.go: timestamps, clock times, UUIDs and hex ids, digit runs of 10
+// or more, generated ids, durations, attempt counters), and three rules of
+// this reader:
 //
 //   - a "step N of M" (or "step N/M") counter is masked: an agent that
 //     rewrites its plan's step number each turn has not moved;
 //   - a progress meter's line (one that shows a rate such as "3.2 MB/s"
 //     or "5.1it/s", or curl's unknown time "--:--:--") is read as one
 //     masked token: a transfer's speed and times measure the call;
-//   - errors are read by the same tokens (errorHash4): a provider's
+//   - errors are read by the same tokens (ErrorHash): a provider's
 //     request id is noise in an error as in a result.
 
 // string4 reads the string at sc.i (its opening quote) and returns its
@@ -445,12 +444,12 @@ func rateToken(w []byte) bool {
 
 // maskToken4 hashes a token that holds a digit: its words (alphanumeric
 // runs with inner '-', '.', ':', '_') are written to a buffer, masked by
-// the third generation's rules (see maskToken), the buffer is hashed
+// maskToken's rules, the buffer is hashed
 // eight bytes at a time. shape masks every number; nums sums the integers
 // kept. A token longer than the buffer is hashed by maskToken.
 func maskToken4(w []byte, bufs *maskBufs) (h, shape uint64, nums int64) {
 	if len(w) > len(bufs.m) {
-		return maskToken(w, true)
+		return maskToken(w)
 	}
 	if h, shape, nums, ok := plainToken4(w); ok {
 		return h, shape, nums
@@ -529,7 +528,7 @@ func maskToken4Slow(w []byte, bufs *maskBufs) (h, shape uint64, nums int64) {
 						continue
 					}
 				}
-				if n >= maskDigitsV3 {
+				if n >= maskIDDigits {
 					mb[m] = '#'
 					m++
 				} else {
@@ -781,7 +780,7 @@ func letterLanes(x uint64) uint64 {
 }
 
 // callKey: an object key whose value measures the call or counts the
-// runtime's own events, not the world (DetectionV4): token usage and its
+// runtime's own events, not the world: token usage and its
 // price (a provider's "usage" block, "prompt_tokens", "outputTokens",
 // "accumulated_token_usage", "total_cost", "accumulated_cost"), an event
 // stream's "cause", event and command ids and sequence numbers, and
@@ -810,12 +809,12 @@ func callKey(k []byte) bool {
 	return false
 }
 
-// errorHash4 is the fourth generation's error hash: the kind and the
-// message read as result text is read (text4: the same tokens, the same
+// ErrorHash is the hash the detectors compare errors by, 0 never: the
+// kind and the message read as result text is read (text4: the same tokens, the same
 // masking), every number masked (the shape: an error's numbers rarely
 // tell one failure from another, as ErrorHash has it), at most
 // maxErrorHashLen bytes of the message.
-func errorHash4(kind, message string) uint64 {
+func ErrorHash(kind, message string) uint64 {
 	if len(message) > maxErrorHashLen {
 		message = message[:maxErrorHashLen]
 	}

@@ -270,7 +270,7 @@ func ref4Load8(b []byte) uint64 {
 // kept. A token longer than the buffer is hashed by maskToken.
 func ref4MaskToken4(w []byte, bufs *ref4MaskBufs) (h, shape uint64, nums int64) {
 	if len(w) > len(bufs.m) {
-		return maskToken(w, true)
+		return maskToken(w)
 	}
 	if h, shape, nums, ok := ref4PlainToken4(w, &bufs.s); ok {
 		return h, shape, nums
@@ -349,7 +349,7 @@ func ref4MaskToken4Slow(w []byte, bufs *ref4MaskBufs) (h, shape uint64, nums int
 						continue
 					}
 				}
-				if n >= maskDigitsV3 {
+				if n >= maskIDDigits {
 					mb[m] = '#'
 					m++
 				} else {

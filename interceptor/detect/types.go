@@ -115,8 +115,8 @@ type Observation struct {
 	Failed   bool   `json:"failed,omitempty"`
 	Output   uint64 `json:"output,omitempty"`   // hash of the normalised result (when !Failed)
 	ErrorSig string `json:"errorSig,omitempty"` // normalised error signature (when Failed)
-	// ErrorHash is ErrorHash of the error (when Failed), which the third
-	// detection generation compares; 0: compare ErrorSig.
+	// ErrorHash is ErrorHash of the error (when Failed), which the
+	// detectors compare; 0: compare ErrorSig.
 	ErrorHash uint64 `json:"errorHash,omitempty"`
 
 	HasProgress bool    `json:"hasProgress,omitempty"`
@@ -127,15 +127,15 @@ type Observation struct {
 	Cost        float64 `json:"cost,omitempty"`
 
 	// Shape is Output with every number masked and Count the sum of the
-	// numbers Output kept (DetectionV2): a result whose Shape repeats and
+	// numbers Output kept: a result whose Shape repeats and
 	// whose Count moved by one is a counter ("attempt 2", "attempt 3").
 	Shape uint64 `json:"shape,omitempty"`
 	Count int64  `json:"count,omitempty"`
 	// Action is Output without the commentary fields ("thought", "why",
 	// "reason", ...) and with non-integer numbers (measurements: timings,
-	// costs, scores) masked, 0 when the result has neither (DetectionV2).
+	// costs, scores) masked, 0 when the result has neither.
 	Action uint64 `json:"action,omitempty"`
-	// Fields are the result's numeric leaves outside arrays (DetectionV2):
+	// Fields are the result's numeric leaves outside arrays:
 	// the candidates for volatile fields (ids, epochs, counters) the State
 	// learns per node.
 	Fields []Field `json:"fields,omitempty"`
@@ -148,7 +148,7 @@ type Field struct {
 	Path uint32 `json:"p"`
 	Sum  uint64 `json:"s"`
 	// Num is the number's value, for the order of its changes
-	// (DetectionV3).
+	//.
 	Num float64 `json:"n,omitempty"`
 }
 
@@ -177,7 +177,7 @@ type Trip struct {
 	Evidence      Evidence  `json:"evidence"`
 	At            time.Time `json:"at"`
 
-	// Loop, Period and Window (Policy.OneLoop) name and measure the loop
+	// Loop, Period and Window name and measure the loop
 	// that tripped. Loop is its identity: the name of its anchor, the
 	// member of the tripped node's cycle that ran first (the node itself
 	// outside any cycle). A detour through a call the loop never made
@@ -201,7 +201,7 @@ type Evidence struct {
 	Metrics         []float64 `json:"metrics,omitempty"`
 	Transitions     []string  `json:"transitions,omitempty"`
 
-	// DetectionV2: why the repeated results counted as the same, and what
+	// why the repeated results counted as the same, and what
 	// the comparison ignored.
 	Same    string   `json:"same,omitempty"`
 	Ignored []string `json:"ignored,omitempty"`
