@@ -112,6 +112,18 @@ func TestDocsStateTheCurrentVersions(t *testing.T) {
 	}
 }
 
+// TestDocsNameNoDetectionGeneration: the release has one rule set, part
+// of the guard's version; a doc that names a detection generation (or a
+// Go doc that names one of the constants it had) narrates history.
+func TestDocsNameNoDetectionGeneration(t *testing.T) {
+	re := regexp.MustCompile(`(?i)\bdetection generations?\b|\bDetection(?:V[0-9]|Legacy)\b|\bgenerations? [0-9]\b`)
+	for _, d := range append(markdown(t), goDocs(t)...) {
+		for _, m := range re.FindAllStringIndex(d.text, -1) {
+			t.Errorf("%s:%d names a detection generation (%q): describe the one rule set", d.path, line(d.text, m[0]), d.text[m[0]:m[1]])
+		}
+	}
+}
+
 // TestDocsNameExportedMetrics: every guard metric a doc names is one the
 // guard records, and every Prometheus selector (name{...}) names a series
 // a scrape holds: loopguard_halts_total, not loopguard_halts (a query for

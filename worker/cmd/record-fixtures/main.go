@@ -356,7 +356,7 @@ func specs() []spec {
 				}
 				return waitWorkflowTaskAfter(ctx, c, id, enumspb.EVENT_TYPE_TIMER_FIRED, 1)
 			}},
-		{name: "usage-envelope-patch", desc: "zero Options; new executions pin detection generation 4: a coder re-proposes one patch in a provider envelope with a usage block; halted as stalled, escalated by signal (the history pins generation 4 and replays with it)",
+		{name: "usage-envelope-patch", desc: "zero Options; a coder re-proposes one patch in a provider envelope with a usage block that grows every call: the usage is a measurement, not news; halted as stalled, escalated by signal",
 			registry: "fixtures", guard: "defaults", workflow: fixtures.WorkflowScripted, input: usagePatch,
 			answers: []answer{signal("escalate", by("the same patch again"))}},
 		{name: "stale-round-resumed", desc: "tool-call grain; Plan, Research and Code switch between two plans they have tried (A, B, B, A, ...): the stale-round rule halts the loop after four rounds; resumed by signal, the loop starts over and halts again only after four more rounds; escalated by signal (version 8 halted again at the call after the resume)",
@@ -391,7 +391,7 @@ func specs() []spec {
 			registry: "fixtures", guard: "warnings-1", workflow: fixtures.WorkflowScripted,
 			input:   fixtures.Repeat("Code", "the same patch", 9),
 			answers: []answer{signal("escalate", by("ignored the warning"))}},
-		{name: "converging-count", desc: "zero Options; a fix-and-check loop: Code acknowledges with the same result every turn, Verify's failing count falls 6 to 0: detection generation 3 reads the falling count as information, no halt, the loop completes (generation 2 read the count as an attempt counter and halted it at its third turn as stalled)",
+		{name: "converging-count", desc: "zero Options; a fix-and-check loop: Code acknowledges with the same result every turn, Verify's failing count falls 6 to 0: the falling count is information, no halt, the loop completes (a reader that took the count for an attempt counter halted it at its third turn as stalled)",
 			registry: "fixtures", guard: "defaults", workflow: fixtures.WorkflowScripted, input: converging},
 		{name: "user-message-between-repeats", desc: "Code returns the same patch twice, the workflow waits for its own proceed signal (a user's message), then Code returns it twice more and Verify passes: no repetition spans the outside input, no halt, the loop completes (version 5 halted before the fourth Code call)",
 			registry: "fixtures", guard: "defaults", workflow: fixtures.WorkflowScripted, input: message,
