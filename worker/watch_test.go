@@ -76,14 +76,14 @@ func TestWatchCommand(t *testing.T) {
 	status := regexp.MustCompile(`http://(\S+)/status`)
 	for {
 		if m := status.FindStringSubmatch(stdout.String()); m != nil {
-			if st, ok := getStatus(t, "http://"+m[1]+"/status"); ok && st.Pauses > 0 {
+			// A pause ahead of the halt is counted before the halt is
+			// read: wait for the halt it answers to be listed too.
+			if st, ok := getStatus(t, "http://"+m[1]+"/status"); ok && st.Pauses > 0 && st.Halts > 0 &&
+				len(st.Executions) == 1 && len(st.Executions[0].Halts) > 0 {
 				// One pause answers one halt; the halts raised while it
 				// landed (it waits for a waiting workflow task to start)
 				// or while it held (the task in flight) are superseded.
-				hs := []watch.HaltStatus(nil)
-				if len(st.Executions) == 1 {
-					hs = st.Executions[0].Halts
-				}
+				hs := st.Executions[0].Halts
 				paused := 0
 				for _, h := range hs {
 					switch {
