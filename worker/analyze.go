@@ -53,7 +53,7 @@ func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
 func newAnalyzeFlagSet(cfg *analyzeConfig) *flag.FlagSet {
 	fs := flag.NewFlagSet(progName+" "+analyzeCommand, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	fs.Var(&cfg.policies, "policy", `options to judge under: "defaults" (the zero Options), "tool_call" (GrainToolCall) or a JSON policy file (interceptor.ParsePolicy's format); repeat it for a sweep, side by side (default "`+defaultPolicy+`")`)
+	fs.Var(&cfg.policies, "policy", `options to judge under: "defaults" (the zero Options), "tool_call" (GrainToolCall, Warnings 1: the README's guard) or a JSON policy file (interceptor.ParsePolicy's format); repeat it for a sweep, side by side (default "`+defaultPolicy+`")`)
 	fs.StringVar(&cfg.labels, "labels", "", `labels file scoring each policy: {"<workflow id>": {"loop": true, "onset": <call>}, ...}: loops caught, how many calls after their onset, progressing runs halted`)
 	fs.StringVar(&cfg.workflows, "workflows", "", "comma-separated workflow types the guard would guard (Options.Workflows; default: those of the policy, else all)")
 	fs.BoolVar(&cfg.asRecorded, "as-recorded", false, "judge histories recorded with the guard under the options they pinned, following their decisions: what the guard did")
@@ -249,7 +249,15 @@ func runAnalyze(ctx context.Context, args []string, stdout, stderr io.Writer) er
 // only the workflow's own interceptor knows: under them, analyze and watch
 // halted every progressing run of the real corpus, native or framework
 // (docs/configuration.md). The library's zero Options are unchanged.
+// The built-in policy has the README's guard's warning too, so that
+// analyze and watch halt where that guard would: after one warning.
 const defaultPolicy = "tool_call"
+
+// toolCallPolicy is the "tool_call" policy: the README's guard, as a
+// policy file would give it ({"grain": "tool_call", "warnings": 1}).
+func toolCallPolicy() interceptor.Options {
+	return interceptor.Options{Grain: interceptor.GrainToolCall, Warnings: 1}
+}
 
 // builtinPolicies are the --policy names that are not files.
 var builtinPolicies = []string{"defaults", "tool_call"}
@@ -260,7 +268,7 @@ func analyzeOptions(policy, workflows string) (interceptor.Options, error) {
 	switch policy {
 	case "defaults":
 	case "tool_call":
-		o.Grain = interceptor.GrainToolCall
+		o = toolCallPolicy()
 	default:
 		data, err := os.ReadFile(policy)
 		if errors.Is(err, fs.ErrNotExist) {

@@ -42,8 +42,8 @@ func TestDefaultPolicy(t *testing.T) {
 // them, with no --policy, halt none of three progressing real runs
 // (testdata/progressing, recorded without the guard by
 // worker/cmd/record-traces) and still halt a loop; --policy defaults, the
-// zero Options, halts all three progressing runs (the default before
-// guard version 13's session: this test failed then).
+// zero Options, halts all three progressing runs. The default policy is
+// the README's guard: it warns a loop once before it halts it.
 func TestDefaultPolicyHaltsNoProgressingRun(t *testing.T) {
 	const progressing = "testdata/progressing"
 	loop := filepath.Join(fixtureHistories, "unguarded-identical-patch.json")
@@ -53,7 +53,7 @@ func TestDefaultPolicyHaltsNoProgressingRun(t *testing.T) {
 		want string
 	}{
 		{name: "default, progressing", give: []string{progressing}, want: "3 histories (3 guarded under tool_call), 59 calls: 0 would be warned, 0 would halt"},
-		{name: "default, a loop", give: []string{loop}, want: "1 histories (1 guarded under tool_call), 40 calls: 0 would be warned, 1 would halt"},
+		{name: "default, a loop", give: []string{loop}, want: "1 histories (1 guarded under tool_call), 40 calls: 1 would be warned, 1 would halt"},
 		{name: "zero Options, progressing", give: []string{"--policy", "defaults", progressing}, want: "3 histories (3 guarded under defaults), 59 calls: 0 would be warned, 3 would halt"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

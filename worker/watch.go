@@ -49,7 +49,7 @@ func newWatchFlagSet(cfg *watchConfig) *flag.FlagSet {
 	fs := flag.NewFlagSet(progName+" "+watchCommand, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.StringVar(&cfg.query, "query", "", `visibility query selecting the executions to follow (e.g. 'WorkflowType="AgentLoop"'); the watcher adds that they run (default: every running execution)`)
-	fs.StringVar(&cfg.policy, "policy", defaultPolicy, `options to judge under, as analyze takes them: "tool_call" (GrainToolCall), "defaults" (the zero Options) or a JSON policy file`)
+	fs.StringVar(&cfg.policy, "policy", defaultPolicy, `options to judge under, as analyze takes them: "tool_call" (GrainToolCall, Warnings 1: the README's guard), "defaults" (the zero Options) or a JSON policy file`)
 	fs.StringVar(&cfg.workflows, "workflows", "", "comma-separated workflow types to guard (Options.Workflows; default: those of the policy, else all)")
 	fs.StringVar(&cfg.address, "address", "", "host:port of the Temporal frontend (default $TEMPORAL_ADDRESS, else the temporal CLI profile's, else 127.0.0.1:7233)")
 	fs.StringVar(&cfg.namespace, "namespace", "", `namespace (default $TEMPORAL_NAMESPACE, else "default")`)
