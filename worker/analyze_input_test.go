@@ -27,7 +27,8 @@ func gzipped(t *testing.T, data []byte) []byte {
 // TestAnalyzeBadInput: each kind of file that is not a history gets a
 // message in plain words that says what the file is, with no source path
 // of ours or of a library, and the command exits 1 saying how many
-// histories could not be read; a gzipped history is read as it is.
+// histories could not be read; a gzipped history, and the HTTP API's
+// answer holding a whole history, are read as they are.
 func TestAnalyzeBadInput(t *testing.T) {
 	good, err := os.ReadFile(filepath.Join(fixtureHistories, "unguarded-identical-patch.json"))
 	require.NoError(t, err)
@@ -37,6 +38,8 @@ func TestAnalyzeBadInput(t *testing.T) {
 		want string // in the message; "" for a history read
 	}{
 		{"good.json.gz", gzipped(t, good), ""},
+		{"http-api.json", []byte(`{"history": ` + string(good) + `, "nextPageToken": null}`), ""},
+		{"http-api-page.json", []byte(`{"history": ` + string(good) + `, "nextPageToken": "AQID"}`), "http-api-page.json is one page of a history exported through the HTTP API, which continues"},
 		{"empty.json", nil, "empty.json is empty: a history is one JSON object"},
 		{"blank.json", []byte(" \n\t\n"), "blank.json is empty"},
 		{"array.json", []byte(`[` + string(good) + `]`), "array.json is a JSON array, not one history"},

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,9 +15,11 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/api/temporalproto"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 
+	"github.com/loopguard/loopguard/interceptor/history"
 	"github.com/loopguard/loopguard/internal/fixtures"
 	"github.com/loopguard/loopguard/testsuite"
 	"github.com/loopguard/loopguard/worker/devserver"
@@ -154,6 +158,33 @@ func TestAnalyzeQuery(t *testing.T) {
 	assert.Contains(t, out, "3 histories (3 guarded under tool_call), 24 calls")
 	assert.Contains(t, out, "would halt")
 	assert.Contains(t, out, queue+"-")
+
+	// A history exported through the server's HTTP API (payloads in its
+	// shorthand, the events under "history") reads as the CLI's export.
+	url := fmt.Sprintf("http://%s/api/v1/namespaces/%s/workflows/%s-0/history", srv.HTTPHostPort(), srv.Namespace(), queue)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	require.NoError(t, err)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode, string(body))
+	dir := t.TempDir()
+	viaHTTP := filepath.Join(dir, "http.json")
+	require.NoError(t, os.WriteFile(viaHTTP, body, 0o644))
+	t.Logf("HTTP API export: %.400s", body)
+	viaCLI := filepath.Join(dir, "cli.json")
+	h, err := history.ExportHistory(ctx, c, queue+"-0", "")
+	require.NoError(t, err)
+	data, err := temporalproto.CustomJSONMarshalOptions{Indent: "  "}.Marshal(h)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(viaCLI, data, 0o644))
+	httpOut, stderr, err := runAnalyzeArgs(t, viaHTTP)
+	require.NoError(t, err, stderr)
+	cliOut, stderr, err := runAnalyzeArgs(t, viaCLI)
+	require.NoError(t, err, stderr)
+	assert.Equal(t, strings.ReplaceAll(cliOut, viaCLI, "FILE"), strings.ReplaceAll(httpOut, viaHTTP, "FILE"))
 }
 
 // TestProgressOnlyOnATerminal: the progress bar is drawn on a terminal

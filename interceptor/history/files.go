@@ -208,7 +208,16 @@ func DecodeHistory(data []byte) (*historypb.History, error) {
 	// As client.HistoryFromJSON decodes, without its copy of the bytes,
 	// long payloads decoded apart (liftdata.go).
 	h := &historypb.History{}
-	if err := unmarshalHistory(data, h); err != nil {
+	err := unmarshalHistory(data, h)
+	if err != nil || len(h.GetEvents()) == 0 {
+		if hh, ok, herr := decodeHTTPExport(data); ok {
+			if herr != nil {
+				return nil, fmt.Errorf("%s %w", what, herr)
+			}
+			return hh, nil
+		}
+	}
+	if err != nil {
 		var syntax *json.SyntaxError
 		switch jerr := json.Unmarshal(text, new(json.RawMessage)); {
 		case errors.As(jerr, &syntax) && strings.HasPrefix(syntax.Error(), "unexpected end"): // encoding/json's words for JSON that stops

@@ -34,7 +34,7 @@ type cell struct {
 
 // TestFrameworkCorpus maps each native history of the real corpus onto
 // the AI SDK's and OpenAI Agents' shapes (Map) and judges all three under
-// GrainToolCall, the commands' default, printing loops caught, false
+// GrainToolCall, the commands' default without its warning, printing loops caught, false
 // halts and halt latency per half and shape. Without -frameworks.native it
 // reads the three progressing runs of worker/testdata/progressing and
 // asserts that no shape halts them. The whole corpus:
