@@ -3,9 +3,11 @@
 // recorded histories in CI, and integration tests against an embedded
 // Temporal server.
 //
-// Add it to your module:
+// It is in the loopguard module; no version is published yet, so add the
+// module as the README says: a require of it and a replace to a clone
+// (`go get` cannot fetch it):
 //
-//	go get github.com/loopguard/loopguard
+//	go mod edit -require=github.com/loopguard/loopguard@v0.0.0 -replace=github.com/loopguard/loopguard=/src/loopguard
 //
 // # Unit tests: Run
 //

@@ -165,6 +165,7 @@ type answerConfig struct {
 	// signalName, updateName and statusQuery are the guard's protocol
 	// names, when its Options rename them.
 	signalName, updateName, statusQuery string
+	policy                              string
 	address                             string
 	namespace                           string
 	connectTimeout                      time.Duration
@@ -184,6 +185,7 @@ func newAnswerFlagSet(cfg *answerConfig) *flag.FlagSet {
 	fs.BoolVar(&cfg.signal, "signal", false, "send a signal instead of an update (the update, the default, says at once whether it was taken)")
 	fs.StringVar(&cfg.signalName, "signal-name", "", "the signal to send, when the guard's Options rename it (default: the action, as ResumeSignal, EscalateSignal and HaltSignal default)")
 	fs.StringVar(&cfg.updateName, "update-name", "", "the update to send, when the guard's Options rename it (default: the action, as ResumeUpdate and EscalateUpdate default)")
+	fs.StringVar(&cfg.policy, "policy", defaultPolicy, `status of a run worker watch paused: the watcher's --policy, to judge its history by and show the halt with its evidence`)
 	fs.StringVar(&cfg.statusQuery, "status-query", interceptor.DefaultStatusQuery, "the query that reports the halt, when the guard's Options rename it (StatusQuery)")
 	fs.BoolVar(&cfg.dryRun, "dry-run", false, "print the signed payload without sending it (for the Web UI or tctl)")
 	fs.StringVar(&cfg.address, "address", "", "host:port of the Temporal frontend (default $TEMPORAL_ADDRESS, else the temporal CLI profile's, else 127.0.0.1:7233)")
@@ -280,15 +282,16 @@ func runAnswer(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	defer func() { _ = b.close() }()
 	c := b.client
-	if a.RunID == "" {
-		d, err := c.DescribeWorkflowExecution(ctx, cfg.workflowID, "")
-		if err != nil {
-			return fmt.Errorf("describe workflow %s: %w", cfg.workflowID, err)
-		}
-		a.RunID = d.GetWorkflowExecutionInfo().GetExecution().GetRunId()
+	paused, err := describePaused(ctx, c, &a)
+	if err != nil {
+		return err
 	}
 	if a.Action == actionUnpause {
 		return unpause(ctx, c, b.namespace, a, stdout)
+	}
+	if paused != nil {
+		// A paused run takes no query, update or workflow task.
+		return answerPaused(ctx, c, b.namespace, paused, a, cfg.policy, stdout)
 	}
 	v, err := c.QueryWorkflow(ctx, a.WorkflowID, a.RunID, cfg.statusQuery)
 	if err != nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -106,17 +107,23 @@ func TestPlainAnswersOnServer(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "workflow plain-b is not paused")
 
-	// Paused with Temporal's Workflow Pause, as worker watch pauses a run
-	// of any SDK: the status query is refused, and the error says how to
-	// lift the pause; unpause does.
+	// Paused by a person with Temporal's Workflow Pause: a paused run
+	// takes no query, so status reports the pause, and that the guard
+	// inside takes its answers after the unpause; a resume says so; unpause
+	// lifts it.
 	_, err = s.c.WorkflowService().PauseWorkflowExecution(ctx, &workflowservice.PauseWorkflowExecutionRequest{
 		Namespace: s.srv.Namespace(), WorkflowId: "plain-b", Identity: "test", Reason: "looping", RequestId: "pause-plain-b",
 	})
 	require.NoError(t, err)
-	_, err = s.plainAnswer(ctx, "--workflow-id", "plain-b", "status")
+	out, err = s.plainAnswer(ctx, "--workflow-id", "plain-b", "status")
+	require.NoError(t, err)
+	var ps PausedStatus
+	require.NoError(t, json.Unmarshal([]byte(out), &ps), out)
+	assert.Equal(t, PausedStatus{WorkflowID: "plain-b", RunID: ps.RunID, State: "paused", PausedBy: "test", PauseReason: "looping", PausedAt: ps.PausedAt,
+		Guarded: true, Policy: defaultPolicy, Halts: 0, Answer: "lift the pause with " + progName + " answer --workflow-id plain-b unpause"}, ps)
+	_, err = s.plainAnswer(ctx, "--workflow-id", "plain-b", "resume")
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "workflow plain-b is paused (Temporal's Workflow Pause")
-	assert.Contains(t, err.Error(), "answer --workflow-id plain-b unpause")
+	assert.Equal(t, "workflow plain-b is paused (Temporal's Workflow Pause, by test): lift the pause with "+progName+" answer --workflow-id plain-b unpause, then answer it", err.Error())
 	out, err = s.plainAnswer(ctx, "--workflow-id", "plain-b", "--reason", "checked", "unpause")
 	require.NoError(t, err)
 	assert.Contains(t, out, "unpaused workflow plain-b run ")
