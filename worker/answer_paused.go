@@ -46,6 +46,7 @@ type PausedStatus struct {
 // describePaused is the run's pause, when Temporal's Workflow Pause holds
 // it (nil: the run is not paused). It sets a.RunID to the latest run's
 // when it is empty.
+// A closed run gets an error that says so: nothing can answer it.
 func describePaused(ctx context.Context, c client.Client, a *interceptor.Answer) (*PausedStatus, error) {
 	d, err := c.DescribeWorkflowExecution(ctx, a.WorkflowID, a.RunID)
 	if err != nil {
@@ -54,8 +55,12 @@ func describePaused(ctx context.Context, c client.Client, a *interceptor.Answer)
 	if a.RunID == "" {
 		a.RunID = d.GetWorkflowExecutionInfo().GetExecution().GetRunId()
 	}
-	if d.GetWorkflowExecutionInfo().GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_PAUSED {
+	switch st := d.GetWorkflowExecutionInfo().GetStatus(); st {
+	case enumspb.WORKFLOW_EXECUTION_STATUS_PAUSED:
+	case enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, enumspb.WORKFLOW_EXECUTION_STATUS_UNSPECIFIED:
 		return nil, nil
+	default:
+		return nil, fmt.Errorf("workflow %s run %s has closed (%s): there is nothing to %s", a.WorkflowID, a.RunID, strings.ToLower(st.String()), a.Action)
 	}
 	info := d.GetWorkflowExtendedInfo().GetPauseInfo()
 	p := &PausedStatus{WorkflowID: a.WorkflowID, RunID: a.RunID, State: "paused",

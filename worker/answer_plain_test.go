@@ -62,8 +62,8 @@ func (s *signedServer) plainAnswer(ctx context.Context, args ...string) (string,
 // keys, worker answer with no --key is the whole answer path without the
 // temporal CLI: status prints the halt, resume (with guidance) lifts it,
 // escalate ends the loop, and each refusal is one line that says what to
-// do: a signed answer to this worker, an answer to a run that is not
-// halted, an unpause of a run that is not paused.
+// do: a signed answer to this worker, an answer to a run that has
+// closed, an unpause of a run that is not paused.
 func TestPlainAnswersOnServer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a server")
@@ -98,7 +98,7 @@ func TestPlainAnswersOnServer(t *testing.T) {
 
 	_, err = s.plainAnswer(ctx, "--workflow-id", "plain-a", "resume")
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "workflow plain-a is not halted")
+	assert.Regexp(t, `^workflow plain-a run \S+ has closed \(completed\): there is nothing to resume$`, err.Error())
 
 	// A run the guard halted is not paused by Temporal: nothing to unpause.
 	s.start(t, ctx, "plain-b", "ThinkingAgent")
