@@ -179,7 +179,7 @@ func readCarry(ctx workflow.Context) (*carried, error) {
 // every driver does: the results that are in are read, then the core ends
 // the run (core.endRun).
 func (g *guard) closeRun(ctx workflow.Context, now time.Time) {
-	g.observeReadyAt(ctx, now)
+	g.observeReady(ctx, now)
 	g.endRun(now)
 }
 

@@ -124,7 +124,7 @@ func (g *guard) admit(ctx workflow.Context, node string) (detect.StepRef, error)
 // trip going to the driver's onTrip (core.begin). A call let through
 // unrecorded is logged.
 func (g *guard) enter(ctx workflow.Context, node string, now time.Time, onTrip func(*detect.Trip) (time.Time, bool, error)) (detect.StepRef, bool, error) {
-	g.observeReadyAt(ctx, now)
+	g.observeReady(ctx, now)
 	ref, ok, err := g.begin(node, now, onTrip)
 	if ok && ref.Node < 0 {
 		g.next.GetLogger(ctx).Warn("loopguard: call admitted unrecorded after repeated halts", "node", node)
@@ -173,7 +173,7 @@ func (g *guard) waits(ctx workflow.Context, now time.Time, timer bool) {
 		g.deliver(ctx)
 	}
 	if len(g.pending) > 0 {
-		g.observeReadyAt(ctx, now)
+		g.observeReady(ctx, now)
 	}
 	if timer {
 		g.timer(now)
@@ -181,17 +181,9 @@ func (g *guard) waits(ctx workflow.Context, now time.Time, timer bool) {
 }
 
 // observeReady feeds the results of finished calls to the detectors, in the
-// order the calls were issued.
-func (g *guard) observeReady(ctx workflow.Context) {
-	if len(g.pending) > 0 {
-		g.observeReadyAt(ctx, workflow.Now(ctx))
-	}
-}
-
-// observeReadyAt is observeReady for a caller that has read the workflow
-// clock already (reading a ready future does not block, so now holds for
-// every result).
-func (g *guard) observeReadyAt(ctx workflow.Context, now time.Time) {
+// order the calls were issued, at now, the workflow clock's (reading a
+// ready future does not block, so now holds for every result).
+func (g *guard) observeReady(ctx workflow.Context, now time.Time) {
 	at := g.resultAt(now)
 	kept := g.pending[:0]
 	for _, p := range g.pending {

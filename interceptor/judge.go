@@ -313,7 +313,7 @@ func (j *Judge) trip(node string, trip *detect.Trip) bool {
 	// own outbound interceptor, which reads the results that are in as
 	// the wait begins, and nothing more until the call asks again (Idle
 	// reads nothing while a halt holds the workflow).
-	g.observeReadyAt(nil, j.now)
+	g.observeReady(nil, j.now)
 	return false
 }
 
@@ -357,7 +357,7 @@ func (j *Judge) Deliver() {
 	// waits again in workflow.Await, whose entry through the guard's own
 	// outbound interceptor reads the results that are in (guard.waits).
 	if j.blocked != nil && len(g.pending) > 0 {
-		g.observeReadyAt(nil, j.now)
+		g.observeReady(nil, j.now)
 	}
 }
 
@@ -552,7 +552,7 @@ func (j *Judge) Idle() {
 			return
 		}
 	}
-	j.g.observeReadyAt(nil, j.now)
+	j.g.observeReady(nil, j.now)
 }
 
 // Timer judges a durable timer the workflow started: results in are read,

@@ -33,7 +33,7 @@ func (j *Judge) Ahead() (ev HaltEvent, policy OnHalt, ok bool) {
 	p.state = g.state.Clone()
 	p.pending = slices.Clone(g.pending)
 	p.next = &judgeOutbound{log: &judgeLog{}}
-	p.observeReadyAt(nil, j.now)
+	p.observeReady(nil, j.now)
 	p.flushInput(j.now)
 	s := p.state
 	t, ok := s.Foreseen(j.now)

@@ -51,10 +51,9 @@ const (
 
 // Timer records that the workflow set a durable timer (Sleep, NewTimer,
 // AwaitWithTimeout) at now, on the workflow clock: the next step of the
-// node that stepped last counts as waited (see the waiting rule). It
-// changes no counter and never trips.
+// node that stepped last counts as waited (see the waiting rule; only the
+// order of events counts, not now). It changes no counter, never trips.
 func (s *State) Timer(now time.Time) {
-	_ = now // the rule needs only the order of events
 	s.timerSeq = s.seq
 }
 

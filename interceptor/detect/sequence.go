@@ -119,10 +119,9 @@ func (s *State) pushSeq(i int, r *rec, errHash uint64) {
 }
 
 // Input records input from outside the loop at now: a signal or an update
-// the workflow received, a human's answer. No repetition spans it. It
-// changes no counter and never trips.
+// the workflow received, a human's answer. No repetition spans it (only
+// the order of events counts, not now). It changes no counter, never trips.
 func (s *State) Input(now time.Time) {
-	_ = now // the rule needs only the order of events
 	s.barrier()
 }
 

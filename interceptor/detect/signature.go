@@ -125,6 +125,5 @@ func writeToken(b *strings.Builder, tok string) {
 // (ErrorHash). p is the policy the result would be read under; errors
 // have no rules of their own yet.
 func ExtractError(p Policy, kind, message string) Observation {
-	_ = p
 	return Observation{Failed: true, ErrorSig: ErrorSignature(kind, message), ErrorHash: ErrorHash(kind, message)}
 }
