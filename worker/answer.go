@@ -30,7 +30,7 @@ const (
 // The answer subcommand's actions beside the guard's own (resume,
 // escalate, halt): status prints the guard's loop.status, unpause lifts
 // Temporal's Workflow Pause (what worker watch sets on a looping run of
-// any SDK).
+// any SDK); list (answer_list.go) lists the runs waiting.
 const (
 	actionStatus  interceptor.Action = "status"
 	actionUnpause interceptor.Action = "unpause"
@@ -165,7 +165,7 @@ type answerConfig struct {
 	// signalName, updateName and statusQuery are the guard's protocol
 	// names, when its Options rename them.
 	signalName, updateName, statusQuery string
-	policy                              string
+	policy, searchAttribute             string
 	address                             string
 	namespace                           string
 	connectTimeout                      time.Duration
@@ -186,6 +186,7 @@ func newAnswerFlagSet(cfg *answerConfig) *flag.FlagSet {
 	fs.StringVar(&cfg.signalName, "signal-name", "", "the signal to send, when the guard's Options rename it (default: the action, as ResumeSignal, EscalateSignal and HaltSignal default)")
 	fs.StringVar(&cfg.updateName, "update-name", "", "the update to send, when the guard's Options rename it (default: the action, as ResumeUpdate and EscalateUpdate default)")
 	fs.StringVar(&cfg.policy, "policy", defaultPolicy, `status of a run worker watch paused: the watcher's --policy, to judge its history by and show the halt with its evidence`)
+	fs.StringVar(&cfg.searchAttribute, "search-attribute", defaultSearchAttribute, `list: the guard's Keyword search attribute (Options.SearchAttribute), whose "halted:<reason>" lists its halts; "none": list the runs Temporal's Workflow Pause holds only`)
 	fs.StringVar(&cfg.statusQuery, "status-query", interceptor.DefaultStatusQuery, "the query that reports the halt, when the guard's Options rename it (StatusQuery)")
 	fs.BoolVar(&cfg.dryRun, "dry-run", false, "print the signed payload without sending it (for the Web UI or tctl)")
 	fs.StringVar(&cfg.address, "address", "", "host:port of the Temporal frontend (default $TEMPORAL_ADDRESS, else the temporal CLI profile's, else 127.0.0.1:7233)")
@@ -214,16 +215,18 @@ func parseAnswerFlags(args []string) (answerConfig, error) {
 		args = fs.Args()[1:]
 	}
 	if len(rest) != 1 {
-		return cfg, usagef("answer: want one action (resume, escalate, halt, status or unpause), got %q", rest)
+		return cfg, usagef("answer: want one action (resume, escalate, halt, status, unpause or list), got %q", rest)
 	}
 	cfg.action = interceptor.Action(rest[0])
 	switch {
 	case cfg.action != interceptor.ActionResume && cfg.action != interceptor.ActionEscalate && cfg.action != interceptor.ActionHalt &&
-		cfg.action != actionStatus && cfg.action != actionUnpause:
-		return cfg, usagef("answer: %q is not resume, escalate, halt, status or unpause", rest[0])
-	case cfg.workflowID == "":
+		cfg.action != actionStatus && cfg.action != actionUnpause && cfg.action != actionList:
+		return cfg, usagef("answer: %q is not resume, escalate, halt, status, unpause or list", rest[0])
+	case cfg.action == actionList && cfg.workflowID != "":
+		return cfg, usagef("answer: list lists every run waiting for an answer: drop --workflow-id")
+	case cfg.workflowID == "" && cfg.action != actionList:
 		return cfg, usagef("answer: --workflow-id is required")
-	case (cfg.action == actionStatus || cfg.action == actionUnpause) && cfg.keyPath != "":
+	case (cfg.action == actionStatus || cfg.action == actionUnpause || cfg.action == actionList) && cfg.keyPath != "":
 		return cfg, usagef("answer: %s is not signed: drop --key", cfg.action)
 	case cfg.window < minAnswerWindow:
 		return cfg, usagef("answer: --window %s is too short to use: the window starts %s back (the server's clock may run behind this machine's), "+
@@ -247,10 +250,12 @@ func parseAnswerFlags(args []string) (answerConfig, error) {
 func runAnswer(ctx context.Context, args []string, stdout io.Writer) error {
 	cfg, err := parseAnswerFlags(args)
 	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprintf(stdout, "Usage: %s %s --workflow-id ID [--key FILE] [flags] resume|escalate|halt|status|unpause [flags]\n\n"+
+		fmt.Fprintf(stdout, "Usage: %s %s --workflow-id ID [--key FILE] [flags] resume|escalate|halt|status|unpause [flags]\n"+
+			"       %s %s list [--search-attribute NAME]\n\n"+
 			"Answers a halt: an update (the default: it says at once whether it was taken), or a signal\n"+
 			"for halt and with --signal; signed with --key when the worker's guard has operator keys.\n"+
-			"status prints the guard's status; unpause lifts Temporal's Workflow Pause (worker watch's).\n\n", progName, answerCommand)
+			"status prints the guard's status; unpause lifts Temporal's Workflow Pause (worker watch's);\n"+
+			"list lists the runs waiting for an answer.\n\n", progName, answerCommand, progName, answerCommand)
 		fs := newAnswerFlagSet(&answerConfig{})
 		fs.SetOutput(stdout)
 		fs.PrintDefaults()
@@ -282,6 +287,9 @@ func runAnswer(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	defer func() { _ = b.close() }()
 	c := b.client
+	if a.Action == actionList {
+		return listHalts(ctx, c, b.namespace, cfg.searchAttribute, stdout)
+	}
 	paused, err := describePaused(ctx, c, &a)
 	if err != nil {
 		return err

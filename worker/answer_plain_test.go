@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -33,6 +34,7 @@ func startPlain(t *testing.T, ctx context.Context) *signedServer {
 	opts, err := guardOptions(cfg)
 	require.NoError(t, err)
 	require.Empty(t, opts.OperatorKeys)
+	opts.SearchAttribute = embeddedSearchAttribute(cfg) // as run does on the embedded server
 	logger := testLogger(t, zapcore.ErrorLevel)
 	srv, err := startEmbedded(ctx, cfg, logger)
 	require.NoError(t, err)
@@ -100,9 +102,26 @@ func TestPlainAnswersOnServer(t *testing.T) {
 	require.Error(t, err)
 	assert.Regexp(t, `^workflow plain-a run \S+ has closed \(completed\): there is nothing to resume$`, err.Error())
 
-	// A run the guard halted is not paused by Temporal: nothing to unpause.
+	// A run the guard halted is listed, with its reason, and is not paused
+	// by Temporal: nothing to unpause.
 	s.start(t, ctx, "plain-b", "ThinkingAgent")
 	s.waitFor(t, ctx, "plain-b", halted(1))
+	listed := func(want string) {
+		t.Helper()
+		var out string
+		var err error
+		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+			// Visibility follows the run a moment later.
+			if out, err = s.plainAnswer(ctx, "list"); err == nil && regexp.MustCompile(want).MatchString(out) {
+				break
+			}
+		}
+		require.NoError(t, err)
+		require.Regexp(t, want, out)
+		assert.Contains(t, out, "WORKFLOW ID")
+		assert.NotContains(t, out, "plain-a ", "an escalated run waits for nothing")
+	}
+	listed(`(?m)^plain-b\s+\S+\s+ThinkingAgent\s+halted:stalled$`)
 	_, err = s.plainAnswer(ctx, "--workflow-id", "plain-b", "unpause")
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "workflow plain-b is not paused")
@@ -115,6 +134,7 @@ func TestPlainAnswersOnServer(t *testing.T) {
 		Namespace: s.srv.Namespace(), WorkflowId: "plain-b", Identity: "test", Reason: "looping", RequestId: "pause-plain-b",
 	})
 	require.NoError(t, err)
+	listed(`(?m)^plain-b\s+\S+\s+ThinkingAgent\s+paused \(Workflow Pause\)$`)
 	out, err = s.plainAnswer(ctx, "--workflow-id", "plain-b", "status")
 	require.NoError(t, err)
 	var ps PausedStatus
@@ -131,7 +151,8 @@ func TestPlainAnswersOnServer(t *testing.T) {
 	assert.Equal(t, interceptor.StateHalted, st.State)
 }
 
-// TestAnswerActionsParse: status and unpause are not signed.
+// TestAnswerActionsParse: status, unpause and list are not signed; list
+// takes no workflow id, the others need one.
 func TestAnswerActionsParse(t *testing.T) {
 	for _, tc := range []struct {
 		give []string
@@ -141,7 +162,11 @@ func TestAnswerActionsParse(t *testing.T) {
 		{give: []string{"--workflow-id", "w", "status"}},
 		{give: []string{"--workflow-id", "w", "unpause"}},
 		{give: []string{"--workflow-id", "w", "--key", "k.key", "unpause"}, want: "answer: unpause is not signed: drop --key"},
-		{give: []string{"--workflow-id", "w", "pause"}, want: `answer: "pause" is not resume, escalate, halt, status or unpause`},
+		{give: []string{"--workflow-id", "w", "pause"}, want: `answer: "pause" is not resume, escalate, halt, status, unpause or list`},
+		{give: []string{"list"}},
+		{give: []string{"list", "--search-attribute", "none"}},
+		{give: []string{"--workflow-id", "w", "list"}, want: "answer: list lists every run waiting for an answer: drop --workflow-id"},
+		{give: []string{"resume"}, want: "answer: --workflow-id is required"},
 	} {
 		_, err := parseAnswerFlags(tc.give)
 		if tc.want == "" {

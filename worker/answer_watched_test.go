@@ -24,7 +24,7 @@ import (
 
 // TestAnswerWatchedTypeScriptRun: TypeScript loops that worker watch
 // paused (no guard inside them) are answered with worker answer alone:
-// status prints the pause and the halt it answered with the message and
+// list lists them; status prints the pause and the halt it answered with the message and
 // evidence the watcher's /status holds; escalate and a resume with
 // guidance say what to do instead; resume unpauses, signed (with a note
 // that nothing checks the key) and plain; an answer to a run that has
@@ -77,6 +77,21 @@ func TestAnswerWatchedTypeScriptRun(t *testing.T) {
 		require.Eventually(t, func() bool { return status(id) == enumspb.WORKFLOW_EXECUTION_STATUS_PAUSED },
 			3*time.Minute, 100*time.Millisecond, "the watcher does not pause %s\n%s", id, w.Output())
 	}
+
+	// Both are listed as waiting, with the command that shows each.
+	var list string
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if list, err = answer("list"); err == nil && strings.Count(list, "paused (Workflow Pause)") == 2 {
+			break
+		}
+	}
+	require.NoError(t, err)
+	for _, id := range ids {
+		assert.Regexp(t, `(?m)^`+id+`\s+\S+\s+`+workflows.WorkflowParallelTool+`\s+paused \(Workflow Pause\)$`, list)
+	}
+	assert.Contains(t, list, "answer --workflow-id ID status")
+	// This server has no LoopGuardState: list says it lists pauses only.
+	assert.Contains(t, list, "(the search attribute LoopGuardState is not registered here: listing the runs Temporal's Workflow Pause holds only")
 
 	for _, id := range ids {
 		out, err := answer("--workflow-id", id, "status")
