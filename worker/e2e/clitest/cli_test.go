@@ -26,6 +26,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -33,6 +34,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/log"
 
@@ -218,6 +220,9 @@ func (c cli) waitHalted(ctx context.Context, id string, seq int) interceptor.Sta
 	}
 }
 
+// readmeAttribute is the search attribute the README's list query reads.
+const readmeAttribute = "LoopGuardState"
+
 // shellWords splits the guard's copy-pastable commands: words separated by
 // spaces, single-quoted words kept whole (all they use).
 func shellWords(s string) []string {
@@ -241,7 +246,9 @@ func shellWords(s string) []string {
 
 func TestCLI(t *testing.T) {
 	bin := temporalCLI(t)
-	srv := devtest.StartServer(t, devserver.Options{UIDisabled: true})
+	// LoopGuardState registered, for the README's list query.
+	srv := devtest.StartServer(t, devserver.Options{UIDisabled: true,
+		SearchAttributes: map[string]enumspb.IndexedValueType{readmeAttribute: enumspb.INDEXED_VALUE_TYPE_KEYWORD}})
 	c, err := srv.NewClient(client.Options{Logger: log.NewStructuredLogger(slog.New(slog.DiscardHandler))})
 	require.NoError(t, err)
 	t.Cleanup(c.Close)
@@ -256,6 +263,7 @@ func TestCLI(t *testing.T) {
 	// The CLI's answers, not the ladder: each loop halts at its first trip.
 	guard := workflows.GuardOptions()
 	guard.Warnings = 0
+	guard.SearchAttribute = readmeAttribute
 	testsuite.StartWorker(t, c, workflows.TaskQueue, testsuite.WorkerOptions{Guard: &guard, Register: workflows.Register})
 	sh := cli{t: t, bin: bin, addr: srv.FrontendHostPort(), ns: srv.Namespace()}
 	startLoop := func(id, scenario string, maxTurns int) client.WorkflowRun {
@@ -348,6 +356,35 @@ func TestCLI(t *testing.T) {
 		sh.mustRun(ctx, words[1:]...)
 		res := loopResult(run)
 		assert.Equal(t, workflows.OutcomeEscalated, res.Outcome)
+	})
+
+	t.Run("the README's commands, as written", func(t *testing.T) {
+		sh.t = t
+		data, err := os.ReadFile(filepath.Join("..", "..", "..", "README.md"))
+		require.NoError(t, err)
+		lines := regexp.MustCompile(`(?m)^temporal workflow .+$`).FindAllString(string(data), -1)
+		require.GreaterOrEqual(t, len(lines), 4, "the README's answers with the temporal CLI")
+		for i, line := range lines {
+			words := shellWords(line)[1:]
+			id := fmt.Sprintf("cli-readme-%d", i)
+			for k := range words {
+				if k > 0 && words[k-1] == "--workflow-id" {
+					words[k] = id
+				}
+			}
+			// Each on a fresh halted run; the list lists the last.
+			if !slices.Contains(words, "--workflow-id") {
+				id = fmt.Sprintf("cli-readme-%d", i-1)
+				require.Eventually(t, func() bool {
+					out, err := sh.run(ctx, words...)
+					return err == nil && strings.Contains(out, id)
+				}, 30*time.Second, 200*time.Millisecond, "%s does not list %s", line, id)
+				continue
+			}
+			startLoop(id, activities.ScenarioIdenticalPatch, 0)
+			sh.waitHalted(ctx, id, 1)
+			sh.mustRun(ctx, words...)
+		}
 	})
 
 	t.Run("replay a history exported by the CLI", func(t *testing.T) {
