@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/loopguard/loopguard/interceptor/detect"
+	"github.com/loopguard/loopguard/interceptor/internal/strictjson"
 )
 
 // maxTextLen bounds the free-text fields of human input.
@@ -317,18 +318,7 @@ func shownPayload(p *commonpb.Payload) string {
 	if enc != converter.MetadataEncodingJSON || !utf8.Valid(p.GetData()) {
 		return fmt.Sprintf("(%d bytes in encoding %q, not shown: not decoded to text)", len(p.GetData()), enc)
 	}
-	return truncate(string(p.GetData()), 200)
-}
-
-// truncate cuts s to at most n bytes on a rune boundary.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
+	return strictjson.Truncate(string(p.GetData()), 200)
 }
 
 // registerUpdates installs the resume and escalate update handlers. Their

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"reflect"
 	"strings"
+
+	"github.com/loopguard/loopguard/interceptor/internal/strictjson"
 )
 
 // A policy file is the JSON form of Options, so that thresholds can be
@@ -71,14 +73,14 @@ func (o *Options) ApplyPolicy(data []byte) error {
 	if len(data) == 0 {
 		return &PolicyError{Reason: "empty, want a JSON object"}
 	}
-	if err := syntaxProblem(data); err != nil {
+	if err := strictjson.SyntaxProblem(data); err != nil {
 		return &PolicyError{Reason: err.Error()}
 	}
 	next := *o
-	if err := decodeStrict("", data, reflect.ValueOf(&next).Elem()); err != nil {
-		var fe *fieldError
+	if err := strictjson.Decode("", data, reflect.ValueOf(&next).Elem()); err != nil {
+		var fe *strictjson.FieldError
 		if errors.As(err, &fe) {
-			return &PolicyError{Field: fe.path, Reason: fe.msg}
+			return &PolicyError{Field: fe.Path, Reason: fe.Msg}
 		}
 		return &PolicyError{Reason: err.Error()}
 	}
@@ -90,7 +92,7 @@ func (o *Options) ApplyPolicy(data []byte) error {
 // fields left out, durations as strings, the func fields dropped. Use it to
 // log or save the policy a worker runs with.
 func PolicyJSON(o Options) ([]byte, error) {
-	return json.MarshalIndent(encodeStrict(reflect.ValueOf(o)), "", "  ")
+	return json.MarshalIndent(strictjson.Encode(reflect.ValueOf(o)), "", "  ")
 }
 
 // JSONPath returns Field as a policy file names it: "Nodes[Verify].MaxCalls"
@@ -109,5 +111,5 @@ func optionJSONPath(field string) string {
 			return "nodes." + node + "." + optionJSONPath(tail)
 		}
 	}
-	return lowerFirst(field)
+	return strictjson.LowerFirst(field)
 }

@@ -3,6 +3,8 @@ package interceptor
 import (
 	"encoding/json"
 	"reflect"
+
+	"github.com/loopguard/loopguard/interceptor/internal/strictjson"
 )
 
 // A resume payload is written by people, like a policy file, and read by
@@ -15,7 +17,7 @@ import (
 func (r *ResumeRequest) UnmarshalJSON(data []byte) error {
 	type plain ResumeRequest // the same fields, without this method
 	p := plain(*r)
-	if err := decodeStrict("", data, reflect.ValueOf(&p).Elem()); err != nil {
+	if err := strictjson.Decode("", data, reflect.ValueOf(&p).Elem()); err != nil {
 		return err
 	}
 	*r = ResumeRequest(p)
@@ -26,5 +28,5 @@ func (r *ResumeRequest) UnmarshalJSON(data []byte) error {
 // a ResumeRequest with an Extend duration sends "10m0s", not nanoseconds.
 func (r ResumeRequest) MarshalJSON() ([]byte, error) {
 	type plain ResumeRequest
-	return json.Marshal(encodeStrict(reflect.ValueOf(plain(r))))
+	return json.Marshal(strictjson.Encode(reflect.ValueOf(plain(r))))
 }

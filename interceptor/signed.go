@@ -13,6 +13,7 @@ import (
 	commonpb "go.temporal.io/api/common/v1"
 
 	"github.com/loopguard/loopguard/interceptor/detect"
+	"github.com/loopguard/loopguard/interceptor/internal/strictjson"
 )
 
 // OperatorKey is the Ed25519 public key of a person who may answer a halt
@@ -166,7 +167,7 @@ func (a *Answer) UnmarshalJSON(data []byte) error {
 	out := Answer(raw.plainAnswer)
 	if len(raw.Extend) > 0 && string(raw.Extend) != "null" {
 		out.Extend = new(detect.Extension)
-		if err := decodeStrict("extend", raw.Extend, reflect.ValueOf(out.Extend).Elem()); err != nil {
+		if err := strictjson.Decode("extend", raw.Extend, reflect.ValueOf(out.Extend).Elem()); err != nil {
 			return err
 		}
 	}
@@ -178,7 +179,7 @@ func (a *Answer) UnmarshalJSON(data []byte) error {
 func (a Answer) MarshalJSON() ([]byte, error) {
 	raw := answerJSON{plainAnswer: plainAnswer(a)}
 	if a.Extend != nil {
-		ext, err := json.Marshal(encodeStrict(reflect.ValueOf(*a.Extend)))
+		ext, err := json.Marshal(strictjson.Encode(reflect.ValueOf(*a.Extend)))
 		if err != nil {
 			return nil, err
 		}
@@ -311,7 +312,7 @@ func (c *core) signedFor(name string, data []byte) (Answer, error) {
 		}
 	}
 	if key == nil {
-		return Answer{}, fmt.Errorf("unknown key id %q: not one of the operators' keys pinned for this execution", truncate(a.KeyID, MaxKeyIDBytes))
+		return Answer{}, fmt.Errorf("unknown key id %q: not one of the operators' keys pinned for this execution", strictjson.Truncate(a.KeyID, MaxKeyIDBytes))
 	}
 	if len(key) != ed25519.PublicKeySize {
 		// New refuses such a key; one can only come from a carried config
@@ -330,12 +331,12 @@ func (c *core) signedFor(name string, data []byte) (Answer, error) {
 	}
 	// Signed by an operator: now whether it is for this action, here.
 	if want := c.answerAction(name); a.Action != want {
-		return Answer{}, fmt.Errorf("signed for %q, sent as %s", truncate(string(a.Action), 32), name)
+		return Answer{}, fmt.Errorf("signed for %q, sent as %s", strictjson.Truncate(string(a.Action), 32), name)
 	}
 	info := c.info.WorkflowExecution
 	if !c.thisRun(a.RunID) || a.WorkflowID != info.ID && !c.anyWorkflowID {
 		return Answer{}, fmt.Errorf("signed for another execution (workflow %q run %q), not workflow %q run %q",
-			truncate(a.WorkflowID, 200), truncate(a.RunID, 64), info.ID, info.RunID)
+			strictjson.Truncate(a.WorkflowID, 200), strictjson.Truncate(a.RunID, 64), info.ID, info.RunID)
 	}
 	return a, nil
 }

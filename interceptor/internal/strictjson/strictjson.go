@@ -1,4 +1,7 @@
-package interceptor
+// Package strictjson is the one strict decoder of the JSON people write for the
+// guard (policy files, the "extend" of a resume or a signed answer), shared
+// by packages interceptor and interceptor/protocol.
+package strictjson
 
 import (
 	"bytes"
@@ -10,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // The guard's JSON forms written by people (policy files, the "extend" of a
@@ -23,17 +27,17 @@ import (
 // the destination's value; an object decoded into a map entry or a pointer
 // merges into a copy of the existing value.
 
-// fieldError is a decoding error at a JSON path ("nodes.Verify.maxRuntime").
-type fieldError struct {
-	path string // "" for the whole document
-	msg  string
+// FieldError is a decoding error at a JSON path ("nodes.Verify.maxRuntime").
+type FieldError struct {
+	Path string // "" for the whole document
+	Msg  string
 }
 
-func (e *fieldError) Error() string {
-	if e.path == "" {
-		return e.msg
+func (e *FieldError) Error() string {
+	if e.Path == "" {
+		return e.Msg
 	}
-	return e.path + ": " + e.msg
+	return e.Path + ": " + e.Msg
 }
 
 var (
@@ -42,11 +46,11 @@ var (
 	marshalerType   = reflect.TypeFor[json.Marshaler]()
 )
 
-// decodeStrict decodes the JSON value data into dst (addressable) at path.
-func decodeStrict(path string, data []byte, dst reflect.Value) error {
+// Decode decodes the JSON value data into dst (addressable) at path.
+func Decode(path string, data []byte, dst reflect.Value) error {
 	data = bytes.TrimSpace(data)
 	if len(data) == 0 {
-		return &fieldError{path: path, msg: "empty, want a JSON value"}
+		return &FieldError{Path: path, Msg: "empty, want a JSON value"}
 	}
 	if string(data) == "null" {
 		return nil
@@ -56,7 +60,7 @@ func decodeStrict(path string, data []byte, dst reflect.Value) error {
 	case t == durationType:
 		d, err := parseDuration(data)
 		if err != nil {
-			return &fieldError{path: path, msg: err.Error()}
+			return &FieldError{Path: path, Msg: err.Error()}
 		}
 		dst.SetInt(int64(d))
 		return nil
@@ -65,16 +69,16 @@ func decodeStrict(path string, data []byte, dst reflect.Value) error {
 		if !dst.IsNil() {
 			v.Elem().Set(dst.Elem())
 		}
-		if err := decodeStrict(path, data, v.Elem()); err != nil {
+		if err := Decode(path, data, v.Elem()); err != nil {
 			return err
 		}
 		dst.Set(v)
 		return nil
 	case reflect.PointerTo(t).Implements(unmarshalerType) && t.Kind() != reflect.Struct:
 		// A type that decodes itself; structs are walked here even when they
-		// have an UnmarshalJSON that calls back into decodeStrict.
+		// have an UnmarshalJSON that calls back into Decode.
 		if err := dst.Addr().Interface().(json.Unmarshaler).UnmarshalJSON(data); err != nil {
-			return &fieldError{path: path, msg: err.Error()}
+			return &FieldError{Path: path, Msg: err.Error()}
 		}
 		return nil
 	}
@@ -88,9 +92,9 @@ func decodeStrict(path string, data []byte, dst reflect.Value) error {
 		for _, key := range slices.Sorted(maps.Keys(obj)) {
 			i, ok := fields[key]
 			if !ok {
-				return &fieldError{path: path, msg: unknownField(key, fields)}
+				return &FieldError{Path: path, Msg: unknownField(key, fields)}
 			}
-			if err := decodeStrict(joinPath(path, key), obj[key], dst.Field(i)); err != nil {
+			if err := Decode(joinPath(path, key), obj[key], dst.Field(i)); err != nil {
 				return err
 			}
 		}
@@ -106,13 +110,13 @@ func decodeStrict(path string, data []byte, dst reflect.Value) error {
 		}
 		for _, key := range slices.Sorted(maps.Keys(obj)) {
 			if strings.TrimSpace(key) == "" {
-				return &fieldError{path: path, msg: "empty key"}
+				return &FieldError{Path: path, Msg: "empty key"}
 			}
 			v := reflect.New(t.Elem()).Elem()
 			if old := m.MapIndex(reflect.ValueOf(key)); old.IsValid() {
 				v.Set(old)
 			}
-			if err := decodeStrict(joinPath(path, key), obj[key], v); err != nil {
+			if err := Decode(joinPath(path, key), obj[key], v); err != nil {
 				return err
 			}
 			m.SetMapIndex(reflect.ValueOf(key), v)
@@ -124,18 +128,18 @@ func decodeStrict(path string, data []byte, dst reflect.Value) error {
 			// Bytes (a public key) are a base64 string, as encoding/json has them.
 			b := reflect.New(t)
 			if err := json.Unmarshal(data, b.Interface()); err != nil {
-				return &fieldError{path: path, msg: "want a base64 string, got " + truncateJSON(data)}
+				return &FieldError{Path: path, Msg: "want a base64 string, got " + truncateJSON(data)}
 			}
 			dst.Set(b.Elem())
 			return nil
 		}
 		var arr []json.RawMessage
 		if err := json.Unmarshal(data, &arr); err != nil {
-			return &fieldError{path: path, msg: "want a JSON array, got " + jsonKind(data)}
+			return &FieldError{Path: path, Msg: "want a JSON array, got " + jsonKind(data)}
 		}
 		s := reflect.MakeSlice(t, len(arr), len(arr)) // a list replaces, never merges
 		for i, item := range arr {
-			if err := decodeStrict(fmt.Sprintf("%s[%d]", path, i), item, s.Index(i)); err != nil {
+			if err := Decode(fmt.Sprintf("%s[%d]", path, i), item, s.Index(i)); err != nil {
 				return err
 			}
 		}
@@ -143,7 +147,7 @@ func decodeStrict(path string, data []byte, dst reflect.Value) error {
 		return nil
 	}
 	if err := json.Unmarshal(data, dst.Addr().Interface()); err != nil {
-		return &fieldError{path: path, msg: fmt.Sprintf("want %s, got %s", kindName(t.Kind()), truncateJSON(data))}
+		return &FieldError{Path: path, Msg: fmt.Sprintf("want %s, got %s", kindName(t.Kind()), truncateJSON(data))}
 	}
 	return nil
 }
@@ -162,10 +166,10 @@ func parseDuration(data []byte) (time.Duration, error) {
 	return d, nil
 }
 
-// encodeStrict is decodeStrict's inverse: it returns a value for
+// Encode is Decode's inverse: it returns a value for
 // json.Marshal with the same field names, durations as strings, and zero
 // fields and func fields left out.
-func encodeStrict(v reflect.Value) any {
+func Encode(v reflect.Value) any {
 	t := v.Type()
 	switch {
 	case t == durationType:
@@ -174,7 +178,7 @@ func encodeStrict(v reflect.Value) any {
 		if v.IsNil() {
 			return nil
 		}
-		return encodeStrict(v.Elem())
+		return Encode(v.Elem())
 	case t.Implements(marshalerType) && t.Kind() != reflect.Struct:
 		return v.Interface()
 	}
@@ -183,23 +187,23 @@ func encodeStrict(v reflect.Value) any {
 		out := map[string]any{}
 		for name, i := range jsonFields(t) {
 			if f := v.Field(i); !f.IsZero() {
-				out[name] = encodeStrict(f)
+				out[name] = Encode(f)
 			}
 		}
 		return out
 	case reflect.Map:
 		out := make(map[string]any, v.Len())
 		for k, e := range v.Seq2() {
-			out[k.String()] = encodeStrict(e)
+			out[k.String()] = Encode(e)
 		}
 		return out
 	case reflect.Slice:
 		if t.Elem().Kind() == reflect.Uint8 {
-			return v.Interface() // base64, as decodeStrict reads it
+			return v.Interface() // base64, as Decode reads it
 		}
 		out := make([]any, v.Len())
 		for i := range out {
-			out[i] = encodeStrict(v.Index(i))
+			out[i] = Encode(v.Index(i))
 		}
 		return out
 	}
@@ -219,14 +223,15 @@ func jsonFields(t reflect.Type) map[string]int {
 		case "-":
 			continue
 		case "":
-			name = lowerFirst(f.Name)
+			name = LowerFirst(f.Name)
 		}
 		fields[name] = i
 	}
 	return fields
 }
 
-func lowerFirst(s string) string {
+// LowerFirst is a Go field name as its JSON name when it has no tag.
+func LowerFirst(s string) string {
 	if s == "" {
 		return s
 	}
@@ -236,7 +241,7 @@ func lowerFirst(s string) string {
 func jsonObject(path string, data []byte) (map[string]json.RawMessage, error) {
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(data, &obj); err != nil {
-		return nil, &fieldError{path: path, msg: "want a JSON object, got " + jsonKind(data)}
+		return nil, &FieldError{Path: path, Msg: "want a JSON object, got " + jsonKind(data)}
 	}
 	return obj, nil
 }
@@ -277,8 +282,8 @@ func editDistance(a, b string) int {
 	return prev[len(b)]
 }
 
-// syntaxProblem describes invalid JSON with its line and column.
-func syntaxProblem(data []byte) error {
+// SyntaxProblem describes invalid JSON with its line and column.
+func SyntaxProblem(data []byte) error {
 	// A RawMessage checks the syntax and converts nothing: a number out of
 	// float64's range (1e999) is left for the field's own decoding, which
 	// names its path.
@@ -334,5 +339,16 @@ func jsonKind(data []byte) string {
 }
 
 func truncateJSON(data []byte) string {
-	return truncate(string(data), 40)
+	return Truncate(string(data), 40)
+}
+
+// Truncate cuts s to at most n bytes on a rune boundary.
+func Truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }
