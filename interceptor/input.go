@@ -33,7 +33,7 @@ func decodeInput(maxBytes int, p *commonpb.Payload, v *ResumeRequest) error {
 		if err := json.Unmarshal(data, &v.Reason); err != nil {
 			return fmt.Errorf("malformed JSON string: %v", err)
 		}
-		return v.validate()
+		return validateResume(v)
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -43,7 +43,7 @@ func decodeInput(maxBytes int, p *commonpb.Payload, v *ResumeRequest) error {
 	if dec.More() {
 		return fmt.Errorf("malformed JSON: trailing data after the object")
 	}
-	return v.validate()
+	return validateResume(v)
 }
 
 // inputData returns the JSON of a human's payload, trimmed, or nil for
@@ -89,7 +89,7 @@ func jsonProblem(err error) string {
 // Human payloads are all decoded as a ResumeRequest, the widest of them;
 // escalate and halt then refuse its "extend" (see parse).
 
-func (r *ResumeRequest) validate() error {
+func validateResume(r *ResumeRequest) error {
 	for _, f := range []struct{ name, v string }{{"reason", r.Reason}, {"by", r.By}} {
 		if len(f.v) > maxTextLen {
 			return fmt.Errorf("%s is %d bytes long, more than %d", f.name, len(f.v), maxTextLen)

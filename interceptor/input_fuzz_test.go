@@ -28,7 +28,7 @@ func FuzzDecodeInput(f *testing.F) {
 		var req ResumeRequest
 		err := decodeInput(defaultMaxPayloadBytes, p, &req)
 		if err == nil {
-			if verr := req.validate(); verr != nil {
+			if verr := validateResume(&req); verr != nil {
 				t.Fatalf("accepted input fails validation: %v", verr)
 			}
 			if !asJSON && len(data) > 0 {

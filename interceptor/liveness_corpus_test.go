@@ -48,7 +48,7 @@ func judgeTrace(t *testing.T, tr traces.Trace, opts Options) (out []Verdict, hee
 		j.Result(id, p, nil, dc)
 	}
 	if n := len(out); n > 0 && out[n-1].Warning != nil {
-		heeded = j.g.pause.warnings(out[n-1].Warning.key()) == 0
+		heeded = j.g.pause.warnings(keyOf(*out[n-1].Warning)) == 0
 	}
 	return out, heeded
 }

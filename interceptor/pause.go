@@ -199,13 +199,13 @@ func (p *pause) warn(w Warning, left int) {
 	if len(p.Warned) > maxWarned {
 		p.Warned = p.Warned[len(p.Warned)-maxWarned:]
 	}
-	if i := p.tallyOf(w.key()); i >= 0 {
+	if i := p.tallyOf(keyOf(w)); i >= 0 {
 		p.Tally[i].N++
 	} else {
 		if len(p.Tally) == maxTally {
 			p.Tally = append(p.Tally[:0], p.Tally[1:]...)
 		}
-		p.Tally = append(p.Tally, warnTally{Key: w.key(), N: 1})
+		p.Tally = append(p.Tally, warnTally{Key: keyOf(w), N: 1})
 	}
 	p.WarningLeft = left
 	p.Warnings++
@@ -233,7 +233,7 @@ func (p *pause) heed(node string, step int, news func(nodes []string) bool) *War
 		return nil
 	}
 	heeded := *w // a copy: answer removes it from Warned
-	p.answer(heeded.key())
+	p.answer(keyOf(heeded))
 	return &heeded
 }
 
@@ -256,13 +256,13 @@ func (p *pause) heeds(node string, step int, news func(nodes []string) bool) boo
 // answer removes and returns the warnings of the loop of key; the warning
 // in force goes with them when it is that loop's.
 func (p *pause) answer(key string) []Warning {
-	if w := p.warning(); w != nil && w.key() == key {
+	if w := p.warning(); w != nil && keyOf(*w) == key {
 		p.WarningLeft = 0
 	}
 	var out []Warning
 	kept := p.Warned[:0]
 	for _, w := range p.Warned {
-		if w.key() == key {
+		if keyOf(w) == key {
 			out = append(out, w)
 		} else {
 			kept = append(kept, w)

@@ -145,7 +145,7 @@ func TestWarningRung(t *testing.T) {
 			w := tt.want
 			force := ""
 			if in := p.warning(); in != nil {
-				force = in.key()
+				force = keyOf(*in)
 			}
 			assert.Equal(t, w.force, force)
 			assert.Equal(t, w.a, p.warnings("cyc-a"))

@@ -249,7 +249,7 @@ func (c *core) signedInput(name string, p *commonpb.Payload, now time.Time) (req
 	if err != nil {
 		return request{}, err
 	}
-	return req, req.validate()
+	return req, validateResume(&req.ResumeRequest)
 }
 
 // signedRequest reads the answer data (the plain JSON of a resume,

@@ -30,7 +30,7 @@ type Warning struct {
 }
 
 // key names the warning's loop.
-func (w *Warning) key() string { return warningKey(w.Loop, w.CycleID, w.Node) }
+func keyOf(w Warning) string { return warningKey(w.Loop, w.CycleID, w.Node) }
 
 // warningKey names a loop: its identity (loop, which a detour keeps), else
 // its cycle, or its node.
