@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
@@ -204,7 +206,7 @@ func (a *Agents) Research(ctx context.Context, req ResearchRequest) (Findings, e
 }
 
 // ReviewRequest asks the reviewer about a halted loop: what the guard
-// found (interceptor.HaltEvent's reason, node and message).
+// found (protocol.HaltEvent's reason, node and message).
 type ReviewRequest struct {
 	Scenario string `json:"scenario"`
 	Reason   string `json:"reason"`
@@ -313,7 +315,7 @@ var fixedTests = suite[len(suite)-2:]
 // heard is what the steerable coder of scenario takes from its notice, ""
 // if nothing: guidance always, a warning only in the heeds-warning
 // scenario (the others ignore warnings).
-func heard(scenario string, n interceptor.Notice) string {
+func heard(scenario string, n protocol.Notice) string {
 	switch {
 	case n.Guidance != "":
 		return fmt.Sprintf("guidance from %s: %s", cmp.Or(n.By, "a human"), n.Guidance)
@@ -323,7 +325,7 @@ func heard(scenario string, n interceptor.Notice) string {
 	return ""
 }
 
-func scriptPatch(req CodeRequest, n interceptor.Notice) (Patch, error) {
+func scriptPatch(req CodeRequest, n protocol.Notice) (Patch, error) {
 	turn := max(req.Turn, 1)
 	var e edit
 	heeded := ""

@@ -5,11 +5,11 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
-
-	"github.com/loopguard/loopguard/interceptor"
 )
 
 // harness runs the agents in Temporal's activity test environment.
@@ -350,20 +350,20 @@ func TestUnknownScenario(t *testing.T) {
 // until told; what tells them depends on the scenario; told, they change
 // approach, and the verdicts follow the patches to a pass.
 func TestSteerableCoder(t *testing.T) {
-	warning := interceptor.Notice{Warning: &interceptor.Warning{N: 1, Of: 1, Directive: "change your approach"}}
-	guidance := interceptor.Notice{Guidance: "fix the cache", By: "ana"}
+	warning := protocol.Notice{Warning: &protocol.Warning{N: 1, Of: 1, Directive: "change your approach"}}
+	guidance := protocol.Notice{Guidance: "fix the cache", By: "ana"}
 	tests := []struct {
 		give     string
-		notice   interceptor.Notice
+		notice   protocol.Notice
 		want     string // the patch title
 		wantHeed string
 	}{
-		{ScenarioHeedsWarning, interceptor.Notice{}, identicalEdit.title, ""},
+		{ScenarioHeedsWarning, protocol.Notice{}, identicalEdit.title, ""},
 		{ScenarioHeedsWarning, warning, convergingEdits[2].title, "warning 1/1: change your approach"},
 		{ScenarioReviewed, warning, identicalEdit.title, ""},
 		{ScenarioGuided, warning, identicalEdit.title, ""},
 		{ScenarioReviewed, guidance, convergingEdits[2].title, "guidance from ana: fix the cache"},
-		{ScenarioGuided, interceptor.Notice{Guidance: "fix the cache"}, convergingEdits[2].title, "guidance from a human: fix the cache"},
+		{ScenarioGuided, protocol.Notice{Guidance: "fix the cache"}, convergingEdits[2].title, "guidance from a human: fix the cache"},
 		{ScenarioHeedsWarning, guidance, convergingEdits[2].title, "guidance from ana: fix the cache"},
 	}
 	for _, tt := range tests {
@@ -378,7 +378,7 @@ func TestSteerableCoder(t *testing.T) {
 		var titles []string
 		var failing []int
 		for turn := 1; turn <= 4; turn++ {
-			n := interceptor.Notice{}
+			n := protocol.Notice{}
 			if turn >= 3 {
 				n = guidance // stays in force until the loop halts again
 			}
@@ -418,8 +418,8 @@ func TestReview(t *testing.T) {
 func TestDeterministic(t *testing.T) {
 	for _, scenario := range ScenarioNames() {
 		for turn := 1; turn <= 5; turn++ {
-			p1, err1 := scriptPatch(CodeRequest{Scenario: scenario, Turn: turn}, interceptor.Notice{})
-			p2, err2 := scriptPatch(CodeRequest{Scenario: scenario, Turn: turn}, interceptor.Notice{})
+			p1, err1 := scriptPatch(CodeRequest{Scenario: scenario, Turn: turn}, protocol.Notice{})
+			p2, err2 := scriptPatch(CodeRequest{Scenario: scenario, Turn: turn}, protocol.Notice{})
 			require.NoError(t, err1)
 			require.NoError(t, err2)
 			require.Equal(t, p1, p2)

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
@@ -155,7 +157,7 @@ var (
 // heededAspect is what the heeding model narrows every search to.
 const heededAspect = "release notes"
 
-func scriptModelTurn(req ModelRequest, n interceptor.Notice) (ModelReply, error) {
+func scriptModelTurn(req ModelRequest, n protocol.Notice) (ModelReply, error) {
 	if err := ValidParallel(req.Scenario, req.Width); err != nil {
 		return ModelReply{}, err
 	}

@@ -5,15 +5,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/temporal"
-
-	"github.com/loopguard/loopguard/interceptor"
 )
 
 // parallelTurn is one turn of the scripted parallel agent: the model's
 // reply to the previous results, and its tool calls' results.
-func parallelTurn(t *testing.T, req ModelRequest, n interceptor.Notice) (ModelReply, []ToolResult) {
+func parallelTurn(t *testing.T, req ModelRequest, n protocol.Notice) (ModelReply, []ToolResult) {
 	t.Helper()
 	reply, err := scriptModelTurn(req, n)
 	require.NoError(t, err)
@@ -38,7 +38,7 @@ func TestParallelScripts(t *testing.T) {
 			var first []ToolResult
 			for turn := 1; turn <= 4; turn++ {
 				req.Turn = turn
-				reply, results := parallelTurn(t, req, interceptor.Notice{})
+				reply, results := parallelTurn(t, req, protocol.Notice{})
 				require.Len(t, reply.Calls, width)
 				require.Empty(t, reply.Answer)
 				if turn == 1 {
@@ -59,7 +59,7 @@ func TestParallelScripts(t *testing.T) {
 			seen := map[string]bool{}
 			for turn := 1; ; turn++ {
 				req.Turn = turn
-				reply, results := parallelTurn(t, req, interceptor.Notice{})
+				reply, results := parallelTurn(t, req, protocol.Notice{})
 				if reply.Answer != "" {
 					require.Equal(t, ParallelProgressTurns+1, turn)
 					break
@@ -78,14 +78,14 @@ func TestParallelScripts(t *testing.T) {
 			}
 
 			req = ModelRequest{Scenario: ParallelHeeds, Width: width, Mixed: mixed, Turn: 1}
-			reply, results := parallelTurn(t, req, interceptor.Notice{})
+			reply, results := parallelTurn(t, req, protocol.Notice{})
 			req.Turn, req.Results = 2, results
-			warned := interceptor.Notice{Warning: &interceptor.Warning{N: 1, Of: 1, Directive: "change your approach"}}
+			warned := protocol.Notice{Warning: &protocol.Warning{N: 1, Of: 1, Directive: "change your approach"}}
 			heeded, results := parallelTurn(t, req, warned)
 			require.Equal(t, "warning 1/1: change your approach", heeded.Heeded)
 			require.NotEqual(t, reply.Calls, heeded.Calls, "warned, it changes its calls")
 			req.Turn, req.Results = 3, results
-			done, _ := parallelTurn(t, req, interceptor.Notice{})
+			done, _ := parallelTurn(t, req, protocol.Notice{})
 			require.NotEmpty(t, done.Answer, "it answers once it has read the new results")
 		}
 	}
@@ -97,7 +97,7 @@ func TestParallelBadRequests(t *testing.T) {
 		{Scenario: ParallelStuck, Width: 0},
 		{Scenario: ParallelStuck, Width: MaxParallelCalls + 1},
 	} {
-		_, err := scriptModelTurn(req, interceptor.Notice{})
+		_, err := scriptModelTurn(req, protocol.Notice{})
 		var app *temporal.ApplicationError
 		require.True(t, errors.As(err, &app), "%+v", req)
 		require.True(t, app.NonRetryable())

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/sdk/workflow"
 )
@@ -37,7 +39,7 @@ func TestSignedSignalTakenAtItsTask(t *testing.T) {
 			if tt.give != "" {
 				give = []byte(tt.give)
 			}
-			err := g.takeInput(DefaultResumeSignal, jsonPayload(give), now.Add(tt.handler))
+			err := g.takeInput(protocol.DefaultResumeSignal, jsonPayload(give), now.Add(tt.handler))
 			if got := len(g.held) > 0; got != tt.held {
 				t.Fatalf("held %v, want %v (err %v)", got, tt.held, err)
 			}

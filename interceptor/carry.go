@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	commonpb "go.temporal.io/api/common/v1"
 	sdkinterceptor "go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/workflow"
@@ -41,14 +43,14 @@ type carried struct {
 	// Shown is the state the run last published in the memo and search
 	// attribute. Continue-as-new copies both to the next run,
 	// which must not show a halt or escalation of the run before it.
-	Shown State `json:"shown,omitempty"`
+	Shown protocol.State `json:"shown,omitempty"`
 	// Guidance is the guidance in force, and rung the
 	// warnings' state.
-	Guidance *Guidance `json:"guidance,omitempty"`
+	Guidance *protocol.Guidance `json:"guidance,omitempty"`
 	rung
 	// Last is the last decision carried out: the next run's
 	// status shows it, and the guidance in force beside it.
-	Last *Decision `json:"lastDecision,omitempty"`
+	Last *protocol.Decision `json:"lastDecision,omitempty"`
 }
 
 // setup decides whether this execution is guarded and pins its config. It
@@ -111,8 +113,8 @@ func (g *guard) setup(ctx workflow.Context) error {
 		// The guidance in force and the decision that gave it are still
 		// what the loop's calls are told (no command).
 		g.showDetails(ctx, guidanceDetails(g.guidance))
-		if carry.Shown != "" && carry.Shown != StateRunning {
-			g.publish(ctx, StateRunning, nil)
+		if carry.Shown != "" && carry.Shown != protocol.StateRunning {
+			g.publish(ctx, protocol.StateRunning, nil)
 		}
 	} else {
 		g.state = detect.NewState(g.cfg.Policy)

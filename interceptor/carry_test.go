@@ -4,6 +4,8 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/workflow"
@@ -35,7 +37,7 @@ func TestContinueAsNewCarriesState(t *testing.T) {
 	assert.True(t, res.Escalated)
 	assert.Equal(t, 2, res.Calls)
 	require.NotNil(t, halted.Halt)
-	assert.Equal(t, interceptor.ReasonBudgetExceeded, halted.Halt.HaltReason)
+	assert.Equal(t, protocol.ReasonBudgetExceeded, halted.Halt.HaltReason)
 	require.NotEmpty(t, halted.Nodes)
 	assert.Equal(t, 4, halted.Nodes[0].Steps)
 }
@@ -51,7 +53,7 @@ func TestContinueAsNewCarriesTheLadder(t *testing.T) {
 	// Warned at the third identical call, it goes on and trips again: the
 	// halt is resumed with guidance; the run then continues as new.
 	first.RegisterDelayedCallback(func() {
-		first.SignalWorkflow("resume", interceptor.ResumeRequest{By: "ana", Guidance: "use the other fixture"})
+		first.SignalWorkflow("resume", protocol.ResumeRequest{By: "ana", Guidance: "use the other fixture"})
 	}, decideAfter)
 	first.ExecuteWorkflow(continuingLoop, repeat(8, "Code", "same"), 7)
 	require.True(t, first.IsWorkflowCompleted())

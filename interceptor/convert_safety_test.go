@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	commonpb "go.temporal.io/api/common/v1"
@@ -68,7 +70,7 @@ func TestCodecResumeAndRejection(t *testing.T) {
 	res := result(t, env)
 	assert.Equal(t, 5, res.Calls, "resumed through the codec")
 	assert.False(t, res.Escalated)
-	require.Equal(t, interceptor.StateHalted, halted.State)
+	require.Equal(t, protocol.StateHalted, halted.State)
 	require.NotNil(t, rejected.LastRejected)
 	assert.Contains(t, rejected.LastRejected.Reason, `unknown field "bogus"`)
 	assert.Equal(t, `{"bogus":1}`, strings.TrimSpace(rejected.LastRejected.Payload), "the decoded text, not ciphertext")
@@ -81,7 +83,7 @@ func TestCodecResumeAndRejection(t *testing.T) {
 // cannot decode is rejected, and the status says so instead of showing it.
 func TestCodecUndecodableSignalSaysSo(t *testing.T) {
 	env := envWith(t, guardFor(t, interceptor.Options{}), scripted.EncryptingDataConverter())
-	var mid interceptor.Status
+	var mid protocol.Status
 	env.RegisterDelayedCallback(func() {
 		garbage := &commonpb.Payload{Metadata: map[string][]byte{converter.MetadataEncoding: []byte(scripted.EncryptedEncoding)}, Data: []byte{1, 2, 3, 4}}
 		env.SignalWorkflow("halt", converter.NewRawValue(garbage))
@@ -118,8 +120,8 @@ func TestCodecCarryIsEncrypted(t *testing.T) {
 		second.SignalWorkflow("escalate", nil)
 	})
 	second.ExecuteWorkflow(scriptLoop, distinct(3, "Research"))
-	require.Equal(t, interceptor.StateHalted, halted.State, "three calls carried: the second of this run is the fifth")
-	assert.Equal(t, interceptor.ReasonBudgetExceeded, halted.Halt.HaltReason)
+	require.Equal(t, protocol.StateHalted, halted.State, "three calls carried: the second of this run is the fifth")
+	assert.Equal(t, protocol.ReasonBudgetExceeded, halted.Halt.HaltReason)
 }
 
 // TestConverterWithoutRawValue: with a data converter that cannot fill a
@@ -128,14 +130,14 @@ func TestCodecCarryIsEncrypted(t *testing.T) {
 // run to the end, identical ones still stall.
 func TestConverterWithoutRawValue(t *testing.T) {
 	t.Run("varying results are no repeated error", func(t *testing.T) {
-		env := envWith(t, guardFor(t, interceptor.Options{OnHalt: interceptor.OnHaltFail}), scripted.OwnJSONDataConverter())
+		env := envWith(t, guardFor(t, interceptor.Options{OnHalt: protocol.OnHaltFail}), scripted.OwnJSONDataConverter())
 		env.ExecuteWorkflow(scriptLoop, distinct(6, "Research"))
 		res := result(t, env)
 		assert.Equal(t, 6, res.Calls)
 		assert.False(t, res.Escalated, "escalated: %s", res.Reason)
 	})
 	t.Run("identical results stall", func(t *testing.T) {
-		env := envWith(t, guardFor(t, interceptor.Options{OnHalt: interceptor.OnHaltFail}), scripted.OwnJSONDataConverter())
+		env := envWith(t, guardFor(t, interceptor.Options{OnHalt: protocol.OnHaltFail}), scripted.OwnJSONDataConverter())
 		env.ExecuteWorkflow(scriptLoop, stallScript())
 		res := result(t, env)
 		assert.True(t, res.Escalated)
@@ -157,15 +159,15 @@ func TestContinueAsNewCapturedOnReturn(t *testing.T) {
 		second.SignalWorkflow("escalate", nil)
 	})
 	second.ExecuteWorkflow(scriptLoop, distinct(3, "Research"))
-	require.Equal(t, interceptor.StateHalted, halted.State, "the calls made after building the error were carried")
-	assert.Equal(t, interceptor.ReasonBudgetExceeded, halted.Halt.HaltReason)
+	require.Equal(t, protocol.StateHalted, halted.State, "the calls made after building the error were carried")
+	assert.Equal(t, protocol.ReasonBudgetExceeded, halted.Halt.HaltReason)
 }
 
 // TestInFlightCallAtContinueAsNew: a call still running when the run
 // continues as new does not keep its node's step open in the next run,
 // where it would swallow every later call of the node unchecked.
 func TestInFlightCallAtContinueAsNew(t *testing.T) {
-	opts := interceptor.Options{OnHalt: interceptor.OnHaltFail}
+	opts := interceptor.Options{OnHalt: protocol.OnHaltFail}
 	first := envWith(t, guardFor(t, opts), nil)
 	first.ExecuteWorkflow(scripted.AbandonAndContinue, "Code", stallScript())
 	var can *workflow.ContinueAsNewError
@@ -185,7 +187,7 @@ func TestInFlightCallAtContinueAsNew(t *testing.T) {
 // shared map or slice.
 func TestSharedGuardRace(t *testing.T) {
 	worker := interceptor.Options{
-		OnHalt:          interceptor.OnHaltFail,
+		OnHalt:          protocol.OnHaltFail,
 		MaxCallsPerNode: 4,
 		IgnoreFields:    []string{"at"},
 		Nodes:           map[string]interceptor.NodeOptions{"Verify": {MaxCalls: 2, IgnoreFields: []string{"x"}}},
@@ -229,12 +231,12 @@ func TestSharedGuardRace(t *testing.T) {
 // TestRetireGuardsNothingNew: a retiring guard leaves new executions
 // unguarded: no halt, status "disabled".
 func TestRetireGuardsNothingNew(t *testing.T) {
-	env := envWith(t, guardFor(t, interceptor.Options{Retire: true, OnHalt: interceptor.OnHaltFail}), nil)
+	env := envWith(t, guardFor(t, interceptor.Options{Retire: true, OnHalt: protocol.OnHaltFail}), nil)
 	env.ExecuteWorkflow(scriptLoop, stallScript())
 	res := result(t, env)
 	assert.Equal(t, 5, res.Calls)
 	assert.False(t, res.Escalated)
-	assert.Equal(t, interceptor.StateDisabled, status(t, env).State)
+	assert.Equal(t, protocol.StateDisabled, status(t, env).State)
 }
 
 // TestUpdatesThroughTheConverter: resume and escalate updates from a client
@@ -253,14 +255,14 @@ func TestUpdatesThroughTheConverter(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			env := envWith(t, guardFor(t, interceptor.Options{}), tc.dc)
 			var malformed error
-			var decision interceptor.Decision
+			var decision protocol.Decision
 			env.RegisterDelayedCallback(func() {
 				env.UpdateWorkflow("resume", "u1", &testUpdate{onReject: func(err error) { malformed = err }}, map[string]any{"bogus": 1})
 			}, decideAfter)
 			env.RegisterDelayedCallback(func() {
 				env.UpdateWorkflow("resume", "u2", &testUpdate{onComplete: func(v any, err error) {
 					require.NoError(t, err)
-					decision = v.(interceptor.Decision)
+					decision = v.(protocol.Decision)
 				}}, map[string]string{"by": "lee"})
 			}, decideAfter+time.Minute)
 			env.ExecuteWorkflow(scriptLoop, stallScript())
@@ -268,7 +270,7 @@ func TestUpdatesThroughTheConverter(t *testing.T) {
 			require.Error(t, malformed)
 			assert.Contains(t, malformed.Error(), `unknown field "bogus"`)
 			assert.Equal(t, 5, res.Calls)
-			assert.Equal(t, interceptor.Decision{Action: "resume", By: "lee", HaltSeq: 1}, decision)
+			assert.Equal(t, protocol.Decision{Action: "resume", By: "lee", HaltSeq: 1}, decision)
 		})
 	}
 }

@@ -3,6 +3,8 @@ package interceptor
 import (
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/loopguard/loopguard/interceptor/detect"
@@ -72,7 +74,7 @@ type core struct {
 
 	// guidance is the human's guidance in force: the calls of
 	// its nodes carry it in their notice until the next halt.
-	guidance *Guidance
+	guidance *protocol.Guidance
 	// halts counts the halts of the execution (HaltEvent.Seq), carried
 	// across continue-as-new.
 	halts int

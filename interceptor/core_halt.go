@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"github.com/loopguard/loopguard/interceptor/detect"
 )
 
@@ -18,10 +20,10 @@ import (
 // now: a warning, issued (the call goes on), or a halt, now in force,
 // with what its policy does. The driver raises the halt (its log, metric
 // and loop.halted) and then calls raised.
-func (c *core) trip(node string, t *detect.Trip, now time.Time) (*Warning, HaltEvent, OnHalt) {
+func (c *core) trip(node string, t *detect.Trip, now time.Time) (*protocol.Warning, protocol.HaltEvent, protocol.OnHalt) {
 	if c.warnable(t) {
 		w := c.issueWarning(t)
-		return &w, HaltEvent{}, ""
+		return &w, protocol.HaltEvent{}, ""
 	}
 	ev, policy := c.beginHalt(node, t, now)
 	return nil, ev, policy
@@ -34,13 +36,13 @@ func (c *core) trip(node string, t *detect.Trip, now time.Time) (*Warning, HaltE
 // decision ends the halt. It runs once the halt is raised, not before:
 // input the workflow took while loop.halted was raised is in the state
 // by then.
-func (c *core) raised(t *detect.Trip, policy OnHalt) (escalation *Decision, held bool) {
+func (c *core) raised(t *detect.Trip, policy protocol.OnHalt) (escalation *protocol.Decision, held bool) {
 	switch policy {
-	case OnHaltObserve:
+	case protocol.OnHaltObserve:
 		c.endHalt(t, nil, detect.Extension{}, -1)
 		return nil, false
-	case OnHaltFail:
-		return &Decision{Action: ActionEscalate, Reason: "policy: fail on halt", By: "loopguard", HaltSeq: c.pause.halt.Seq}, false
+	case protocol.OnHaltFail:
+		return &protocol.Decision{Action: protocol.ActionEscalate, Reason: "policy: fail on halt", By: "loopguard", HaltSeq: c.pause.halt.Seq}, false
 	}
 	return nil, true
 }
@@ -57,12 +59,12 @@ func (c *core) hold() {
 // handed over (no action) leaves the halt to a human, and a decision that
 // came after a human's (or the pause timeout's, or the cancellation's)
 // is dropped: ok is false.
-func (c *core) handled(t *detect.Trip, hd HandlerDecision, now time.Time) (d Decision, ok bool) {
+func (c *core) handled(t *detect.Trip, hd HandlerDecision, now time.Time) (d protocol.Decision, ok bool) {
 	if hd.Action == "" || c.pause.decision != nil {
-		return Decision{}, false
+		return protocol.Decision{}, false
 	}
 	d = hd.decision(c.pause.halt.Seq)
-	if d.Action == ActionResume {
+	if d.Action == protocol.ActionResume {
 		c.handlerResumed(t, d, now)
 	}
 	return d, true
@@ -72,7 +74,7 @@ func (c *core) handled(t *detect.Trip, hd HandlerDecision, now time.Time) (d Dec
 // timeout's, the fail policy's, the handler's escalation or the
 // cancellation's, taken at workflow time now (a resume extends the
 // tripped limit by ext).
-func (c *core) decided(t *detect.Trip, d Decision, ext detect.Extension, now time.Time) {
+func (c *core) decided(t *detect.Trip, d protocol.Decision, ext detect.Extension, now time.Time) {
 	// The time the halt held the workflow comes off the loop (endHalt).
 	c.endHalt(t, &d, ext, now.Sub(c.pause.since))
 }
@@ -80,14 +82,14 @@ func (c *core) decided(t *detect.Trip, d Decision, ext detect.Extension, now tim
 // canceled is what the workflow's cancellation makes of the paused halt
 // when nobody decided it: the paused call returns the cancellation (the
 // driver ends the halt with decided d and the call is never made).
-func (c *core) canceled() Decision { return c.canceledDecision(c.pause.halt.Seq) }
+func (c *core) canceled() protocol.Decision { return c.canceledDecision(c.pause.halt.Seq) }
 
 // beginHalt puts the halt of trip, met by a call of node at workflow time
 // now, in force, and says what it does: from here until the halt ends,
 // status shows it and calls from other branches wait for its outcome. It
 // is the halt's state change without its commands (the analysis of past
 // histories runs it).
-func (c *core) beginHalt(node string, trip *detect.Trip, now time.Time) (HaltEvent, OnHalt) {
+func (c *core) beginHalt(node string, trip *detect.Trip, now time.Time) (protocol.HaltEvent, protocol.OnHalt) {
 	c.halts++
 	c.guidance = nil // the loop halted again: the guidance did not help
 	policy := c.haltPolicy(trip)
@@ -96,16 +98,16 @@ func (c *core) beginHalt(node string, trip *detect.Trip, now time.Time) (HaltEve
 		// A human stop names no node: it is the call it stops.
 		ev.Node = node
 	}
-	ev.Observed = policy == OnHaltObserve
+	ev.Observed = policy == protocol.OnHaltObserve
 	c.pause.set(phaseHalting, &ev, policy, now, nil)
 	return ev, policy
 }
 
 // haltPolicy is what the halt of trip does under the options.
-func (c *core) haltPolicy(trip *detect.Trip) OnHalt {
-	if trip.Reason == ReasonUserStop && c.cfg.OnHalt == OnHaltObserve {
+func (c *core) haltPolicy(trip *detect.Trip) protocol.OnHalt {
+	if trip.Reason == protocol.ReasonUserStop && c.cfg.OnHalt == protocol.OnHaltObserve {
 		// Shadow mode is for the detectors; a human who asks to stop means it.
-		return OnHaltPause
+		return protocol.OnHaltPause
 	}
 	return c.cfg.OnHalt
 }
@@ -117,7 +119,7 @@ func (c *core) haltPolicy(trip *detect.Trip) OnHalt {
 // time it was paused (negative: it was not). An escalation resets the
 // tripped detector: if the workflow handles the error and carries on, the
 // guard watches the new course from a clean slate.
-func (c *core) endHalt(trip *detect.Trip, d *Decision, ext detect.Extension, pausedFor time.Duration) {
+func (c *core) endHalt(trip *detect.Trip, d *protocol.Decision, ext detect.Extension, pausedFor time.Duration) {
 	p := &c.pause
 	if pausedFor >= 0 && d != nil {
 		// Time spent paused is the human's, not the loop's, whatever
@@ -129,12 +131,12 @@ func (c *core) endHalt(trip *detect.Trip, d *Decision, ext detect.Extension, pau
 	case d == nil:
 		c.state.Resume(trip, detect.Extension{})
 		p.set(phaseRunning, nil, "", time.Time{}, nil)
-	case d.Action == ActionCancel:
+	case d.Action == protocol.ActionCancel:
 		// The workflow was canceled while paused: the call returns the
 		// cancellation and the trip stays, so a workflow that survives it
 		// meets the halt again at its next call.
 		p.set(phaseRunning, nil, "", time.Time{}, d)
-	case d.Action == ActionResume:
+	case d.Action == protocol.ActionResume:
 		c.state.Resume(trip, ext)
 		c.guide(*p.halt, *d)
 		p.set(phaseRunning, nil, "", time.Time{}, d)
@@ -147,22 +149,22 @@ func (c *core) endHalt(trip *detect.Trip, d *Decision, ext detect.Extension, pau
 // canceledDecision is what the workflow's cancellation decides of the
 // pause of halt seq that nobody answered: the paused call returns the
 // cancellation and nothing is escalated (ActionCancel).
-func (c *core) canceledDecision(seq int) Decision {
-	return Decision{Action: ActionCancel, Reason: "workflow canceled while paused", By: "loopguard", HaltSeq: seq}
+func (c *core) canceledDecision(seq int) protocol.Decision {
+	return protocol.Decision{Action: protocol.ActionCancel, Reason: "workflow canceled while paused", By: "loopguard", HaltSeq: seq}
 }
 
 // pauseTimedOut decides a pause nobody answered within PauseTimeout.
 func (c *core) pauseTimedOut() {
-	c.pause.decide(Decision{
-		Action: Action(c.cfg.OnPauseTimeout),
+	c.pause.decide(protocol.Decision{
+		Action: protocol.Action(c.cfg.OnPauseTimeout),
 		Reason: fmt.Sprintf("no decision within the pause timeout of %s", c.cfg.PauseTimeout),
 		By:     "loopguard",
 	}, detect.Extension{})
 }
 
 // haltEvent builds the loop.halted payload for a trip.
-func (c *core) haltEvent(t *detect.Trip) HaltEvent {
-	return HaltEvent{
+func (c *core) haltEvent(t *detect.Trip) protocol.HaltEvent {
+	return protocol.HaltEvent{
 		CycleID:          t.CycleID,
 		HaltReason:       t.Reason,
 		Evidence:         t.Evidence,
@@ -184,7 +186,7 @@ func (c *core) haltEvent(t *detect.Trip) HaltEvent {
 // handlerResumed ends the halt of trip with the halt handler's resume d,
 // taken at workflow time now: the state change without its commands (the
 // analysis of past histories runs it too).
-func (c *core) handlerResumed(trip *detect.Trip, d Decision, now time.Time) {
+func (c *core) handlerResumed(trip *detect.Trip, d protocol.Decision, now time.Time) {
 	// The handler's time, like a human's, is not the loop's.
 	c.endHalt(trip, &d, detect.Extension{}, now.Sub(c.pause.since))
 }

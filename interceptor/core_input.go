@@ -1,5 +1,9 @@
 package interceptor
 
+import (
+	"github.com/loopguard/loopguard/interceptor/protocol"
+)
+
 // The core's outside input: a signal or an update is either the guard's
 // own (an answer, a stop, its loop.halted echo) or input from outside the
 // loop, which no repetition spans. The interceptor takes them as the SDK
@@ -56,7 +60,7 @@ const (
 // echo says whose halt loop.halted ev tells of. The run id identifies the
 // execution; the workflow id alone would not do under the SDK's file
 // replayer, which replays every history as workflow "ReplayId".
-func (c *core) echo(ev HaltEvent) echoKind {
+func (c *core) echo(ev protocol.HaltEvent) echoKind {
 	info := c.info.WorkflowExecution
 	switch {
 	case ev.RunID == info.RunID:

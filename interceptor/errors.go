@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"go.temporal.io/sdk/temporal"
 )
 
@@ -13,9 +15,9 @@ const EscalatedErrorType = "LoopEscalated"
 
 // Escalation is the detail carried by a LoopEscalated error.
 type Escalation struct {
-	Reason string    `json:"reason"`
-	By     string    `json:"by,omitempty"`
-	Halt   HaltEvent `json:"halt"`
+	Reason string             `json:"reason"`
+	By     string             `json:"by,omitempty"`
+	Halt   protocol.HaltEvent `json:"halt"`
 }
 
 // newEscalatedError builds the non-retryable LoopEscalated application error.

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/workflow"
 
@@ -53,7 +55,7 @@ func Example_core() {
 		// arrives (a signal or an update) a minute later.
 		c.hold()
 		now = now.Add(time.Minute)
-		answer, _ := converter.GetDefaultDataConverter().ToPayload(ResumeRequest{By: "ana", Reason: "new test data"})
+		answer, _ := converter.GetDefaultDataConverter().ToPayload(protocol.ResumeRequest{By: "ana", Reason: "new test data"})
 		took := c.signal(c.cfg.ResumeSignal, func() bool {
 			return c.takeInput(c.cfg.ResumeSignal, answer, now) == nil
 		}, nil) // own: only asked of a loop.halted

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	sdkinterceptor "go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/worker"
@@ -85,7 +87,7 @@ func ExampleNoticeFor() {
 		return prompt, nil // then: workflow.ExecuteActivity(ctx, "CallModel", prompt)
 	}
 	_ = agent
-	fmt.Println(interceptor.Budget{Node: "CallModel", Steps: 7, MaxSteps: 150, Iteration: 6, MaxIterations: 150, TotalCalls: 14, MaxTotalCalls: 1000})
+	fmt.Println(protocol.Budget{Node: "CallModel", Steps: 7, MaxSteps: 150, Iteration: 6, MaxIterations: 150, TotalCalls: 14, MaxTotalCalls: 1000})
 	// Output:
 	// Loop 6/150, CallModel 7/150 steps, 14/1000 calls
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/sdk/converter"
 	sdkinterceptor "go.temporal.io/sdk/interceptor"
@@ -39,7 +41,7 @@ type guard struct {
 	repeats repeats
 	// sent is the last notice encoded, and its payload: a loop's calls
 	// carry the same notice call after call, encoded once.
-	sent        Notice
+	sent        protocol.Notice
 	sentPayload *commonpb.Payload
 	// handler is the workflow's halt handler (SetHaltHandler).
 	handler HaltHandler
@@ -59,16 +61,16 @@ type guard struct {
 	details, ownDetails string
 
 	// shown is the state last published (memo, search attribute).
-	shown State
+	shown protocol.State
 	// memoHalt is the halt the memo last showed, and memoAt the warnings'
 	// changes it shows (pause.changes).
-	memoHalt *HaltEvent
+	memoHalt *protocol.HaltEvent
 	memoAt   int
 
-	lastRejected *Rejection
+	lastRejected *protocol.Rejection
 	// refused are the refused answers Status.Refused lists (operators'
 	// keys set).
-	refused []*Rejection
+	refused []*protocol.Rejection
 	metrics guardMetrics // instruments, made on first use (metrics.go)
 }
 
@@ -144,7 +146,7 @@ func (g *guard) awaitHaltEnd(ctx workflow.Context) error {
 		if err := workflow.Await(ctx, func() bool { return p.resolved >= ev.Seq }); err != nil {
 			return err
 		}
-		if d := p.last; d != nil && d.HaltSeq == ev.Seq && d.Action == ActionEscalate {
+		if d := p.last; d != nil && d.HaltSeq == ev.Seq && d.Action == protocol.ActionEscalate {
 			return newEscalatedError(Escalation{Reason: d.Reason, By: d.By, Halt: *ev})
 		}
 	}

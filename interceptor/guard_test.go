@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
@@ -39,7 +41,7 @@ func TestGuardHalts(t *testing.T) {
 		give         []turn
 		decision     string // signal sent when halted: "resume", "escalate" or "" for none
 		payload      any
-		wantReason   interceptor.HaltReason // "" means it must never halt
+		wantReason   protocol.HaltReason // "" means it must never halt
 		wantDetector detect.Detector
 		wantNode     string
 		wantCalls    int
@@ -49,7 +51,7 @@ func TestGuardHalts(t *testing.T) {
 			name:         "identical outputs stall and resume",
 			give:         repeat(5, "Code", "same patch"),
 			decision:     "resume",
-			wantReason:   interceptor.ReasonStalled,
+			wantReason:   protocol.ReasonStalled,
 			wantDetector: detect.DetectorIdenticalOutput,
 			wantNode:     "Code",
 			wantCalls:    5,
@@ -59,7 +61,7 @@ func TestGuardHalts(t *testing.T) {
 			give:         repeat(5, "Code", "same patch"),
 			decision:     "escalate",
 			payload:      map[string]string{"reason": "agent is stuck", "by": "ops"},
-			wantReason:   interceptor.ReasonStalled,
+			wantReason:   protocol.ReasonStalled,
 			wantDetector: detect.DetectorIdenticalOutput,
 			wantNode:     "Code",
 			wantCalls:    4, // the fourth call returns the escalation
@@ -70,7 +72,7 @@ func TestGuardHalts(t *testing.T) {
 			opts:         interceptor.Options{IgnoreFields: []string{"at"}},
 			give:         []turn{{Node: "Code", Output: "x", Stamp: true}, {Node: "Code", Output: "x", Stamp: true}, {Node: "Code", Output: "x", Stamp: true}, {Node: "Code", Output: "y", Stamp: true}},
 			decision:     "resume",
-			wantReason:   interceptor.ReasonStalled,
+			wantReason:   protocol.ReasonStalled,
 			wantDetector: detect.DetectorIdenticalOutput,
 			wantNode:     "Code",
 			wantCalls:    4,
@@ -84,7 +86,7 @@ func TestGuardHalts(t *testing.T) {
 			name:         "A/B oscillation",
 			give:         []turn{{Node: "Code", Output: "A"}, {Node: "Code", Output: "B"}, {Node: "Code", Output: "A"}, {Node: "Code", Output: "B"}, {Node: "Code", Output: "C"}},
 			decision:     "resume",
-			wantReason:   interceptor.ReasonOscillating,
+			wantReason:   protocol.ReasonOscillating,
 			wantDetector: detect.DetectorOutputOscillation,
 			wantNode:     "Code",
 			wantCalls:    5,
@@ -93,7 +95,7 @@ func TestGuardHalts(t *testing.T) {
 			name:         "repeated error",
 			give:         []turn{{Node: "Verify", Err: "connection refused at 10.0.0.1:5432"}, {Node: "Verify", Err: "connection refused at 10.0.0.2:5432"}, {Node: "Verify", Err: "connection refused at 10.0.0.3:5432"}, {Node: "Verify", Output: "ok"}},
 			decision:     "escalate",
-			wantReason:   interceptor.ReasonRepeatedError,
+			wantReason:   protocol.ReasonRepeatedError,
 			wantDetector: detect.DetectorRepeatedError,
 			wantNode:     "Verify",
 			wantCalls:    4,
@@ -104,7 +106,7 @@ func TestGuardHalts(t *testing.T) {
 			give:         codeVerify([]string{"p1", "p2", "p3", "p4", "p5", "p6", "p7", "p8", "p9"}, []int{20, 19, 18, 17, 16, 15, 14, 13, 12}),
 			decision:     "resume",
 			payload:      map[string]any{"reason": "still converging", "extend": map[string]int{"maxCycleIterations": 2}},
-			wantReason:   interceptor.ReasonBudgetExceeded,
+			wantReason:   protocol.ReasonBudgetExceeded,
 			wantDetector: detect.DetectorCycleIterations,
 			wantNode:     "Code",
 			wantCalls:    18,
@@ -114,7 +116,7 @@ func TestGuardHalts(t *testing.T) {
 			opts:         interceptor.Options{MaxCallsPerNode: 3},
 			give:         distinct(4, "Research"),
 			decision:     "escalate",
-			wantReason:   interceptor.ReasonBudgetExceeded,
+			wantReason:   protocol.ReasonBudgetExceeded,
 			wantDetector: detect.DetectorNodeCalls,
 			wantNode:     "Research",
 			wantCalls:    4,
@@ -125,7 +127,7 @@ func TestGuardHalts(t *testing.T) {
 			opts:         metricOpts,
 			give:         codeVerify([]string{"p1", "p2", "p3", "p4", "p5", "p6"}, []int{7, 4, 4, 4, 4, 4}),
 			decision:     "escalate",
-			wantReason:   interceptor.ReasonStalled,
+			wantReason:   protocol.ReasonStalled,
 			wantDetector: detect.DetectorNoImprovement,
 			wantNode:     "Verify",
 			wantCalls:    11,
@@ -142,7 +144,7 @@ func TestGuardHalts(t *testing.T) {
 				return ts
 			}(),
 			decision:     "escalate",
-			wantReason:   interceptor.ReasonStalled,
+			wantReason:   protocol.ReasonStalled,
 			wantDetector: detect.DetectorEdgeWithoutProgress,
 			wantNode:     "Research",
 			wantCalls:    20,
@@ -153,7 +155,7 @@ func TestGuardHalts(t *testing.T) {
 			opts:         interceptor.Options{Nodes: map[string]interceptor.NodeOptions{"Code": {ProgressFields: []string{"output"}}}},
 			give:         []turn{{Node: "Code", Output: "diff-1", Failing: 1}, {Node: "Code", Output: "diff-1", Failing: 2}, {Node: "Code", Output: "diff-1", Failing: 3}, {Node: "Code", Output: "diff-2"}},
 			decision:     "resume",
-			wantReason:   interceptor.ReasonStalled,
+			wantReason:   protocol.ReasonStalled,
 			wantDetector: detect.DetectorUnchangedProgress,
 			wantNode:     "Code",
 			wantCalls:    4,
@@ -169,7 +171,7 @@ func TestGuardHalts(t *testing.T) {
 				return ts
 			}(),
 			decision:     "escalate",
-			wantReason:   interceptor.ReasonBudgetExceeded,
+			wantReason:   protocol.ReasonBudgetExceeded,
 			wantDetector: detect.DetectorCycleRuntime,
 			wantNode:     "Code",
 			wantCalls:    5,
@@ -180,7 +182,7 @@ func TestGuardHalts(t *testing.T) {
 			opts:         interceptor.Options{MaxTotalCalls: 5},
 			give:         append(distinct(3, "Plan"), distinct(3, "Research")...),
 			decision:     "escalate",
-			wantReason:   interceptor.ReasonBudgetExceeded,
+			wantReason:   protocol.ReasonBudgetExceeded,
 			wantDetector: detect.DetectorTotalCalls,
 			wantNode:     "Research",
 			wantCalls:    6,
@@ -191,7 +193,7 @@ func TestGuardHalts(t *testing.T) {
 			opts:         interceptor.Options{MaxCost: 10, Nodes: map[string]interceptor.NodeOptions{"Research": {CostField: "cost"}}},
 			give:         []turn{{Node: "Research", Output: "a", Cost: 4}, {Node: "Research", Output: "b", Cost: 4}, {Node: "Research", Output: "c", Cost: 4}, {Node: "Plan", Output: "p"}},
 			decision:     "escalate",
-			wantReason:   interceptor.ReasonBudgetExceeded,
+			wantReason:   protocol.ReasonBudgetExceeded,
 			wantDetector: detect.DetectorTotalCost,
 			wantNode:     "Plan",
 			wantCalls:    4,
@@ -227,7 +229,7 @@ func TestGuardHalts(t *testing.T) {
 			name:         "failures without a value still repeat",
 			give:         []turn{{Node: "Notify", Err: "smtp 421"}, {Node: "Notify", Err: "smtp 421"}, {Node: "Notify", Err: "smtp 421"}, {Node: "Notify"}},
 			decision:     "resume",
-			wantReason:   interceptor.ReasonRepeatedError,
+			wantReason:   protocol.ReasonRepeatedError,
 			wantDetector: detect.DetectorRepeatedError,
 			wantNode:     "Notify",
 			wantCalls:    4,
@@ -242,7 +244,7 @@ func TestGuardHalts(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			env := newEnv(t, tt.opts)
-			var halted *interceptor.Status
+			var halted *protocol.Status
 			env.RegisterDelayedCallback(func() {
 				s := status(t, env)
 				halted = &s
@@ -260,7 +262,7 @@ func TestGuardHalts(t *testing.T) {
 				return
 			}
 			require.NotNil(t, halted, "the loop must halt")
-			assert.Equal(t, interceptor.StateHalted, halted.State)
+			assert.Equal(t, protocol.StateHalted, halted.State)
 			require.NotNil(t, halted.Halt)
 			assert.Equal(t, tt.wantReason, halted.Halt.HaltReason)
 			assert.Equal(t, tt.wantDetector, halted.Halt.Detector)
@@ -270,11 +272,11 @@ func TestGuardHalts(t *testing.T) {
 			after := status(t, env)
 			assert.Equal(t, 1, after.Halts)
 			require.NotNil(t, after.LastDecision)
-			assert.Equal(t, interceptor.Action(tt.decision), after.LastDecision.Action)
+			assert.Equal(t, protocol.Action(tt.decision), after.LastDecision.Action)
 			if tt.wantEsc {
-				assert.Equal(t, interceptor.StateEscalated, after.State)
+				assert.Equal(t, protocol.StateEscalated, after.State)
 			} else {
-				assert.Equal(t, interceptor.StateRunning, after.State)
+				assert.Equal(t, protocol.StateRunning, after.State)
 			}
 		})
 	}
@@ -302,21 +304,21 @@ func TestGuardCycleStatus(t *testing.T) {
 
 func TestGuardPolicies(t *testing.T) {
 	t.Run("observe never blocks", func(t *testing.T) {
-		env := newEnv(t, interceptor.Options{OnHalt: interceptor.OnHaltObserve})
+		env := newEnv(t, interceptor.Options{OnHalt: protocol.OnHaltObserve})
 		env.ExecuteWorkflow(scriptLoop, repeat(9, "Code", "same"))
 		res := result(t, env)
 		assert.Equal(t, 9, res.Calls)
 		s := status(t, env)
-		assert.Equal(t, interceptor.StateRunning, s.State)
+		assert.Equal(t, protocol.StateRunning, s.State)
 		assert.GreaterOrEqual(t, s.Halts, 2, "observed halts are counted")
 	})
 	t.Run("fail escalates at once", func(t *testing.T) {
-		env := newEnv(t, interceptor.Options{OnHalt: interceptor.OnHaltFail})
+		env := newEnv(t, interceptor.Options{OnHalt: protocol.OnHaltFail})
 		env.ExecuteWorkflow(scriptLoop, repeat(9, "Code", "same"))
 		res := result(t, env)
 		assert.True(t, res.Escalated)
 		assert.Equal(t, 4, res.Calls)
-		assert.Equal(t, interceptor.StateEscalated, status(t, env).State)
+		assert.Equal(t, protocol.StateEscalated, status(t, env).State)
 	})
 	t.Run("pause timeout escalates", func(t *testing.T) {
 		env := newEnv(t, interceptor.Options{PauseTimeout: 10 * time.Minute})
@@ -370,7 +372,7 @@ func TestHooks(t *testing.T) {
 		env := newEnv(t, interceptor.Options{GuardWorkflow: func(info *workflow.Info) bool { return info.WorkflowType.Name != "ScriptLoop" }})
 		env.ExecuteWorkflow(scriptLoop, repeat(6, "Code", "same"))
 		assert.Equal(t, 6, result(t, env).Calls)
-		assert.Equal(t, interceptor.StateDisabled, status(t, env).State)
+		assert.Equal(t, protocol.StateDisabled, status(t, env).State)
 	})
 }
 
@@ -412,7 +414,7 @@ func TestParallelBranchesShareOnePause(t *testing.T) {
 }
 
 func TestHumanHaltInObserveModePauses(t *testing.T) {
-	env := newEnv(t, interceptor.Options{OnHalt: interceptor.OnHaltObserve})
+	env := newEnv(t, interceptor.Options{OnHalt: protocol.OnHaltObserve})
 	give := distinct(4, "Plan")
 	for i := range give {
 		give[i].Sleep = time.Minute
@@ -421,9 +423,9 @@ func TestHumanHaltInObserveModePauses(t *testing.T) {
 	halted := statusThen(t, env, decideAfter, func() { env.SignalWorkflow("escalate", nil) })
 	env.ExecuteWorkflow(scriptLoop, give)
 	assert.True(t, result(t, env).Escalated)
-	assert.Equal(t, interceptor.StateHalted, halted.State)
+	assert.Equal(t, protocol.StateHalted, halted.State)
 	require.NotNil(t, halted.Halt)
-	assert.Equal(t, interceptor.ReasonUserStop, halted.Halt.HaltReason)
+	assert.Equal(t, protocol.ReasonUserStop, halted.Halt.HaltReason)
 	assert.False(t, halted.Halt.Observed)
 }
 
@@ -444,7 +446,7 @@ func TestHumanHalt(t *testing.T) {
 	res := result(t, env)
 	assert.Equal(t, 6, res.Calls)
 	require.NotNil(t, halted.Halt)
-	assert.Equal(t, interceptor.ReasonUserStop, halted.Halt.HaltReason)
+	assert.Equal(t, protocol.ReasonUserStop, halted.Halt.HaltReason)
 	assert.Contains(t, halted.Halt.Message, "ana asked to stop: checking costs")
 	assert.Equal(t, "Plan", halted.Halt.Node)
 	after := status(t, env)
@@ -475,7 +477,7 @@ func TestBadSignalsAreRejectedAndRecorded(t *testing.T) {
 			env := newEnv(t, interceptor.Options{})
 			give := distinct(3, "Plan")
 			give[1].Sleep = time.Hour
-			var mid interceptor.Status
+			var mid protocol.Status
 			env.RegisterDelayedCallback(func() {
 				env.SignalWorkflow(tt.signal, tt.payload)
 			}, time.Minute)
@@ -488,7 +490,7 @@ func TestBadSignalsAreRejectedAndRecorded(t *testing.T) {
 			require.NotNil(t, mid.LastRejected)
 			assert.Equal(t, tt.signal, mid.LastRejected.Name)
 			assert.Contains(t, mid.LastRejected.Reason, tt.wantReason)
-			assert.Equal(t, interceptor.StateRunning, mid.State)
+			assert.Equal(t, protocol.StateRunning, mid.State)
 			assert.Zero(t, mid.Halts)
 		})
 	}
@@ -511,14 +513,14 @@ func TestUpdates(t *testing.T) {
 	t.Run("malformed payload rejected, then escalate accepted", func(t *testing.T) {
 		env := newEnv(t, interceptor.Options{})
 		var malformed error
-		var decision interceptor.Decision
+		var decision protocol.Decision
 		env.RegisterDelayedCallback(func() {
 			env.UpdateWorkflow("resume", "u1", &testUpdate{onReject: func(err error) { malformed = err }, onComplete: func(v any, err error) { t.Logf("u1 completed %v %v", v, err) }}, map[string]any{"extend": "lots"})
 		}, decideAfter)
 		env.RegisterDelayedCallback(func() {
 			env.UpdateWorkflow("escalate", "u2", &testUpdate{onComplete: func(v any, err error) {
 				require.NoError(t, err)
-				decision = v.(interceptor.Decision)
+				decision = v.(protocol.Decision)
 			}}, map[string]string{"reason": "enough", "by": "lee"})
 		}, decideAfter+time.Minute)
 		env.ExecuteWorkflow(scriptLoop, repeat(5, "Code", "same"))
@@ -527,7 +529,7 @@ func TestUpdates(t *testing.T) {
 		assert.Contains(t, malformed.Error(), "malformed JSON")
 		assert.True(t, res.Escalated)
 		assert.Equal(t, "enough", res.Reason)
-		assert.Equal(t, interceptor.Decision{Action: "escalate", Reason: "enough", By: "lee", HaltSeq: 1}, decision)
+		assert.Equal(t, protocol.Decision{Action: "escalate", Reason: "enough", By: "lee", HaltSeq: 1}, decision)
 	})
 }
 

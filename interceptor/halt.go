@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -26,11 +28,11 @@ const (
 
 // suggestions are the suggested actions per reason, after seed 000.
 var suggestions = map[detect.Reason][]string{
-	ReasonBudgetExceeded: {"resume with a higher limit (extend) if the loop is still converging", "escalate to stop the loop", "tighten the agent's context pack"},
-	ReasonStalled:        {"switch to interactive: review the evidence", "spawn a reconciliation or reviewer node", "tighten the context pack or update the docs contract", "escalate to stop the loop"},
-	ReasonOscillating:    {"switch to interactive: pick one of the alternating outputs", "spawn a reconciliation node", "escalate to stop the loop"},
-	ReasonRepeatedError:  {"fix the root cause of the error, then resume", "escalate to stop the loop"},
-	ReasonUserStop:       {"resume to continue", "escalate to stop the loop"},
+	protocol.ReasonBudgetExceeded: {"resume with a higher limit (extend) if the loop is still converging", "escalate to stop the loop", "tighten the agent's context pack"},
+	protocol.ReasonStalled:        {"switch to interactive: review the evidence", "spawn a reconciliation or reviewer node", "tighten the context pack or update the docs contract", "escalate to stop the loop"},
+	protocol.ReasonOscillating:    {"switch to interactive: pick one of the alternating outputs", "spawn a reconciliation node", "escalate to stop the loop"},
+	protocol.ReasonRepeatedError:  {"fix the root cause of the error, then resume", "escalate to stop the loop"},
+	protocol.ReasonUserStop:       {"resume to continue", "escalate to stop the loop"},
 }
 
 // halt carries out a trip according to the policy, as the core decides
@@ -63,8 +65,8 @@ func (g *guard) halt(ctx workflow.Context, node string, trip *detect.Trip) error
 	// answered while loop.halted was being raised starts no handler.
 	published := g.handler != nil && p.decision == nil
 	if published {
-		g.publish(ctx, StateHalted, &ev)
-		g.showDetails(ctx, handlerDetails(ev)+currentDetails(g.cfg, StateHalted, &ev))
+		g.publish(ctx, protocol.StateHalted, &ev)
+		g.showDetails(ctx, handlerDetails(ev)+currentDetails(g.cfg, protocol.StateHalted, &ev))
 	}
 	var hd HandlerDecision
 	p.handling = 0
@@ -73,11 +75,11 @@ func (g *guard) halt(ctx workflow.Context, node string, trip *detect.Trip) error
 	}
 	if d, ok := g.handled(trip, hd, workflow.Now(ctx)); ok {
 		// The workflow's own recovery decided before any human did.
-		if d.Action == ActionEscalate {
+		if d.Action == protocol.ActionEscalate {
 			return g.escalate(ctx, trip, d)
 		}
 		if published {
-			g.publish(ctx, StateRunning, nil)
+			g.publish(ctx, protocol.StateRunning, nil)
 		} else {
 			g.showDetails(ctx, guidanceDetails(g.guidance)) // no command: the halt was never published
 		}
@@ -87,9 +89,9 @@ func (g *guard) halt(ctx workflow.Context, node string, trip *detect.Trip) error
 	}
 	g.hold()
 	if published {
-		g.showDetails(ctx, currentDetails(g.cfg, StateHalted, &ev)) // no command: the handler handed over
+		g.showDetails(ctx, currentDetails(g.cfg, protocol.StateHalted, &ev)) // no command: the handler handed over
 	} else {
-		g.publish(ctx, StateHalted, &ev)
+		g.publish(ctx, protocol.StateHalted, &ev)
 	}
 	d, ext, err := g.awaitDecision(ctx, ev, g.cfg.PauseTimeout-p.handling)
 	if err != nil {
@@ -98,15 +100,15 @@ func (g *guard) halt(ctx workflow.Context, node string, trip *detect.Trip) error
 		g.decided(trip, d, detect.Extension{}, workflow.Now(ctx))
 		log.Info("loopguard: workflow canceled while paused", "haltSeq", d.HaltSeq)
 		dctx, _ := workflow.NewDisconnectedContext(ctx)
-		g.publish(dctx, StateRunning, nil)
+		g.publish(dctx, protocol.StateRunning, nil)
 		return err
 	}
 	g.recordPauseWait(ctx, ev, d)
-	if d.Action == ActionResume {
+	if d.Action == protocol.ActionResume {
 		g.decided(trip, d, ext, workflow.Now(ctx))
 		log.Info("loopguard: loop resumed", "by", d.By, "reason", d.Reason, "haltSeq", d.HaltSeq)
 		g.countDecision(ctx, MetricResumes, &ev)
-		g.publish(ctx, StateRunning, nil)
+		g.publish(ctx, protocol.StateRunning, nil)
 		return nil
 	}
 	return g.escalate(ctx, trip, d)
@@ -116,7 +118,7 @@ func (g *guard) halt(ctx workflow.Context, node string, trip *detect.Trip) error
 // timeout decides for them. workflow.Await is durable: no timer, no busy
 // wait, unless a PauseTimeout asks for one. A cancellation returns the
 // context's error with an ActionCancel decision.
-func (g *guard) awaitDecision(ctx workflow.Context, ev HaltEvent, timeout time.Duration) (Decision, detect.Extension, error) {
+func (g *guard) awaitDecision(ctx workflow.Context, ev protocol.HaltEvent, timeout time.Duration) (protocol.Decision, detect.Extension, error) {
 	p := &g.pause
 	decided := func() bool { return p.decision != nil }
 	var err error
@@ -141,13 +143,13 @@ func (g *guard) awaitDecision(ctx workflow.Context, ev HaltEvent, timeout time.D
 }
 
 // escalate ends a halt with the LoopEscalated error.
-func (g *guard) escalate(ctx workflow.Context, trip *detect.Trip, d Decision) error {
+func (g *guard) escalate(ctx workflow.Context, trip *detect.Trip, d protocol.Decision) error {
 	p := &g.pause
 	ev := *p.halt
 	g.decided(trip, d, detect.Extension{}, workflow.Now(ctx))
 	g.next.GetLogger(ctx).Warn("loopguard: loop escalated", "by", d.By, "reason", d.Reason, "haltSeq", d.HaltSeq)
 	g.countDecision(ctx, MetricEscalations, &ev)
-	g.publish(ctx, StateEscalated, &ev)
+	g.publish(ctx, protocol.StateEscalated, &ev)
 	return newEscalatedError(Escalation{Reason: d.Reason, By: d.By, Halt: ev})
 }
 
@@ -155,13 +157,13 @@ func (g *guard) escalate(ctx workflow.Context, trip *detect.Trip, d Decision) er
 // optional search attribute, and the workflow's current details in the UI.
 // The memo and search attribute upserts are commands, made only on halts
 // and decisions, never on the normal path.
-func (g *guard) publish(ctx workflow.Context, s State, ev *HaltEvent) {
+func (g *guard) publish(ctx workflow.Context, s protocol.State, ev *protocol.HaltEvent) {
 	g.shown = s
 	g.writeMemo(ctx, s, ev)
 	var updates []temporal.SearchAttributeUpdate
 	if g.cfg.SearchAttribute != "" {
 		value := string(s)
-		if ev != nil && s != StateRunning {
+		if ev != nil && s != protocol.StateRunning {
 			value += ":" + string(ev.HaltReason)
 		}
 		updates = append(updates, temporal.NewSearchAttributeKeyKeyword(g.cfg.SearchAttribute).ValueSet(value))
@@ -171,7 +173,7 @@ func (g *guard) publish(ctx workflow.Context, s State, ev *HaltEvent) {
 		// can then tell how long pauses have lasted, whichever worker asks
 		// and however often workers restart.
 		since := temporal.NewSearchAttributeKeyTime(name)
-		if s == StateHalted {
+		if s == protocol.StateHalted {
 			updates = append(updates, since.ValueSet(g.pause.since))
 		} else {
 			updates = append(updates, since.ValueUnset())
@@ -183,7 +185,7 @@ func (g *guard) publish(ctx workflow.Context, s State, ev *HaltEvent) {
 		}
 	}
 	text := currentDetails(g.cfg, s, ev)
-	if s == StateRunning {
+	if s == protocol.StateRunning {
 		text = guidanceDetails(g.guidance)
 	}
 	g.showDetails(ctx, text)
@@ -191,7 +193,7 @@ func (g *guard) publish(ctx workflow.Context, s State, ev *HaltEvent) {
 
 // writeMemo upserts the guard's memo entry: state s, halt ev, and the
 // warnings.
-func (g *guard) writeMemo(ctx workflow.Context, s State, ev *HaltEvent) {
+func (g *guard) writeMemo(ctx workflow.Context, s protocol.State, ev *protocol.HaltEvent) {
 	summary := memoSummary{State: s}
 	if ev != nil {
 		summary.Reason, summary.Detector, summary.Node = ev.HaltReason, ev.Detector, ev.Node
@@ -213,7 +215,7 @@ func (g *guard) refreshMemo(ctx workflow.Context) {
 	if g.pause.changes == g.memoAt {
 		return
 	}
-	g.writeMemo(ctx, pick(g.shown, StateRunning), g.memoHalt)
+	g.writeMemo(ctx, pick(g.shown, protocol.StateRunning), g.memoHalt)
 }
 
 // showDetails sets the workflow's current details to the guard's text, or
@@ -238,13 +240,13 @@ func (g *guard) showDetails(ctx workflow.Context, text string) {
 
 // memoSummary is the memo entry the guard keeps.
 type memoSummary struct {
-	State     State           `json:"state"`
-	Reason    HaltReason      `json:"haltReason,omitempty"`
-	Detector  detect.Detector `json:"detector,omitempty"`
-	Node      string          `json:"node,omitempty"`
-	CycleID   string          `json:"cycleId,omitempty"`
-	Iteration int             `json:"iteration,omitempty"`
-	Seq       int             `json:"seq,omitempty"`
+	State     protocol.State      `json:"state"`
+	Reason    protocol.HaltReason `json:"haltReason,omitempty"`
+	Detector  detect.Detector     `json:"detector,omitempty"`
+	Node      string              `json:"node,omitempty"`
+	CycleID   string              `json:"cycleId,omitempty"`
+	Iteration int                 `json:"iteration,omitempty"`
+	Seq       int                 `json:"seq,omitempty"`
 	// Warnings are the halt's unheeded warnings, then those in
 	// force for other loops: at most maxWarned.
 	Warnings []memoWarning `json:"warnings,omitempty"`
@@ -252,11 +254,11 @@ type memoSummary struct {
 
 // memoWarning is what a UI reader needs of a warning.
 type memoWarning struct {
-	N       int        `json:"n"`
-	Of      int        `json:"of"`
-	Reason  HaltReason `json:"reason"`
-	Node    string     `json:"node"`
-	Message string     `json:"message"`
+	N       int                 `json:"n"`
+	Of      int                 `json:"of"`
+	Reason  protocol.HaltReason `json:"reason"`
+	Node    string              `json:"node"`
+	Message string              `json:"message"`
 }
 
 // maxMemoMessage bounds a warning's message in the memo, which every list
@@ -265,9 +267,9 @@ const maxMemoMessage = 200
 
 // memoWarnings lists the warnings of halt ev (nil: none), then the
 // warnings in force, at most maxWarned.
-func memoWarnings(ev *HaltEvent, warned []Warning) []memoWarning {
+func memoWarnings(ev *protocol.HaltEvent, warned []protocol.Warning) []memoWarning {
 	var out []memoWarning
-	for _, ws := range [2][]Warning{haltWarnings(ev), warned} {
+	for _, ws := range [2][]protocol.Warning{haltWarnings(ev), warned} {
 		for _, w := range ws {
 			if len(out) == maxWarned {
 				return out
@@ -278,7 +280,7 @@ func memoWarnings(ev *HaltEvent, warned []Warning) []memoWarning {
 	return out
 }
 
-func haltWarnings(ev *HaltEvent) []Warning {
+func haltWarnings(ev *protocol.HaltEvent) []protocol.Warning {
 	if ev == nil {
 		return nil
 	}
@@ -287,11 +289,11 @@ func haltWarnings(ev *HaltEvent) []Warning {
 
 // haltedSignal is the input of the local activity that raises loop.halted.
 type haltedSignal struct {
-	Signal     string    `json:"signal"`
-	WorkflowID string    `json:"workflowId"`
-	RunID      string    `json:"runId"`
-	Supervisor string    `json:"supervisor,omitempty"`
-	Event      HaltEvent `json:"event"`
+	Signal     string             `json:"signal"`
+	WorkflowID string             `json:"workflowId"`
+	RunID      string             `json:"runId"`
+	Supervisor string             `json:"supervisor,omitempty"`
+	Event      protocol.HaltEvent `json:"event"`
 }
 
 // raiseHalted puts loop.halted into the workflow's own history (and the
@@ -299,7 +301,7 @@ type haltedSignal struct {
 // SignalExternalWorkflow (temporalio/temporal#682), so a local activity
 // signals it through the worker's client. A failure is logged, never fatal:
 // the halt itself stands, with its evidence in the status query and memo.
-func (g *guard) raiseHalted(ctx workflow.Context, ev HaltEvent, policy OnHalt) {
+func (g *guard) raiseHalted(ctx workflow.Context, ev protocol.HaltEvent, policy protocol.OnHalt) {
 	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
 		ScheduleToCloseTimeout: g.cfg.HaltSignalTimeout,
 		RetryPolicy:            &temporal.RetryPolicy{MaximumAttempts: 3},
@@ -339,7 +341,7 @@ func (g *guard) awaitEchoes(ctx workflow.Context) {
 // echoed strikes the halt an echo names off the halts awaiting their echo.
 // An echo that names none of them (a stale one, re-applied by a reset) is
 // still the guard's, but settles nothing.
-func (g *guard) echoed(ev HaltEvent) {
+func (g *guard) echoed(ev protocol.HaltEvent) {
 	for i, k := range g.unechoed {
 		if k.seq == ev.Seq && k.at.Equal(ev.WorkflowTime) {
 			g.unechoed = append(g.unechoed[:i], g.unechoed[i+1:]...)

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
@@ -77,25 +79,25 @@ func TestStatusShowsTheHaltWhileRaising(t *testing.T) {
 	env.SetOnLocalActivityCompletedListener(func(*activity.Info, converter.EncodedValue, error) {
 		raisedAfter = env.Now().Sub(start)
 	})
-	query := func() Status {
-		v, err := env.QueryWorkflow(DefaultStatusQuery)
+	query := func() protocol.Status {
+		v, err := env.QueryWorkflow(protocol.DefaultStatusQuery)
 		require.NoError(t, err)
-		var st Status
+		var st protocol.Status
 		require.NoError(t, v.Get(&st))
 		return st
 	}
-	var raising, paused Status
+	var raising, paused protocol.Status
 	env.RegisterDelayedCallback(func() { raising = query() }, 5*time.Minute)
 	env.RegisterDelayedCallback(func() {
 		paused = query()
-		env.SignalWorkflow(DefaultResumeSignal, nil)
+		env.SignalWorkflow(protocol.DefaultResumeSignal, nil)
 	}, time.Hour)
 	// Some orders of the two branches' calls lead the detectors to a later
 	// trip of their own: resume it too, so the test ends.
 	for k := 2; k <= 6; k++ {
 		env.RegisterDelayedCallback(func() {
-			if query().State == StateHalted {
-				env.SignalWorkflow(DefaultResumeSignal, nil)
+			if query().State == protocol.StateHalted {
+				env.SignalWorkflow(protocol.DefaultResumeSignal, nil)
 			}
 		}, time.Duration(k)*time.Hour)
 	}
@@ -104,11 +106,11 @@ func TestStatusShowsTheHaltWhileRaising(t *testing.T) {
 	require.NoError(t, env.GetWorkflowError())
 
 	assert.GreaterOrEqual(t, raisedAfter, 10*time.Minute, "the query at 5 minutes came while loop.halted was being raised")
-	assert.Equal(t, StateHalted, raising.State, "halted while loop.halted is being raised")
+	assert.Equal(t, protocol.StateHalted, raising.State, "halted while loop.halted is being raised")
 	assert.Equal(t, 1, raising.Halts)
-	assert.Equal(t, StateHalted, paused.State)
+	assert.Equal(t, protocol.StateHalted, paused.State)
 	assert.Equal(t, 1, paused.Halts, "the other branch did not raise a halt of its own")
-	assert.Equal(t, StateRunning, query().State)
+	assert.Equal(t, protocol.StateRunning, query().State)
 }
 
 // TestNoHandlerForAnAnsweredHalt (guard version 9, issue 22 item 7): a
@@ -118,9 +120,9 @@ func TestNoHandlerForAnAnsweredHalt(t *testing.T) {
 	env := raisingEnv(t, "Code")
 	handled := 0
 	env.RegisterWorkflowWithOptions(func(ctx workflow.Context) error {
-		if err := SetHaltHandler(ctx, func(workflow.Context, HaltEvent) (HandlerDecision, error) {
+		if err := SetHaltHandler(ctx, func(workflow.Context, protocol.HaltEvent) (HandlerDecision, error) {
 			handled++
-			return HandlerDecision{Action: ActionEscalate, Reason: "the handler's own answer"}, nil
+			return HandlerDecision{Action: protocol.ActionEscalate, Reason: "the handler's own answer"}, nil
 		}); err != nil {
 			return err
 		}
@@ -132,7 +134,7 @@ func TestNoHandlerForAnAnsweredHalt(t *testing.T) {
 		}
 		return nil
 	}, workflow.RegisterOptions{Name: "handled"})
-	env.RegisterDelayedCallback(func() { env.SignalWorkflow(DefaultResumeSignal, ResumeRequest{By: "ana"}) }, 5*time.Minute)
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(protocol.DefaultResumeSignal, protocol.ResumeRequest{By: "ana"}) }, 5*time.Minute)
 	env.ExecuteWorkflow("handled")
 	require.True(t, env.IsWorkflowCompleted())
 	require.NoError(t, env.GetWorkflowError(), "resumed by ana, not escalated by the handler")

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"go.temporal.io/sdk/workflow"
 )
 
@@ -15,24 +17,24 @@ import (
 // reviewer child workflow, and change what the workflow's next calls do.
 // Its own calls are not guarded: they can neither halt nor wait on the
 // halt it handles. Other branches' calls wait until it decides.
-type HaltHandler func(ctx workflow.Context, halt HaltEvent) (HandlerDecision, error)
+type HaltHandler func(ctx workflow.Context, halt protocol.HaltEvent) (HandlerDecision, error)
 
 // HandlerDecision is what a halt handler decides. Action ActionResume
 // resumes the loop, with Guidance for the agent if given; ActionEscalate
 // escalates it; an empty Action (or an error, or a panic) hands the halt
 // to a human, as without a handler.
 type HandlerDecision struct {
-	Action   Action `json:"action,omitempty"`
-	Reason   string `json:"reason,omitempty"`
-	Guidance string `json:"guidance,omitempty"`
+	Action   protocol.Action `json:"action,omitempty"`
+	Reason   string          `json:"reason,omitempty"`
+	Guidance string          `json:"guidance,omitempty"`
 }
 
 // HandlerBy is the Decision.By of a handler's decision.
 const HandlerBy = "halt handler"
 
 // decision is hd as the decision that ends halt seq.
-func (hd HandlerDecision) decision(seq int) Decision {
-	return Decision{Action: hd.Action, Reason: hd.Reason, By: HandlerBy, HaltSeq: seq, Guidance: hd.Guidance}
+func (hd HandlerDecision) decision(seq int) protocol.Decision {
+	return protocol.Decision{Action: hd.Action, Reason: hd.Reason, By: HandlerBy, HaltSeq: seq, Guidance: hd.Guidance}
 }
 
 type guardKey struct{}
@@ -78,7 +80,7 @@ func handlerCall(ctx workflow.Context) bool {
 
 // handle runs the workflow's halt handler for ev, if any, racing the
 // human (raceHandler).
-func (g *guard) handle(ctx workflow.Context, ev HaltEvent) HandlerDecision {
+func (g *guard) handle(ctx workflow.Context, ev protocol.HaltEvent) HandlerDecision {
 	g.pause.handling = 0
 	return g.raceHandler(ctx, ev)
 }
@@ -89,7 +91,7 @@ func (g *guard) handle(ctx workflow.Context, ev HaltEvent) HandlerDecision {
 // sleeps cannot keep a human from deciding, and its decision after a
 // human's is dropped (its coroutine may still be running its calls). On
 // PauseTimeout the pause is decided here, as awaitDecision would.
-func (g *guard) raceHandler(ctx workflow.Context, ev HaltEvent) HandlerDecision {
+func (g *guard) raceHandler(ctx workflow.Context, ev protocol.HaltEvent) HandlerDecision {
 	if g.handler == nil {
 		return HandlerDecision{}
 	}
@@ -126,7 +128,7 @@ func (g *guard) raceHandler(ctx workflow.Context, ev HaltEvent) HandlerDecision 
 
 // runHandler runs the workflow's halt handler for ev, if any, and returns
 // its decision; a missing handler, an error or a panic asks a human.
-func (g *guard) runHandler(ctx workflow.Context, ev HaltEvent) (d HandlerDecision) {
+func (g *guard) runHandler(ctx workflow.Context, ev protocol.HaltEvent) (d HandlerDecision) {
 	if g.handler == nil {
 		return HandlerDecision{}
 	}
@@ -144,8 +146,8 @@ func (g *guard) runHandler(ctx workflow.Context, ev HaltEvent) (d HandlerDecisio
 		return HandlerDecision{}
 	}
 	switch d.Action {
-	case ActionResume, ActionEscalate:
-		d.Guidance = cutUTF8(d.Guidance, MaxGuidanceBytes)
+	case protocol.ActionResume, protocol.ActionEscalate:
+		d.Guidance = cutUTF8(d.Guidance, protocol.MaxGuidanceBytes)
 		return d
 	case "":
 		return d

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
@@ -19,13 +21,13 @@ import (
 
 // reviewer is the activity a halt handler asks: it reads the halt and
 // proposes what the agent should do instead.
-func reviewer(ctx context.Context, halt interceptor.HaltEvent) (string, error) {
+func reviewer(ctx context.Context, halt protocol.HaltEvent) (string, error) {
 	return "the loop at " + halt.Node + " repeats: read config/prod.yaml", nil
 }
 
 // handledLoop is guidedLoop with a halt handler that does what mode says.
 func handledLoop(ctx workflow.Context, n int, mode string) ([]string, error) {
-	err := interceptor.SetHaltHandler(ctx, func(ctx workflow.Context, halt interceptor.HaltEvent) (interceptor.HandlerDecision, error) {
+	err := interceptor.SetHaltHandler(ctx, func(ctx workflow.Context, halt protocol.HaltEvent) (interceptor.HandlerDecision, error) {
 		switch mode {
 		case "review":
 			actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute})
@@ -33,9 +35,9 @@ func handledLoop(ctx workflow.Context, n int, mode string) ([]string, error) {
 			if err := workflow.ExecuteActivity(actx, "Reviewer", halt).Get(ctx, &advice); err != nil {
 				return interceptor.HandlerDecision{}, err
 			}
-			return interceptor.HandlerDecision{Action: interceptor.ActionResume, Reason: "reviewed", Guidance: advice}, nil
+			return interceptor.HandlerDecision{Action: protocol.ActionResume, Reason: "reviewed", Guidance: advice}, nil
 		case "escalate":
-			return interceptor.HandlerDecision{Action: interceptor.ActionEscalate, Reason: "no reviewer can help"}, nil
+			return interceptor.HandlerDecision{Action: protocol.ActionEscalate, Reason: "no reviewer can help"}, nil
 		case "fail":
 			return interceptor.HandlerDecision{}, errors.New("reviewer unavailable")
 		case "panic":
@@ -46,11 +48,11 @@ func handledLoop(ctx workflow.Context, n int, mode string) ([]string, error) {
 		case "slow review":
 			// A review that takes half an hour of workflow time.
 			_ = workflow.Sleep(ctx, 30*time.Minute)
-			return interceptor.HandlerDecision{Action: interceptor.ActionResume, Reason: "reviewed", Guidance: "slow advice"}, nil
+			return interceptor.HandlerDecision{Action: protocol.ActionResume, Reason: "reviewed", Guidance: "slow advice"}, nil
 		case "sleep":
 			// A slow reviewer, whose resume comes after the human's.
 			_ = workflow.Sleep(ctx, 3*time.Hour)
-			return interceptor.HandlerDecision{Action: interceptor.ActionResume, Guidance: "too late"}, nil
+			return interceptor.HandlerDecision{Action: protocol.ActionResume, Guidance: "too late"}, nil
 		}
 		return interceptor.HandlerDecision{}, nil // a human decides
 	})
@@ -96,13 +98,13 @@ func TestHaltHandler(t *testing.T) {
 		t.Run(tt.mode, func(t *testing.T) {
 			env := newAgentEnv(t, interceptor.Options{}, handledLoop, heedfulAgent)
 			env.RegisterActivityWithOptions(reviewer, activity.RegisterOptions{Name: "Reviewer"})
-			var at interceptor.Status
+			var at protocol.Status
 			env.RegisterDelayedCallback(func() {
 				at = status(t, env)
-				env.SignalWorkflow(interceptor.DefaultResumeSignal, interceptor.ResumeRequest{By: "ana", Guidance: "carry on"})
+				env.SignalWorkflow(protocol.DefaultResumeSignal, protocol.ResumeRequest{By: "ana", Guidance: "carry on"})
 			}, time.Hour)
 			runHandled(t, env, tt.mode, tt.wantLast)
-			assert.Equal(t, tt.wantHuman, at.State == interceptor.StateHalted, "a human was asked")
+			assert.Equal(t, tt.wantHuman, at.State == protocol.StateHalted, "a human was asked")
 			assert.False(t, at.Handling, "the handler has decided or handed over")
 			st := status(t, env)
 			assert.Equal(t, 1, st.Halts)
@@ -157,14 +159,14 @@ func TestHumanWinsWhileTheHandlerRuns(t *testing.T) {
 			if !tt.silent {
 				env.RegisterDelayedCallback(func() {
 					st := status(t, env)
-					assert.True(t, st.State == interceptor.StateHalted && st.Handling, "halted, the handler deciding: %+v", st)
+					assert.True(t, st.State == protocol.StateHalted && st.Handling, "halted, the handler deciding: %+v", st)
 					decidedAt = env.Now()
 					if tt.escalate {
-						env.UpdateWorkflow(interceptor.DefaultEscalateUpdate, "u1", &testUpdate{onReject: func(err error) { t.Errorf("refused: %v", err) }},
-							interceptor.EscalateRequest{By: "ana", Reason: "stuck reviewer"})
+						env.UpdateWorkflow(protocol.DefaultEscalateUpdate, "u1", &testUpdate{onReject: func(err error) { t.Errorf("refused: %v", err) }},
+							protocol.EscalateRequest{By: "ana", Reason: "stuck reviewer"})
 						return
 					}
-					env.SignalWorkflow(interceptor.DefaultResumeSignal, interceptor.ResumeRequest{By: "ana", Guidance: "carry on"})
+					env.SignalWorkflow(protocol.DefaultResumeSignal, protocol.ResumeRequest{By: "ana", Guidance: "carry on"})
 				}, time.Hour)
 			}
 			runHandled(t, env, tt.mode, tt.wantLast)
@@ -208,7 +210,7 @@ func TestTheHaltIsPublishedBeforeTheHandler(t *testing.T) {
 	var seen []string
 	env.RegisterDelayedCallback(func() {
 		details, seen = currentDetails(t, env), append([]string(nil), memos...)
-		env.SignalWorkflow(interceptor.DefaultResumeSignal, interceptor.ResumeRequest{By: "ana", Guidance: "carry on"})
+		env.SignalWorkflow(protocol.DefaultResumeSignal, protocol.ResumeRequest{By: "ana", Guidance: "carry on"})
 	}, time.Hour)
 	runHandled(t, env, "hang", `turn 5, following "carry on" from ana`)
 	assert.Equal(t, []string{"halted"}, seen, "the memo showed the halt while the handler ran")

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
@@ -70,11 +72,11 @@ func newEnvWithMetrics(t *testing.T, opts interceptor.Options, h client.MetricsH
 }
 
 // status queries the guard's status.
-func status(t *testing.T, env *testsuite.TestWorkflowEnvironment) interceptor.Status {
+func status(t *testing.T, env *testsuite.TestWorkflowEnvironment) protocol.Status {
 	t.Helper()
-	v, err := env.QueryWorkflow(interceptor.DefaultStatusQuery)
+	v, err := env.QueryWorkflow(protocol.DefaultStatusQuery)
 	require.NoError(t, err)
-	var s interceptor.Status
+	var s protocol.Status
 	require.NoError(t, v.Get(&s))
 	return s
 }
@@ -97,9 +99,9 @@ func quietLogger() log.Logger {
 // statusThen reads the workflow's status after d of workflow time, then
 // runs decide (a human's answer to the halt): the returned status, filled
 // in when the callback runs, is what a test asserts of the halt answered.
-func statusThen(t *testing.T, env *testsuite.TestWorkflowEnvironment, d time.Duration, decide func()) *interceptor.Status {
+func statusThen(t *testing.T, env *testsuite.TestWorkflowEnvironment, d time.Duration, decide func()) *protocol.Status {
 	t.Helper()
-	halted := new(interceptor.Status)
+	halted := new(protocol.Status)
 	env.RegisterDelayedCallback(func() {
 		*halted = status(t, env)
 		decide()

@@ -8,6 +8,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
@@ -24,7 +26,7 @@ const maxTextLen = 1024
 // unknown fields, no trailing data, at most maxBytes. A missing payload or
 // JSON null leaves v as it is. A bare JSON string is taken as the reason,
 // which is what someone typing `--input '"looks fine"'` means.
-func decodeInput(maxBytes int, p *commonpb.Payload, v *ResumeRequest) error {
+func decodeInput(maxBytes int, p *commonpb.Payload, v *protocol.ResumeRequest) error {
 	data, err := inputData(maxBytes, p)
 	if err != nil || data == nil {
 		return err
@@ -89,7 +91,7 @@ func jsonProblem(err error) string {
 // Human payloads are all decoded as a ResumeRequest, the widest of them;
 // escalate and halt then refuse its "extend" (see parse).
 
-func validateResume(r *ResumeRequest) error {
+func validateResume(r *protocol.ResumeRequest) error {
 	for _, f := range []struct{ name, v string }{{"reason", r.Reason}, {"by", r.By}} {
 		if len(f.v) > maxTextLen {
 			return fmt.Errorf("%s is %d bytes long, more than %d", f.name, len(f.v), maxTextLen)
@@ -125,7 +127,7 @@ func firstPayload(ps *commonpb.Payloads) (*commonpb.Payload, error) {
 // request is a human's input as parsed: the request, and the key that
 // signed it (operators' keys set).
 type request struct {
-	ResumeRequest
+	protocol.ResumeRequest
 	signer string
 }
 
@@ -150,8 +152,8 @@ func (c *core) parse(name string, p *commonpb.Payload, now time.Time) (request, 
 	case req.Guidance == "":
 	case name != c.cfg.ResumeSignal && name != c.cfg.ResumeUpdate:
 		return req, &InputError{Name: name, Reason: `"guidance" is only accepted by resume`}
-	case len(req.Guidance) > MaxGuidanceBytes:
-		return req, &InputError{Name: name, Reason: fmt.Sprintf(`"guidance" is %d bytes, at most %d`, len(req.Guidance), MaxGuidanceBytes)}
+	case len(req.Guidance) > protocol.MaxGuidanceBytes:
+		return req, &InputError{Name: name, Reason: fmt.Sprintf(`"guidance" is %d bytes, at most %d`, len(req.Guidance), protocol.MaxGuidanceBytes)}
 	case !utf8.ValidString(req.Guidance):
 		return req, &InputError{Name: name, Reason: `"guidance" is not valid UTF-8`}
 	}
@@ -191,18 +193,18 @@ func checkExtension(e *detect.Extension) error {
 }
 
 // decide records a human decision for the halt in force.
-func (c *core) decide(action Action, req ResumeRequest) Decision {
+func (c *core) decide(action protocol.Action, req protocol.ResumeRequest) protocol.Decision {
 	return c.decideSigned(action, request{ResumeRequest: req})
 }
 
 // decideSigned is decide for a request a key may have signed: the
 // decision names the key.
-func (c *core) decideSigned(action Action, req request) Decision {
+func (c *core) decideSigned(action protocol.Action, req request) protocol.Decision {
 	var ext detect.Extension
 	if req.Extend != nil {
 		ext = *req.Extend
 	}
-	return c.pause.decide(Decision{Action: action, Reason: req.Reason, By: req.By, Guidance: req.Guidance, KeyID: req.signer}, ext)
+	return c.pause.decide(protocol.Decision{Action: action, Reason: req.Reason, By: req.By, Guidance: req.Guidance, KeyID: req.signer}, ext)
 }
 
 // onSignal handles the guard's signals. It runs outside any coroutine and
@@ -250,11 +252,11 @@ func (c *core) takeNow(name string, p *commonpb.Payload, now time.Time) error {
 	switch name {
 	case c.cfg.ResumeSignal:
 		if err = c.pause.checkDecision(name); err == nil {
-			c.decideSigned(ActionResume, req)
+			c.decideSigned(protocol.ActionResume, req)
 		}
 	case c.cfg.EscalateSignal:
 		if err = c.pause.checkDecision(name); err == nil {
-			c.decideSigned(ActionEscalate, req)
+			c.decideSigned(protocol.ActionEscalate, req)
 		}
 	case c.cfg.HaltSignal:
 		err = c.stop(name, req.ResumeRequest, now)
@@ -263,7 +265,7 @@ func (c *core) takeNow(name string, p *commonpb.Payload, now time.Time) error {
 }
 
 // stop asks for a user_stop halt at the next guarded call.
-func (c *core) stop(name string, req ResumeRequest, now time.Time) error {
+func (c *core) stop(name string, req protocol.ResumeRequest, now time.Time) error {
 	if c.pause.showsHalted() {
 		return &InputError{Name: name, Reason: fmt.Sprintf("already halted (halt %d)", c.pause.halt.Seq)}
 	}
@@ -278,7 +280,7 @@ func (c *core) stop(name string, req ResumeRequest, now time.Time) error {
 	// fail it stops the workflow anyway, so the stop adds nothing; under
 	// observe it is only recorded, so the stop waits behind
 	// it and pauses the call after it is observed.
-	queue := c.cfg.OnHalt == OnHaltObserve
+	queue := c.cfg.OnHalt == protocol.OnHaltObserve
 	switch {
 	case c.state.Stop(msg, now, queue):
 		return nil
@@ -294,7 +296,7 @@ func (g *guard) reject(ctx workflow.Context, name string, err error, p *commonpb
 	if ie, ok := err.(*InputError); ok {
 		reason = ie.Reason
 	}
-	r := Rejection{Name: name, Reason: reason, WorkflowTime: workflow.Now(ctx)}
+	r := protocol.Rejection{Name: name, Reason: reason, WorkflowTime: workflow.Now(ctx)}
 	if data := p.GetData(); len(data) > 0 {
 		r.Payload = shownPayload(p)
 	}
@@ -327,10 +329,10 @@ func shownPayload(p *commonpb.Payload) string {
 func (g *guard) registerUpdates(ctx workflow.Context) error {
 	for _, u := range []struct {
 		name   string
-		action Action
+		action protocol.Action
 	}{
-		{g.cfg.ResumeUpdate, ActionResume},
-		{g.cfg.EscalateUpdate, ActionEscalate},
+		{g.cfg.ResumeUpdate, protocol.ActionResume},
+		{g.cfg.EscalateUpdate, protocol.ActionEscalate},
 	} {
 		name, action := u.name, u.action
 		validate := func(ctx workflow.Context, raw converter.RawValue) error {
@@ -340,11 +342,11 @@ func (g *guard) registerUpdates(ctx workflow.Context) error {
 			}
 			return rejection(g.countRejected(ctx, name, err))
 		}
-		handle := func(ctx workflow.Context, raw converter.RawValue) (Decision, error) {
+		handle := func(ctx workflow.Context, raw converter.RawValue) (protocol.Decision, error) {
 			g.deliver(ctx) // signals before the update came first
 			d, err := g.answerUpdate(name, action, raw.Payload(), workflow.Now(ctx))
 			if err != nil {
-				return Decision{}, rejection(g.countRejected(ctx, name, err))
+				return protocol.Decision{}, rejection(g.countRejected(ctx, name, err))
 			}
 			return d, nil
 		}
@@ -361,13 +363,13 @@ func (g *guard) registerUpdates(ctx workflow.Context) error {
 // payload p at workflow time now: the decision for the halt in force, or
 // why the update is refused. The update's handler and the Judge both
 // take it here.
-func (c *core) answerUpdate(name string, action Action, p *commonpb.Payload, now time.Time) (Decision, error) {
+func (c *core) answerUpdate(name string, action protocol.Action, p *commonpb.Payload, now time.Time) (protocol.Decision, error) {
 	req, err := c.parse(name, p, now)
 	if err == nil {
 		err = c.pause.checkDecision(name)
 	}
 	if err != nil {
-		return Decision{}, err
+		return protocol.Decision{}, err
 	}
 	return c.decideSigned(action, req), nil
 }

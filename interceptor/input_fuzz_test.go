@@ -3,6 +3,8 @@ package interceptor
 import (
 	"testing"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/sdk/converter"
 )
@@ -25,7 +27,7 @@ func FuzzDecodeInput(f *testing.F) {
 			enc = converter.MetadataEncodingJSON
 		}
 		p := &commonpb.Payload{Metadata: map[string][]byte{converter.MetadataEncoding: []byte(enc)}, Data: data}
-		var req ResumeRequest
+		var req protocol.ResumeRequest
 		err := decodeInput(defaultMaxPayloadBytes, p, &req)
 		if err == nil {
 			if verr := validateResume(&req); verr != nil {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/sdk/converter"
 	sdkinterceptor "go.temporal.io/sdk/interceptor"
@@ -61,9 +63,9 @@ type Verdict struct {
 	Call int `json:"call"`
 	// Warning is set for a warning, with the trip's Evidence; Halt for a
 	// halt, whose evidence it holds.
-	Warning  *Warning         `json:"warning,omitempty"`
-	Evidence *detect.Evidence `json:"evidence,omitempty"`
-	Halt     *HaltEvent       `json:"halt,omitempty"`
+	Warning  *protocol.Warning   `json:"warning,omitempty"`
+	Evidence *detect.Evidence    `json:"evidence,omitempty"`
+	Halt     *protocol.HaltEvent `json:"halt,omitempty"`
 	// Period is the length in steps of one round of the loop the trip
 	// measured (detect.Trip.Period; 0 for a human's stop): the C of the
 	// liveness bound, for calls made one at a time.
@@ -71,16 +73,16 @@ type Verdict struct {
 	// OnHalt is what the halt does under the options judged (pause, fail
 	// or observe); the Judge itself goes on as observe does unless it
 	// follows recorded decisions.
-	OnHalt OnHalt `json:"onHalt,omitempty"`
+	OnHalt protocol.OnHalt `json:"onHalt,omitempty"`
 	// Decision is how a halt was answered, when the Judge followed the
 	// decisions recorded in the history.
-	Decision *Decision `json:"decision,omitempty"`
+	Decision *protocol.Decision `json:"decision,omitempty"`
 }
 
 type blockedCall struct {
 	node string
 	trip *detect.Trip
-	ev   HaltEvent
+	ev   protocol.HaltEvent
 }
 
 type admittedCall struct {
@@ -158,7 +160,7 @@ func (j *Judge) Guarded() bool { return j.guarded }
 func (j *Judge) Version() int { return int(j.g.version) }
 
 // OnHalt is what a halt does under the options judged.
-func (j *Judge) OnHalt() OnHalt { return j.g.cfg.OnHalt }
+func (j *Judge) OnHalt() protocol.OnHalt { return j.g.cfg.OnHalt }
 
 // Calls counts the guarded calls judged.
 func (j *Judge) Calls() int { return j.calls }
@@ -297,7 +299,7 @@ func (j *Judge) trip(node string, trip *detect.Trip) bool {
 	if !j.recorded {
 		// Not following a recorded history: every halt is answered as
 		// observe answers it, so that the rest of the history is judged.
-		policy = OnHaltObserve
+		policy = protocol.OnHaltObserve
 	}
 	esc, held := g.raised(trip, policy)
 	switch {
@@ -319,13 +321,13 @@ func (j *Judge) trip(node string, trip *detect.Trip) bool {
 
 // answer ends the halt of trip with decision d, as the guard's halt does
 // once decided, and notes the decision on the halt's verdict.
-func (j *Judge) answer(trip *detect.Trip, d Decision, ext detect.Extension) {
+func (j *Judge) answer(trip *detect.Trip, d protocol.Decision, ext detect.Extension) {
 	j.note(d)
 	j.g.decided(trip, d, ext, j.now)
 }
 
 // note notes decision d on the verdict of the halt it ends.
-func (j *Judge) note(d Decision) {
+func (j *Judge) note(d protocol.Decision) {
 	for i := len(j.verdicts) - 1; i >= 0; i-- {
 		if h := j.verdicts[i].Halt; h != nil && h.Seq == d.HaltSeq {
 			j.verdicts[i].Decision = &d
@@ -383,7 +385,7 @@ func (j *Judge) Wake() {
 	j.blocked = nil
 	d, ext := *p.decision, p.extend
 	j.answer(b.trip, d, ext)
-	if d.Action == ActionResume {
+	if d.Action == protocol.ActionResume {
 		j.again(b.node)
 	}
 }
@@ -398,10 +400,10 @@ func (j *Judge) Wake() {
 // holds before that point ends the halt instead, as the live guard drops
 // a handler's decision that comes after those. It reports whether the
 // handler's decision ended the halt.
-func (j *Judge) Handled(action Action, guidance string) bool {
+func (j *Judge) Handled(action protocol.Action, guidance string) bool {
 	j.Wake()
 	b := j.blocked
-	if b == nil || action != ActionResume && action != ActionEscalate {
+	if b == nil || action != protocol.ActionResume && action != protocol.ActionEscalate {
 		return false
 	}
 	// The handler's reason is in the worker's log and the workflow's
@@ -411,7 +413,7 @@ func (j *Judge) Handled(action Action, guidance string) bool {
 		return false
 	}
 	j.blocked = nil
-	if action != ActionResume {
+	if action != protocol.ActionResume {
 		j.answer(b.trip, d, detect.Extension{})
 		return true
 	}
@@ -502,7 +504,7 @@ func (j *Judge) Signal(name string, p *commonpb.Payload) bool {
 		return err == nil
 	}
 	own := func() bool {
-		var ev HaltEvent
+		var ev protocol.HaltEvent
 		if p == nil || converter.GetDefaultDataConverter().FromPayload(p, &ev) != nil {
 			return false
 		}
@@ -521,9 +523,9 @@ func (j *Judge) Update(name string, p *commonpb.Payload) bool {
 	if !g.update(name) {
 		return false
 	}
-	action := ActionResume
+	action := protocol.ActionResume
 	if name == g.cfg.EscalateUpdate {
-		action = ActionEscalate
+		action = protocol.ActionEscalate
 	}
 	if _, err := g.answerUpdate(name, action, p, j.now); err == nil {
 		j.Wake() // in the workflow task that took the update

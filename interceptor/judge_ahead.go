@@ -1,6 +1,10 @@
 package interceptor
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/loopguard/loopguard/interceptor/protocol"
+)
 
 // Ahead reports the halt that the Judge's next guarded call will raise,
 // whatever that call is (any node the options do not exempt), where what
@@ -20,10 +24,10 @@ import "slices"
 // dispatched, as the guard holds the call that trips. Ahead changes
 // nothing of the Judge: the same history is judged the same with or
 // without it.
-func (j *Judge) Ahead() (ev HaltEvent, policy OnHalt, ok bool) {
+func (j *Judge) Ahead() (ev protocol.HaltEvent, policy protocol.OnHalt, ok bool) {
 	g := &j.g
 	if !j.guarded || j.blocked != nil || !g.active || g.pause.inForce() {
-		return HaltEvent{}, "", false
+		return protocol.HaltEvent{}, "", false
 	}
 	// The guard's own reading of the results in, and of the outside
 	// input, as the next call's admission runs them (guard.enter,
@@ -38,11 +42,11 @@ func (j *Judge) Ahead() (ev HaltEvent, policy OnHalt, ok bool) {
 	s := p.state
 	t, ok := s.Foreseen(j.now)
 	if !ok || g.warnable(t) {
-		return HaltEvent{}, "", false
+		return protocol.HaltEvent{}, "", false
 	}
 	policy = g.haltPolicy(t)
 	ev = g.haltEvent(t)
 	ev.Seq = g.halts + 1
-	ev.Observed = policy == OnHaltObserve
+	ev.Observed = policy == protocol.OnHaltObserve
 	return ev, policy, true
 }

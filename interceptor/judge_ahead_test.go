@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	commonpb "go.temporal.io/api/common/v1"
@@ -32,7 +34,7 @@ func TestJudgeAheadNeverWrong(t *testing.T) {
 	next := func(n int) int { rng = rng*6364136223846793005 + 1442695040888963407; return int(rng>>33) % n }
 	foreseen, fromResults, halts, warned := 0, 0, 0, 0
 	for run := 0; run < 200; run++ {
-		opts := interceptor.Options{Warnings: run % 3, MaxTotalCalls: 30 + run%20, MaxNodeRuntime: time.Duration(8+run%8) * time.Second, OnHalt: []interceptor.OnHalt{interceptor.OnHaltPause, interceptor.OnHaltFail, interceptor.OnHaltObserve}[run%3],
+		opts := interceptor.Options{Warnings: run % 3, MaxTotalCalls: 30 + run%20, MaxNodeRuntime: time.Duration(8+run%8) * time.Second, OnHalt: []protocol.OnHalt{protocol.OnHaltPause, protocol.OnHaltFail, protocol.OnHaltObserve}[run%3],
 			Nodes: map[string]interceptor.NodeOptions{"Poll": {Exempt: true}}}
 		plain, asked := newAheadJudge(t, opts), newAheadJudge(t, opts)
 		now := time.Unix(1000, 0)
@@ -58,7 +60,7 @@ func TestJudgeAheadNeverWrong(t *testing.T) {
 			}
 			if ok && node != "Poll" {
 				foreseen++
-				if ev.HaltReason != interceptor.ReasonBudgetExceeded {
+				if ev.HaltReason != protocol.ReasonBudgetExceeded {
 					fromResults++
 				}
 				require.NotEmpty(t, av, "run %d call %d: %s foreseen at %s, nothing came", run, k, ev.Detector, node)

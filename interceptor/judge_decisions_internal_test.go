@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/converter"
@@ -34,7 +36,7 @@ func heldJudge(t *testing.T, opts Options) (*Judge, time.Time) {
 }
 
 // decisionOf is the decision on the Judge's last halt verdict.
-func decisionOf(t *testing.T, vs []Verdict) Decision {
+func decisionOf(t *testing.T, vs []Verdict) protocol.Decision {
 	t.Helper()
 	for i := len(vs) - 1; i >= 0; i-- {
 		if vs[i].Halt != nil {
@@ -43,7 +45,7 @@ func decisionOf(t *testing.T, vs []Verdict) Decision {
 		}
 	}
 	t.Fatal("no halt")
-	return Decision{}
+	return protocol.Decision{}
 }
 
 // TestJudgeFollowsEveryDecision: a recorded halt that holds a call ends
@@ -57,10 +59,10 @@ func TestJudgeFollowsEveryDecision(t *testing.T) {
 		calls := j.Calls()
 		j.Now(now.Add(time.Minute))
 		require.Equal(t, 1, j.Held())
-		assert.True(t, j.Handled(ActionResume, "try another way"))
+		assert.True(t, j.Handled(protocol.ActionResume, "try another way"))
 		assert.False(t, j.Blocked())
 		d := decisionOf(t, j.Verdicts())
-		assert.Equal(t, Decision{Action: ActionResume, By: HandlerBy, HaltSeq: 1, Guidance: "try another way"}, d)
+		assert.Equal(t, protocol.Decision{Action: protocol.ActionResume, By: HandlerBy, HaltSeq: 1, Guidance: "try another way"}, d)
 		require.NotNil(t, j.g.guidance)
 		assert.Equal(t, "try another way", j.g.guidance.Text)
 		assert.GreaterOrEqual(t, j.Call(KindActivity, "Code", nil), 0, "the held call goes on")
@@ -68,8 +70,8 @@ func TestJudgeFollowsEveryDecision(t *testing.T) {
 	})
 	t.Run("handler escalates", func(t *testing.T) {
 		j, _ := heldJudge(t, Options{})
-		assert.True(t, j.Handled(ActionEscalate, ""))
-		assert.Equal(t, ActionEscalate, decisionOf(t, j.Verdicts()).Action)
+		assert.True(t, j.Handled(protocol.ActionEscalate, ""))
+		assert.Equal(t, protocol.ActionEscalate, decisionOf(t, j.Verdicts()).Action)
 		assert.Equal(t, phaseEscalated, j.g.pause.phase)
 	})
 	t.Run("hands over", func(t *testing.T) {
@@ -79,10 +81,10 @@ func TestJudgeFollowsEveryDecision(t *testing.T) {
 	})
 	t.Run("human first", func(t *testing.T) {
 		j, _ := heldJudge(t, Options{})
-		j.g.decide(ActionResume, ResumeRequest{By: "ana"})
-		assert.False(t, j.Handled(ActionEscalate, ""), "the human's decision came first")
+		j.g.decide(protocol.ActionResume, protocol.ResumeRequest{By: "ana"})
+		assert.False(t, j.Handled(protocol.ActionEscalate, ""), "the human's decision came first")
 		d := decisionOf(t, j.Verdicts())
-		assert.Equal(t, ActionResume, d.Action)
+		assert.Equal(t, protocol.ActionResume, d.Action)
 		assert.Equal(t, "ana", d.By)
 	})
 	t.Run("canceled", func(t *testing.T) {
@@ -92,8 +94,8 @@ func TestJudgeFollowsEveryDecision(t *testing.T) {
 		j.Now(now.Add(time.Minute))
 		j.Wake()
 		assert.False(t, j.Blocked())
-		assert.Equal(t, ActionCancel, decisionOf(t, j.Verdicts()).Action)
-		assert.False(t, j.Handled(ActionResume, ""), "nothing holds a call")
+		assert.Equal(t, protocol.ActionCancel, decisionOf(t, j.Verdicts()).Action)
+		assert.False(t, j.Handled(protocol.ActionResume, ""), "nothing holds a call")
 		assert.Equal(t, calls, j.Calls(), "the held call is not made")
 	})
 	t.Run("pause timer", func(t *testing.T) {

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/converter"
@@ -17,7 +19,7 @@ import (
 
 // childHalt is the loop.halted a supervisor hears from a child it
 // watches: another execution's halt.
-var childHalt = interceptor.HaltEvent{WorkflowID: "child", RunID: "child-run", Seq: 1, HaltReason: interceptor.ReasonStalled}
+var childHalt = protocol.HaltEvent{WorkflowID: "child", RunID: "child-run", Seq: 1, HaltReason: protocol.ReasonStalled}
 
 // TestJudgeTakesAnotherRunsLoopHaltedAsInput: a loop.halted from another
 // execution (a supervisor's child) is outside input to the live guard: no
@@ -34,11 +36,11 @@ func TestJudgeTakesAnotherRunsLoopHaltedAsInput(t *testing.T) {
 		give[2].Sleep = time.Minute
 		if signal {
 			env.RegisterDelayedCallback(func() {
-				env.SignalWorkflow(interceptor.DefaultHaltedSignal, childHalt)
+				env.SignalWorkflow(protocol.DefaultHaltedSignal, childHalt)
 			}, 30*time.Second)
 		}
 		statusThen(t, env, decideAfter, func() {
-			env.SignalWorkflow(interceptor.DefaultEscalateSignal, interceptor.EscalateRequest{By: "test"})
+			env.SignalWorkflow(protocol.DefaultEscalateSignal, protocol.EscalateRequest{By: "test"})
 		})
 		env.ExecuteWorkflow(scriptLoop, give)
 		return result(t, env).Escalated
@@ -47,7 +49,7 @@ func TestJudgeTakesAnotherRunsLoopHaltedAsInput(t *testing.T) {
 	require.False(t, liveHalted(true), "the child's halt is input: no repetition spans it")
 
 	// The Judge, fed the same: it must agree.
-	judgeHalted := func(echo *interceptor.HaltEvent) (halted, took bool) {
+	judgeHalted := func(echo *protocol.HaltEvent) (halted, took bool) {
 		j, err := interceptor.NewJudge(interceptor.Options{})
 		require.NoError(t, err)
 		now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -62,7 +64,7 @@ func TestJudgeTakesAnotherRunsLoopHaltedAsInput(t *testing.T) {
 					j.Now(now)
 					p, err := converter.GetDefaultDataConverter().ToPayload(echo)
 					require.NoError(t, err)
-					took = j.Signal(interceptor.DefaultHaltedSignal, p)
+					took = j.Signal(protocol.DefaultHaltedSignal, p)
 				}
 			}
 			now = now.Add(time.Minute)
@@ -82,11 +84,11 @@ func TestJudgeTakesAnotherRunsLoopHaltedAsInput(t *testing.T) {
 	assert.False(t, took, "another execution's halt is not the guard's")
 	assert.False(t, halted, "the child's halt is input: no repetition spans it")
 
-	own := interceptor.HaltEvent{WorkflowID: "w", RunID: "r", Seq: 1}
+	own := protocol.HaltEvent{WorkflowID: "w", RunID: "r", Seq: 1}
 	halted, took = judgeHalted(&own)
 	assert.True(t, took, "the guard's own echo")
 	assert.True(t, halted, "its own echo is no input")
-	stale := interceptor.HaltEvent{WorkflowID: "w", RunID: "run before the reset", Seq: 1}
+	stale := protocol.HaltEvent{WorkflowID: "w", RunID: "run before the reset", Seq: 1}
 	halted, took = judgeHalted(&stale)
 	assert.True(t, took, "a stale echo of the same workflow is the guard's")
 	assert.True(t, halted, "a stale echo is no input")
@@ -131,7 +133,7 @@ func TestJudgeRecoversAPanickingNodeName(t *testing.T) {
 	// The live guard: the same calls, the same halt at the same node.
 	env := newEnv(t, opts)
 	halted := statusThen(t, env, decideAfter, func() {
-		env.SignalWorkflow(interceptor.DefaultEscalateSignal, interceptor.EscalateRequest{By: "test"})
+		env.SignalWorkflow(protocol.DefaultEscalateSignal, protocol.EscalateRequest{By: "test"})
 	})
 	env.ExecuteWorkflow(scriptLoop, repeat(6, "Code", "the same patch"))
 	res := result(t, env)

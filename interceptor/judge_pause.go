@@ -4,6 +4,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"github.com/loopguard/loopguard/interceptor/detect"
 )
 
@@ -21,7 +23,7 @@ func (j *Judge) Judged() []Verdict { return slices.Clone(j.verdicts) }
 // the time the pause held the workflow since the halt comes off the loop.
 // It reports false when the Judge follows recorded decisions (Pin) or a
 // recorded halt holds a call: those halts end as the history says.
-func (j *Judge) Resumed(ev HaltEvent, by, reason string, at time.Time) bool {
+func (j *Judge) Resumed(ev protocol.HaltEvent, by, reason string, at time.Time) bool {
 	g := &j.g
 	if j.recorded || j.blocked != nil || !j.guarded || g.pause.inForce() {
 		return false
@@ -29,14 +31,14 @@ func (j *Judge) Resumed(ev HaltEvent, by, reason string, at time.Time) bool {
 	trip := &detect.Trip{Reason: ev.HaltReason, Detector: ev.Detector, Node: ev.Node, CycleID: ev.CycleID,
 		Iteration: ev.Iteration, MaxIterations: ev.MaxIterations, Message: ev.Message, Evidence: ev.Evidence,
 		At: ev.WorkflowTime, Loop: ev.Loop}
-	if ev.HaltReason == ReasonUserStop {
+	if ev.HaltReason == protocol.ReasonUserStop {
 		trip.Node = "" // a human's stop names no node: the halt took the call's
 	}
 	// The halt is in force again, paused since it was raised, for the
 	// guard's own end of a halt to end it.
-	g.pause.set(phaseHalting, &ev, OnHaltPause, ev.WorkflowTime, nil)
+	g.pause.set(phaseHalting, &ev, protocol.OnHaltPause, ev.WorkflowTime, nil)
 	g.hold()
 	j.now = at
-	j.answer(trip, Decision{Action: ActionResume, Reason: reason, By: by, HaltSeq: ev.Seq}, detect.Extension{})
+	j.answer(trip, protocol.Decision{Action: protocol.ActionResume, Reason: reason, By: by, HaltSeq: ev.Seq}, detect.Extension{})
 	return true
 }

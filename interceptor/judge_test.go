@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/converter"
@@ -49,9 +51,9 @@ func TestJudge(t *testing.T) {
 	v := j.Verdicts()
 	require.NotEmpty(t, v)
 	require.NotNil(t, v[0].Halt)
-	assert.Equal(t, interceptor.ReasonStalled, v[0].Halt.HaltReason)
+	assert.Equal(t, protocol.ReasonStalled, v[0].Halt.HaltReason)
 	assert.Equal(t, "Code", v[0].Halt.Node)
-	assert.Equal(t, interceptor.OnHaltPause, v[0].OnHalt, "what the halt would do")
+	assert.Equal(t, protocol.OnHaltPause, v[0].OnHalt, "what the halt would do")
 	assert.Equal(t, 4, v[0].Call, "the call after three identical results")
 	assert.Equal(t, 5, j.Calls(), "answered as observe: the calls go on")
 
@@ -64,5 +66,5 @@ func TestJudge(t *testing.T) {
 	}
 	v = j.Verdicts()
 	require.NotEmpty(t, v)
-	assert.Equal(t, interceptor.ReasonRepeatedError, v[0].Halt.HaltReason)
+	assert.Equal(t, protocol.ReasonRepeatedError, v[0].Halt.HaltReason)
 }

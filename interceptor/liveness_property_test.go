@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/workflow"
 
@@ -207,12 +209,12 @@ func (lr *loopRun) call(node string) int {
 		g := &lr.j.g
 		switch lr.shape.reset {
 		case "resume":
-			g.decide(ActionResume, ResumeRequest{By: "ana"})
+			g.decide(protocol.ActionResume, protocol.ResumeRequest{By: "ana"})
 		case "handler":
-			lr.j.Handled(ActionResume, "change approach") // as the analysis reads a handler's resume
+			lr.j.Handled(protocol.ActionResume, "change approach") // as the analysis reads a handler's resume
 		case "escalate":
 			// The workflow handles LoopEscalated and makes the call again.
-			g.decide(ActionEscalate, ResumeRequest{By: "ana"})
+			g.decide(protocol.ActionEscalate, protocol.ResumeRequest{By: "ana"})
 		}
 		lr.j.Wake()
 	}

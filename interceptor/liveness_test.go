@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/activity"
@@ -71,14 +73,14 @@ func echoSearch(_ context.Context, arg int) (string, error) {
 // runParallel runs parallelRounds under opts, escalating a halt an hour
 // in, and returns the guard's status at the halt (Halt nil: none) and the
 // calls the workflow made.
-func runParallel(t *testing.T, opts interceptor.Options, rounds, width int, stuck bool) (*interceptor.Status, int) {
+func runParallel(t *testing.T, opts interceptor.Options, rounds, width int, stuck bool) (*protocol.Status, int) {
 	t.Helper()
 	env := newEnv(t, opts)
 	env.RegisterWorkflow(parallelRounds)
 	env.RegisterActivityWithOptions(echoModel, activity.RegisterOptions{Name: "Model"})
 	env.RegisterActivityWithOptions(echoSearch, activity.RegisterOptions{Name: "Search"})
 	halted := statusThen(t, env, time.Hour, func() {
-		env.SignalWorkflow(interceptor.DefaultEscalateSignal, interceptor.EscalateRequest{By: "ana"})
+		env.SignalWorkflow(protocol.DefaultEscalateSignal, protocol.EscalateRequest{By: "ana"})
 	})
 	env.ExecuteWorkflow(parallelRounds, rounds, width, stuck)
 	require.True(t, env.IsWorkflowCompleted())
@@ -152,13 +154,13 @@ func TestManyWarningsHalt(t *testing.T) {
 // a cancellation), as the docs allow.
 func codeVerifyRounds(ctx workflow.Context, rounds int, handler string) (int, error) {
 	if handler != "" {
-		if err := interceptor.SetHaltHandler(ctx, func(ctx workflow.Context, _ interceptor.HaltEvent) (interceptor.HandlerDecision, error) {
+		if err := interceptor.SetHaltHandler(ctx, func(ctx workflow.Context, _ protocol.HaltEvent) (interceptor.HandlerDecision, error) {
 			// The handler takes two hours to decide: a reviewer's time,
 			// not the loop's.
 			if err := workflow.Sleep(ctx, 2*time.Hour); err != nil {
 				return interceptor.HandlerDecision{}, err
 			}
-			return interceptor.HandlerDecision{Action: interceptor.Action(handler), Reason: "reviewed", Guidance: "try another patch"}, nil
+			return interceptor.HandlerDecision{Action: protocol.Action(handler), Reason: "reviewed", Guidance: "try another patch"}, nil
 		}); err != nil {
 			return 0, err
 		}
@@ -223,11 +225,11 @@ func TestEscalatedPauseIsNotRuntime(t *testing.T) {
 		answer func(env answerer)
 	}{
 		{name: "escalated by a human", answer: func(env answerer) {
-			env.SignalWorkflow(interceptor.DefaultEscalateSignal, interceptor.EscalateRequest{By: "ana"})
+			env.SignalWorkflow(protocol.DefaultEscalateSignal, protocol.EscalateRequest{By: "ana"})
 		}},
 		{name: "escalated by the pause timeout", opts: interceptor.Options{PauseTimeout: 2 * time.Hour}},
-		{name: "escalated by the handler", handler: string(interceptor.ActionEscalate)},
-		{name: "resumed by the handler", handler: string(interceptor.ActionResume)},
+		{name: "escalated by the handler", handler: string(protocol.ActionEscalate)},
+		{name: "resumed by the handler", handler: string(protocol.ActionResume)},
 		{name: "canceled while paused", halts: 2, answer: func(env answerer) {
 			env.CancelWorkflow()
 		}},
@@ -246,7 +248,7 @@ func TestEscalatedPauseIsNotRuntime(t *testing.T) {
 			// A second halt would pause the workflow for good: escalate it
 			// so the test ends and says so.
 			env.RegisterDelayedCallback(func() {
-				env.SignalWorkflow(interceptor.DefaultEscalateSignal, interceptor.EscalateRequest{By: "test", Reason: "second halt"})
+				env.SignalWorkflow(protocol.DefaultEscalateSignal, protocol.EscalateRequest{By: "test", Reason: "second halt"})
 			}, 10*time.Hour)
 			env.ExecuteWorkflow(codeVerifyRounds, 6, tt.handler)
 			require.True(t, env.IsWorkflowCompleted())
@@ -254,7 +256,7 @@ func TestEscalatedPauseIsNotRuntime(t *testing.T) {
 			st := status(t, env)
 			assert.Equal(t, max(tt.halts, 1), st.Halts, "halts: the last %+v", st.Halt)
 			if st.Halt != nil { // resumed: no halt shows
-				assert.NotEqual(t, interceptor.ReasonBudgetExceeded, st.Halt.HaltReason, st.Halt.Message)
+				assert.NotEqual(t, protocol.ReasonBudgetExceeded, st.Halt.HaltReason, st.Halt.Message)
 			}
 		})
 	}

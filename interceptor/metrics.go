@@ -3,6 +3,8 @@ package interceptor
 import (
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/workflow"
 )
@@ -55,7 +57,7 @@ const (
 // running executions count: one terminated or timed out while paused keeps
 // its last "halted:<reason>" value.
 func PausedQuery(attr string) string {
-	return attr + ` STARTS_WITH "` + string(StateHalted) + `" AND ExecutionStatus = "Running"`
+	return attr + ` STARTS_WITH "` + string(protocol.StateHalted) + `" AND ExecutionStatus = "Running"`
 }
 
 // PausedSinceQuery is PausedQuery narrowed to the pauses that began at or
@@ -99,7 +101,7 @@ func (g *guard) countCall(ctx workflow.Context, kind CallKind) {
 }
 
 // countHalt counts a halt by reason, detector and the policy applied.
-func (g *guard) countHalt(ctx workflow.Context, ev HaltEvent, policy OnHalt) {
+func (g *guard) countHalt(ctx workflow.Context, ev protocol.HaltEvent, policy protocol.OnHalt) {
 	g.next.GetMetricsHandler(ctx).WithTags(map[string]string{
 		labelReason:   string(ev.HaltReason),
 		labelDetector: string(ev.Detector),
@@ -109,13 +111,13 @@ func (g *guard) countHalt(ctx workflow.Context, ev HaltEvent, policy OnHalt) {
 
 // countDecision counts a resume or an escalation, by the reason of the halt
 // it answered.
-func (g *guard) countDecision(ctx workflow.Context, name string, ev *HaltEvent) {
+func (g *guard) countDecision(ctx workflow.Context, name string, ev *protocol.HaltEvent) {
 	g.next.GetMetricsHandler(ctx).WithTags(map[string]string{labelReason: haltReasonOf(ev)}).Counter(name).Inc(1)
 }
 
 // recordPauseWait records how long a paused call waited for decision d, in
 // workflow time (workflow.Now), which is what the history shows.
-func (g *guard) recordPauseWait(ctx workflow.Context, ev HaltEvent, d Decision) {
+func (g *guard) recordPauseWait(ctx workflow.Context, ev protocol.HaltEvent, d protocol.Decision) {
 	wait := workflow.Now(ctx).Sub(ev.WorkflowTime)
 	if wait < 0 {
 		wait = 0
@@ -136,7 +138,7 @@ func (g *guard) countRejected(ctx workflow.Context, name string, err error) erro
 }
 
 // haltReasonOf is ev's reason, or "unknown" without a halt.
-func haltReasonOf(ev *HaltEvent) string {
+func haltReasonOf(ev *protocol.HaltEvent) string {
 	if ev == nil {
 		return "unknown"
 	}

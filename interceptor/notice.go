@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"slices"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/sdk/converter"
 	sdkinterceptor "go.temporal.io/sdk/interceptor"
@@ -12,76 +14,19 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// NoticeHeader is the header that carries a Notice to a guarded call, as
-// sdk-go's tracing interceptor carries its span context: a JSON payload of
-// the default data converter (payload codecs do not see headers, so do not
-// put secrets in guidance).
-const NoticeHeader = "loopguard-notice"
-
-// MaxGuidanceBytes bounds a resume's guidance, in bytes of UTF-8: half of
-// MaxNoticeBytes. Its JSON writes <, >, &, U+2028, U+2029 and control
-// characters as 6-byte escapes, so the header cuts what does not fit
-// (encodeNotice).
-const MaxGuidanceBytes = 512
-
-// MaxNoticeBytes bounds the notice header: the payload
-// as history stores it, its JSON and its encoding metadata. The header
-// goes with every call of the loop, into history and to the worker, and an
-// agent puts it in its prompt.
-const MaxNoticeBytes = 1024
-
-// Notice is what the guard has to tell a guarded call: the warning in
-// force, the human's guidance from the last resume, for the calls of the
-// loop that halted, and how often the call was made before. A call with
-// nothing to be told carries no header.
-type Notice struct {
-	// Warning is the warning in force for the loop the call belongs to
-	// (Options.Warnings).
-	Warning *Warning `json:"warning,omitempty"`
-	// Guidance is the text of the resume that answered the loop's last
-	// halt, and who sent it.
-	Guidance string `json:"guidance,omitempty"`
-	By       string `json:"by,omitempty"`
-	// HaltSeq is the halt the guidance answered.
-	HaltSeq int `json:"haltSeq,omitempty"`
-	// Repeats is how many guarded calls of this run before this one had
-	// the same node and the same arguments (Options.CountRepeats), so that
-	// a tool can answer "no new information" rather than run again. It
-	// counts within one run: continue-as-new starts it over. Arguments are
-	// compared by their encoding with the default data converter (a 64-bit
-	// hash of it); arguments that do not encode, and new actions once a run
-	// has seen 1024 distinct ones, count 0. The halt handler's calls are
-	// not guarded and not counted.
-	Repeats int `json:"repeats,omitempty"`
-	// Budget is what is left of the budgets of the call's node and loop.
-	// Only NoticeFor, in workflow code, fills it: the header does not
-	// carry it (that would change the guard's commands).
-	Budget *Budget `json:"budget,omitempty"`
-}
-
-// Guidance is the guidance in force, as Status shows it.
-type Guidance struct {
-	Text    string `json:"text"`
-	By      string `json:"by,omitempty"`
-	HaltSeq int    `json:"haltSeq"`
-	// Nodes are the nodes whose calls carry it: the halted cycle's
-	// members, or the halted node.
-	Nodes []string `json:"nodes"`
-}
-
 type noticeKey struct{}
 
 // NoticeFrom returns the notice of the activity running with ctx. The
 // worker that runs the activity must have the guard registered (New or
 // NewPlugin, any Options): its activity interceptor reads the header.
-func NoticeFrom(ctx context.Context) (Notice, bool) {
-	n, ok := ctx.Value(noticeKey{}).(Notice)
+func NoticeFrom(ctx context.Context) (protocol.Notice, bool) {
+	n, ok := ctx.Value(noticeKey{}).(protocol.Notice)
 	return n, ok
 }
 
 // WorkflowNotice returns the notice a child workflow was started with.
-func WorkflowNotice(ctx workflow.Context) (Notice, bool) {
-	if n, ok := ctx.Value(noticeKey{}).(Notice); ok {
+func WorkflowNotice(ctx workflow.Context) (protocol.Notice, bool) {
+	if n, ok := ctx.Value(noticeKey{}).(protocol.Notice); ok {
 		return n, true
 	}
 	return readNotice(sdkinterceptor.WorkflowHeader(ctx))
@@ -89,20 +34,20 @@ func WorkflowNotice(ctx workflow.Context) (Notice, bool) {
 
 // readNotice decodes the notice header, if any. A header that does not
 // decode is no notice.
-func readNotice(h map[string]*commonpb.Payload) (Notice, bool) {
-	p := h[NoticeHeader]
+func readNotice(h map[string]*commonpb.Payload) (protocol.Notice, bool) {
+	p := h[protocol.NoticeHeader]
 	if p == nil {
-		return Notice{}, false
+		return protocol.Notice{}, false
 	}
-	var n Notice
+	var n protocol.Notice
 	if err := converter.GetDefaultDataConverter().FromPayload(p, &n); err != nil {
-		return Notice{}, false
+		return protocol.Notice{}, false
 	}
 	return n, true
 }
 
 // notice returns what the next call of node, with args, must be told.
-func (g *guard) notice(node string, args []any) (Notice, bool) {
+func (g *guard) notice(node string, args []any) (protocol.Notice, bool) {
 	n, ok := g.inForce(node)
 	if g.cfg.CountRepeats {
 		n.Repeats = g.repeats.count(node, args)
@@ -113,8 +58,8 @@ func (g *guard) notice(node string, args []any) (Notice, bool) {
 
 // inForce returns the warning and the guidance in force for the calls of
 // node. It only reads.
-func (g *guard) inForce(node string) (Notice, bool) {
-	var n Notice
+func (g *guard) inForce(node string) (protocol.Notice, bool) {
+	var n protocol.Notice
 	ok := false
 	if w := g.pause.warning(); w != nil && slices.Contains(w.Nodes, node) {
 		n.Warning, ok = w, true
@@ -157,16 +102,16 @@ func (g *guard) setNotice(ctx workflow.Context, node string, step int, args []an
 		}
 	}
 	if p == nil {
-		delete(h, NoticeHeader)
+		delete(h, protocol.NoticeHeader)
 		g.noticed = false
 		return
 	}
-	h[NoticeHeader] = p
+	h[protocol.NoticeHeader] = p
 	g.noticed = true
 }
 
 // sameNotice reports whether a and b encode alike.
-func sameNotice(a, b Notice) bool {
+func sameNotice(a, b protocol.Notice) bool {
 	if (a.Warning == nil) != (b.Warning == nil) {
 		return false
 	}
@@ -188,7 +133,7 @@ const payloadOverhead = 64
 // fits reports whether p is at most MaxNoticeBytes as history stores it.
 // Most notices are far below: they are not measured (proto.Size allocates).
 func fits(p *commonpb.Payload) bool {
-	return len(p.GetData())+payloadOverhead <= MaxNoticeBytes || proto.Size(p) <= MaxNoticeBytes
+	return len(p.GetData())+payloadOverhead <= protocol.MaxNoticeBytes || proto.Size(p) <= protocol.MaxNoticeBytes
 }
 
 // encodeNotice encodes n for the header. A notice
@@ -199,13 +144,13 @@ func fits(p *commonpb.Payload) bool {
 // detector's message can name a whole cycle of 200-byte node names, a
 // cycle has up to MaxNodes members, By may be 1 KiB, and JSON's escapes
 // (\u003c for <) can make 512 bytes of guidance six times as long.
-func encodeNotice(n Notice) *commonpb.Payload {
+func encodeNotice(n protocol.Notice) *commonpb.Payload {
 	dc := converter.GetDefaultDataConverter()
 	p, _ := dc.ToPayload(n) // a Notice always encodes
 	if fits(p) {
 		return p
 	}
-	w := Warning{}
+	w := protocol.Warning{}
 	if n.Warning != nil {
 		w = *n.Warning // cut a copy: the guard's warning stays whole
 		n.Warning = &w
@@ -221,7 +166,7 @@ func encodeNotice(n Notice) *commonpb.Payload {
 		if fits(p) {
 			break
 		}
-		cut(proto.Size(p) - MaxNoticeBytes)
+		cut(proto.Size(p) - protocol.MaxNoticeBytes)
 		p, _ = dc.ToPayload(n)
 	}
 	return p
@@ -251,12 +196,12 @@ func jsonLen(s string) int {
 }
 
 // guide puts the guidance of a resume in force for the loop of trip.
-func (c *core) guide(ev HaltEvent, d Decision) {
+func (c *core) guide(ev protocol.HaltEvent, d protocol.Decision) {
 	c.guidance = nil
 	if d.Guidance == "" {
 		return
 	}
-	c.guidance = &Guidance{Text: d.Guidance, By: d.By, HaltSeq: d.HaltSeq, Nodes: c.loopNodes(ev.CycleID, ev.Node)}
+	c.guidance = &protocol.Guidance{Text: d.Guidance, By: d.By, HaltSeq: d.HaltSeq, Nodes: c.loopNodes(ev.CycleID, ev.Node)}
 }
 
 // activityInbound gives an activity its notice (NoticeFrom).

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	commonpb "go.temporal.io/api/common/v1"
@@ -19,7 +21,7 @@ import (
 // transitions between 200-byte node names (longer than any generation 3
 // message, whose paths are cut to 200 bytes), a 64-member cycle of such
 // names, and counts as large as an int holds.
-func largestWarning() *Warning {
+func largestWarning() *protocol.Warning {
 	name := strings.Repeat("ß", 100) // 200 bytes, detect's cap on a node name
 	parts := make([]string, 8)
 	for i := range parts {
@@ -35,8 +37,8 @@ func largestWarning() *Warning {
 			directive = d
 		}
 	}
-	return &Warning{
-		Detector: detect.DetectorTransitionOscillation, Reason: ReasonRepeatedError,
+	return &protocol.Warning{
+		Detector: detect.DetectorTransitionOscillation, Reason: protocol.ReasonRepeatedError,
 		Message:   "transitions repeat with period 8 without progress: " + strings.Join(parts, ", "),
 		Directive: directive, N: math.MaxInt, Of: math.MaxInt,
 		Node: name, Nodes: nodes, CycleID: "cyc-0123456789ab",
@@ -49,28 +51,28 @@ func largestWarning() *Warning {
 // bytes, and the directive always is. A notice that fits is not touched,
 // and version 7 cuts nothing.
 func TestNoticeHeaderIsBounded(t *testing.T) {
-	multiByte := strings.Repeat("é", MaxGuidanceBytes/2) // 512 bytes
-	escaped := strings.Repeat("<", MaxGuidanceBytes)     // 3 KiB of JSON
+	multiByte := strings.Repeat("é", protocol.MaxGuidanceBytes/2) // 512 bytes
+	escaped := strings.Repeat("<", protocol.MaxGuidanceBytes)     // 3 KiB of JSON
 	longBy := strings.Repeat("<", maxTextLen)
-	typical := Notice{Warning: &Warning{Detector: detect.DetectorIdenticalOutput, Reason: ReasonStalled,
-		Message: "Code returned the same result 3 times in a row", Directive: directives[ReasonStalled],
+	typical := protocol.Notice{Warning: &protocol.Warning{Detector: detect.DetectorIdenticalOutput, Reason: protocol.ReasonStalled,
+		Message: "Code returned the same result 3 times in a row", Directive: directives[protocol.ReasonStalled],
 		N: 1, Of: 2, Node: "Code", Nodes: []string{"Code", "Verify"}, CycleID: "cyc-0123456789ab"},
 		Guidance: "read config/prod.yaml", By: "ana", HaltSeq: 1, Repeats: 2}
 	tests := []struct {
 		name      string
-		give      Notice
+		give      protocol.Notice
 		wantSame  bool // the plain encoding, untouched
 		wantWhole bool // the guidance is whole
 	}{
 		{"typical", typical, true, true},
-		{"largest, multi-byte guidance", Notice{Warning: largestWarning(), Guidance: multiByte, By: longBy, HaltSeq: math.MaxInt, Repeats: math.MaxInt}, false, true},
-		{"largest, guidance of escapes", Notice{Warning: largestWarning(), Guidance: escaped, By: longBy, HaltSeq: math.MaxInt, Repeats: math.MaxInt}, false, false},
-		{"no warning", Notice{Guidance: multiByte, By: longBy, HaltSeq: math.MaxInt, Repeats: math.MaxInt}, false, true},
+		{"largest, multi-byte guidance", protocol.Notice{Warning: largestWarning(), Guidance: multiByte, By: longBy, HaltSeq: math.MaxInt, Repeats: math.MaxInt}, false, true},
+		{"largest, guidance of escapes", protocol.Notice{Warning: largestWarning(), Guidance: escaped, By: longBy, HaltSeq: math.MaxInt, Repeats: math.MaxInt}, false, false},
+		{"no warning", protocol.Notice{Guidance: multiByte, By: longBy, HaltSeq: math.MaxInt, Repeats: math.MaxInt}, false, true},
 	}
 	dc := converter.GetDefaultDataConverter()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var before Warning
+			var before protocol.Warning
 			if tt.give.Warning != nil {
 				before = *tt.give.Warning
 			}
@@ -81,8 +83,8 @@ func TestNoticeHeaderIsBounded(t *testing.T) {
 				assert.Equal(t, plain.GetData(), p.GetData())
 				return
 			}
-			assert.LessOrEqual(t, proto.Size(p), MaxNoticeBytes, "the header as history stores it")
-			got, ok := readNotice(map[string]*commonpb.Payload{NoticeHeader: p})
+			assert.LessOrEqual(t, proto.Size(p), protocol.MaxNoticeBytes, "the header as history stores it")
+			got, ok := readNotice(map[string]*commonpb.Payload{protocol.NoticeHeader: p})
 			require.True(t, ok, "the cut notice decodes")
 			var msg int
 			if got.Warning != nil {
@@ -108,22 +110,22 @@ func TestNoticeHeaderIsBounded(t *testing.T) {
 // TestSameNotice: a notice is encoded again only when something in it
 // changed; a warning changed in place is a change.
 func TestSameNotice(t *testing.T) {
-	w := &Warning{Reason: ReasonStalled, N: 1, Of: 2, Node: "Code", Nodes: []string{"Code", "Verify"}}
+	w := &protocol.Warning{Reason: protocol.ReasonStalled, N: 1, Of: 2, Node: "Code", Nodes: []string{"Code", "Verify"}}
 	w2 := *w
 	w2.N = 2
 	tests := []struct {
 		name string
-		a, b Notice
+		a, b protocol.Notice
 		want bool
 	}{
-		{"empty", Notice{}, Notice{}, true},
-		{"same warning, another copy", Notice{Warning: w}, Notice{Warning: &Warning{Reason: ReasonStalled, N: 1, Of: 2, Node: "Code", Nodes: []string{"Code", "Verify"}}}, true},
-		{"warning n", Notice{Warning: w}, Notice{Warning: &w2}, false},
-		{"warning or none", Notice{Warning: w}, Notice{}, false},
-		{"guidance", Notice{Guidance: "a"}, Notice{Guidance: "b"}, false},
-		{"by", Notice{Guidance: "a", By: "ana"}, Notice{Guidance: "a"}, false},
-		{"repeats", Notice{Repeats: 1}, Notice{Repeats: 2}, false},
-		{"halt", Notice{Guidance: "a", HaltSeq: 1}, Notice{Guidance: "a", HaltSeq: 2}, false},
+		{"empty", protocol.Notice{}, protocol.Notice{}, true},
+		{"same warning, another copy", protocol.Notice{Warning: w}, protocol.Notice{Warning: &protocol.Warning{Reason: protocol.ReasonStalled, N: 1, Of: 2, Node: "Code", Nodes: []string{"Code", "Verify"}}}, true},
+		{"warning n", protocol.Notice{Warning: w}, protocol.Notice{Warning: &w2}, false},
+		{"warning or none", protocol.Notice{Warning: w}, protocol.Notice{}, false},
+		{"guidance", protocol.Notice{Guidance: "a"}, protocol.Notice{Guidance: "b"}, false},
+		{"by", protocol.Notice{Guidance: "a", By: "ana"}, protocol.Notice{Guidance: "a"}, false},
+		{"repeats", protocol.Notice{Repeats: 1}, protocol.Notice{Repeats: 2}, false},
+		{"halt", protocol.Notice{Guidance: "a", HaltSeq: 1}, protocol.Notice{Guidance: "a", HaltSeq: 2}, false},
 	}
 	for _, tt := range tests {
 		if got := sameNotice(tt.a, tt.b); got != tt.want {
@@ -136,9 +138,9 @@ func TestSameNotice(t *testing.T) {
 // payload whose stored size is over MaxNoticeBytes.
 func TestFitsAgreesWithTheStoredSize(t *testing.T) {
 	dc := converter.GetDefaultDataConverter()
-	for n := MaxNoticeBytes - payloadOverhead - 8; n <= MaxNoticeBytes+8; n++ {
-		p, err := dc.ToPayload(Notice{Guidance: strings.Repeat("x", n-len(`{"guidance":""}`))})
+	for n := protocol.MaxNoticeBytes - payloadOverhead - 8; n <= protocol.MaxNoticeBytes+8; n++ {
+		p, err := dc.ToPayload(protocol.Notice{Guidance: strings.Repeat("x", n-len(`{"guidance":""}`))})
 		require.NoError(t, err)
-		assert.Equal(t, proto.Size(p) <= MaxNoticeBytes, fits(p), "data %d bytes, stored %d", len(p.GetData()), proto.Size(p))
+		assert.Equal(t, proto.Size(p) <= protocol.MaxNoticeBytes, fits(p), "data %d bytes, stored %d", len(p.GetData()), proto.Size(p))
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	sdkpb "go.temporal.io/api/sdk/v1"
@@ -60,10 +62,10 @@ func TestGuidanceReachesTheAgent(t *testing.T) {
 	for _, local := range []bool{false, true} {
 		t.Run(map[bool]string{false: "activity", true: "local activity"}[local], func(t *testing.T) {
 			env := newAgentEnv(t, interceptor.Options{}, guidedLoop, heedfulAgent)
-			var halted interceptor.Status
+			var halted protocol.Status
 			env.RegisterDelayedCallback(func() {
 				halted = status(t, env)
-				env.SignalWorkflow(interceptor.DefaultResumeSignal, interceptor.ResumeRequest{By: "ana", Guidance: "read config/prod.yaml, not config/dev.yaml"})
+				env.SignalWorkflow(protocol.DefaultResumeSignal, protocol.ResumeRequest{By: "ana", Guidance: "read config/prod.yaml, not config/dev.yaml"})
 			}, time.Hour)
 			env.ExecuteWorkflow(guidedLoop, 6, local)
 			require.True(t, env.IsWorkflowCompleted())
@@ -96,26 +98,26 @@ func TestGuidanceInputErrors(t *testing.T) {
 		give   any
 		want   string
 	}{
-		{"on escalate", interceptor.DefaultEscalateSignal, map[string]string{"guidance": "stop"}, "only accepted by resume"},
-		{"on halt", interceptor.DefaultHaltSignal, map[string]string{"guidance": "stop"}, "only accepted by resume"},
-		{"too long", interceptor.DefaultResumeSignal, interceptor.ResumeRequest{Guidance: strings.Repeat("x", interceptor.MaxGuidanceBytes+1)}, "at most 512"},
+		{"on escalate", protocol.DefaultEscalateSignal, map[string]string{"guidance": "stop"}, "only accepted by resume"},
+		{"on halt", protocol.DefaultHaltSignal, map[string]string{"guidance": "stop"}, "only accepted by resume"},
+		{"too long", protocol.DefaultResumeSignal, protocol.ResumeRequest{Guidance: strings.Repeat("x", protocol.MaxGuidanceBytes+1)}, "at most 512"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			env := newAgentEnv(t, interceptor.Options{}, guidedLoop, heedfulAgent)
-			var refused interceptor.Status
+			var refused protocol.Status
 			env.RegisterDelayedCallback(func() {
 				env.SignalWorkflow(tt.signal, tt.give)
 			}, time.Hour)
 			env.RegisterDelayedCallback(func() {
 				refused = status(t, env)
-				env.SignalWorkflow(interceptor.DefaultResumeSignal, interceptor.ResumeRequest{By: "ana"})
+				env.SignalWorkflow(protocol.DefaultResumeSignal, protocol.ResumeRequest{By: "ana"})
 			}, 2*time.Hour)
 			env.ExecuteWorkflow(guidedLoop, 4, false)
 			require.True(t, env.IsWorkflowCompleted())
 			require.NotNil(t, refused.LastRejected)
 			assert.Contains(t, refused.LastRejected.Reason, tt.want)
-			assert.Equal(t, interceptor.StateHalted, refused.State, "still paused")
+			assert.Equal(t, protocol.StateHalted, refused.State, "still paused")
 			assert.Nil(t, status(t, env).Guidance)
 		})
 	}
@@ -149,7 +151,7 @@ func TestGuidanceReachesAChildWorkflow(t *testing.T) {
 	env.RegisterWorkflow(childLoop)
 	env.RegisterWorkflow(childAgent)
 	env.RegisterDelayedCallback(func() {
-		env.SignalWorkflow(interceptor.DefaultResumeSignal, interceptor.ResumeRequest{By: "ana", Guidance: "plan the migration per tenant"})
+		env.SignalWorkflow(protocol.DefaultResumeSignal, protocol.ResumeRequest{By: "ana", Guidance: "plan the migration per tenant"})
 	}, time.Hour)
 	env.ExecuteWorkflow(childLoop, 5)
 	require.True(t, env.IsWorkflowCompleted())
@@ -243,7 +245,7 @@ func TestCurrentDetailsShowTheLadder(t *testing.T) {
 	var atHalt string
 	env.RegisterDelayedCallback(func() {
 		atHalt = currentDetails(t, env)
-		env.SignalWorkflow(interceptor.DefaultResumeSignal, interceptor.ResumeRequest{By: "ana", Guidance: "read config/prod.yaml"})
+		env.SignalWorkflow(protocol.DefaultResumeSignal, protocol.ResumeRequest{By: "ana", Guidance: "read config/prod.yaml"})
 	}, time.Hour)
 	env.ExecuteWorkflow(guidedLoop, 9, false)
 	require.True(t, env.IsWorkflowCompleted())

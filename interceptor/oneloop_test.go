@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/activity"
@@ -91,9 +93,9 @@ func planSwitcher(log *ladderLog) map[string]func(context.Context, int) (string,
 func roundsLoop(log *ladderLog) func(ctx workflow.Context, rounds int, handler bool) (int, error) {
 	return func(ctx workflow.Context, rounds int, handler bool) (int, error) {
 		if handler {
-			err := interceptor.SetHaltHandler(ctx, func(ctx workflow.Context, halt interceptor.HaltEvent) (interceptor.HandlerDecision, error) {
+			err := interceptor.SetHaltHandler(ctx, func(ctx workflow.Context, halt protocol.HaltEvent) (interceptor.HandlerDecision, error) {
 				log.add("H")
-				return interceptor.HandlerDecision{Action: interceptor.ActionResume, Reason: "try again"}, nil
+				return interceptor.HandlerDecision{Action: protocol.ActionResume, Reason: "try again"}, nil
 			})
 			if err != nil {
 				return 0, err
@@ -121,9 +123,9 @@ func roundsLoop(log *ladderLog) func(ctx workflow.Context, rounds int, handler b
 func resumeEveryHour(t *testing.T, env *testsuite.TestWorkflowEnvironment, log *ladderLog, hours int) {
 	for h := 1; h <= hours; h++ {
 		env.RegisterDelayedCallback(func() {
-			if status(t, env).State == interceptor.StateHalted {
+			if status(t, env).State == protocol.StateHalted {
 				log.add("H")
-				env.SignalWorkflow(interceptor.DefaultResumeSignal, interceptor.ResumeRequest{By: "ana"})
+				env.SignalWorkflow(protocol.DefaultResumeSignal, protocol.ResumeRequest{By: "ana"})
 			}
 		}, time.Duration(h)*time.Hour)
 	}
@@ -219,7 +221,7 @@ func toolLoop(ctx workflow.Context, turns int) (int, error) {
 
 // runToolLoop runs toolLoop with Warnings 1 and the tool-call grain, each
 // tool its own node; a human escalates the first halt.
-func runToolLoop(t *testing.T, m *toolModel, turns int) interceptor.Status {
+func runToolLoop(t *testing.T, m *toolModel, turns int) protocol.Status {
 	t.Helper()
 	env := newEnv(t, interceptor.Options{Warnings: 1, Grain: interceptor.GrainToolCall, NodeName: func(c interceptor.Call) string {
 		if c.Type == "Tool" {
@@ -233,7 +235,7 @@ func runToolLoop(t *testing.T, m *toolModel, turns int) interceptor.Status {
 		return "output of " + cmd, nil
 	}, activity.RegisterOptions{Name: "Tool"})
 	env.RegisterDelayedCallback(func() {
-		env.SignalWorkflow(interceptor.DefaultEscalateSignal, interceptor.EscalateRequest{By: "ana"})
+		env.SignalWorkflow(protocol.DefaultEscalateSignal, protocol.EscalateRequest{By: "ana"})
 	}, time.Hour)
 	env.ExecuteWorkflow(toolLoop, turns)
 	require.True(t, env.IsWorkflowCompleted())
@@ -253,7 +255,7 @@ func TestADetourIsTheSameLoop(t *testing.T) {
 	assert.Equal(t, 1, st.Warnings, "one warning for the loop, detour or not")
 	assert.Equal(t, 1, st.Halts, "then the halt")
 	require.NotNil(t, st.LastDecision)
-	assert.Equal(t, interceptor.ActionEscalate, st.LastDecision.Action)
+	assert.Equal(t, protocol.ActionEscalate, st.LastDecision.Action)
 	assert.Equal(t, 1, m.detours)
 }
 

@@ -9,24 +9,11 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/loopguard/loopguard/interceptor/detect"
-)
-
-// OnHalt is what the guard does when a detector trips.
-type OnHalt string
-
-// The halt policies.
-const (
-	// OnHaltPause (the default) pauses the workflow at the guarded call that
-	// would continue the loop until a human resumes or escalates.
-	OnHaltPause OnHalt = "pause"
-	// OnHaltFail escalates at once: the call returns a LoopEscalated error.
-	OnHaltFail OnHalt = "fail"
-	// OnHaltObserve records, signals, logs and counts halts but never
-	// blocks: a shadow mode for tuning thresholds on live traffic.
-	OnHaltObserve OnHalt = "observe"
 )
 
 // PauseTimeoutAction is what happens when no human answers a pause within
@@ -203,7 +190,7 @@ type Options struct {
 	CountRepeats bool
 
 	// OnHalt is what a halt does. Default OnHaltPause.
-	OnHalt OnHalt
+	OnHalt protocol.OnHalt
 	// PauseTimeout ends a pause nobody answered with OnPauseTimeout.
 	// Default 0: wait for a human forever.
 	PauseTimeout time.Duration
@@ -319,7 +306,7 @@ type NodeOptions struct {
 // pinned in each execution's history; the hooks are not.
 type config struct {
 	Policy            detect.Policy      `json:"policy"`
-	OnHalt            OnHalt             `json:"onHalt"`
+	OnHalt            protocol.OnHalt    `json:"onHalt"`
 	Warnings          int                `json:"warnings,omitempty"`
 	CountRepeats      bool               `json:"countRepeats,omitempty"`
 	PauseTimeout      time.Duration      `json:"pauseTimeout,omitempty"`
@@ -374,18 +361,18 @@ func buildConfig(o Options) (config, hooks, error) {
 		return config{}, hooks{}, &OptionError{Field: "Grain", Reason: fmt.Sprintf("unknown grain %q (want \"\" for agent turns or %q)", o.Grain, GrainToolCall)}
 	}
 	c := config{
-		OnHalt:            pick(o.OnHalt, OnHaltPause),
+		OnHalt:            pick(o.OnHalt, protocol.OnHaltPause),
 		Warnings:          o.Warnings,
 		CountRepeats:      o.CountRepeats,
 		PauseTimeout:      o.PauseTimeout,
 		OnPauseTimeout:    pick(o.OnPauseTimeout, TimeoutEscalate),
-		ResumeSignal:      pick(o.ResumeSignal, DefaultResumeSignal),
-		EscalateSignal:    pick(o.EscalateSignal, DefaultEscalateSignal),
-		HaltSignal:        pick(o.HaltSignal, DefaultHaltSignal),
-		HaltedSignal:      pick(o.HaltedSignal, DefaultHaltedSignal),
-		StatusQuery:       pick(o.StatusQuery, DefaultStatusQuery),
-		ResumeUpdate:      pick(o.ResumeUpdate, DefaultResumeUpdate),
-		EscalateUpdate:    pick(o.EscalateUpdate, DefaultEscalateUpdate),
+		ResumeSignal:      pick(o.ResumeSignal, protocol.DefaultResumeSignal),
+		EscalateSignal:    pick(o.EscalateSignal, protocol.DefaultEscalateSignal),
+		HaltSignal:        pick(o.HaltSignal, protocol.DefaultHaltSignal),
+		HaltedSignal:      pick(o.HaltedSignal, protocol.DefaultHaltedSignal),
+		StatusQuery:       pick(o.StatusQuery, protocol.DefaultStatusQuery),
+		ResumeUpdate:      pick(o.ResumeUpdate, protocol.DefaultResumeUpdate),
+		EscalateUpdate:    pick(o.EscalateUpdate, protocol.DefaultEscalateUpdate),
 		Supervisor:        o.SupervisorWorkflowID,
 		SearchAttribute:   o.SearchAttribute,
 		PausedSince:       o.PausedSinceAttribute,
@@ -535,7 +522,7 @@ func buildConfig(o Options) (config, hooks, error) {
 	}
 
 	switch c.OnHalt {
-	case OnHaltPause, OnHaltFail, OnHaltObserve:
+	case protocol.OnHaltPause, protocol.OnHaltFail, protocol.OnHaltObserve:
 	default:
 		return config{}, hooks{}, &OptionError{Field: "OnHalt", Reason: fmt.Sprintf("unknown action %q (want pause, fail or observe)", c.OnHalt)}
 	}

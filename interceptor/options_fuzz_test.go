@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/workflow"
@@ -291,8 +293,8 @@ var (
 		time.Minute, time.Hour, 24 * time.Hour, 1 << 62, math.MaxInt64, math.MinInt64}
 	fuzzStrings = []string{"", " ", "x", " x", "x ", "__x", "a\xffb", "a..b", ".a", "a.", "at", "diff", "failing", "cost",
 		"report.failing", "Code", "Verify", "Agent", "tool_call", "pause", "fail", "observe", "escalate", "resume",
-		DefaultResumeSignal, DefaultEscalateSignal, DefaultHaltSignal, DefaultHaltedSignal, DefaultStatusQuery,
-		DefaultResumeUpdate, DefaultEscalateUpdate, "loopguard", strings.Repeat("n", 300)}
+		protocol.DefaultResumeSignal, protocol.DefaultEscalateSignal, protocol.DefaultHaltSignal, protocol.DefaultHaltedSignal, protocol.DefaultStatusQuery,
+		protocol.DefaultResumeUpdate, protocol.DefaultEscalateUpdate, "loopguard", strings.Repeat("n", 300)}
 	fuzzNodeKeys = []string{"Code", "Verify", " Code", "Code ", "", "Other", "a\xffb", "__x"}
 )
 

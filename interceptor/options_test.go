@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/testsuite"
@@ -88,7 +90,7 @@ func TestZeroOptionsWork(t *testing.T) {
 }
 
 func TestPluginGuardsLikeTheInterceptor(t *testing.T) {
-	p, err := interceptor.NewPlugin(interceptor.Options{OnHalt: interceptor.OnHaltFail})
+	p, err := interceptor.NewPlugin(interceptor.Options{OnHalt: protocol.OnHaltFail})
 	require.NoError(t, err)
 	var s testsuite.WorkflowTestSuite
 	s.SetLogger(quietLogger())
@@ -115,7 +117,7 @@ func TestExtremeOptionsRun(t *testing.T) {
 		MaxEdgeWithoutProgress: math.MaxInt, MaxCost: math.MaxFloat64, MaxCycleCost: math.MaxFloat64,
 		MaxNodeRuntime: math.MaxInt64, MaxCycleRuntime: math.MaxInt64,
 		PauseTimeout: math.MaxInt64, HaltSignalTimeout: math.MaxInt64, MaxPayloadBytes: math.MaxInt,
-		Warnings: 1, OnHalt: interceptor.OnHaltFail,
+		Warnings: 1, OnHalt: protocol.OnHaltFail,
 	}
 	tiny := interceptor.Options{
 		MaxNodeRuntime: 1, MaxCycleRuntime: 1, PauseTimeout: 1, OnPauseTimeout: interceptor.TimeoutResume,
@@ -133,7 +135,7 @@ func TestExtremeOptionsRun(t *testing.T) {
 			"Code":    {IgnoreFields: []string{long}, ProgressFields: []string{"output"}, MetricField: "failing", CostField: "cost"},
 		},
 		Graph:    []interceptor.Edge{{From: "Code", To: "Nowhere"}, {From: "Code", To: "Code"}, {From: "Code", To: "Code"}},
-		Warnings: 2, OnHalt: interceptor.OnHaltFail,
+		Warnings: 2, OnHalt: protocol.OnHaltFail,
 	}
 	tests := []struct {
 		name      string
@@ -147,7 +149,7 @@ func TestExtremeOptionsRun(t *testing.T) {
 		// whose only timer lies 200 years ahead ("deadline exceeded"), as it
 		// fails one blocked forever; the server caps timers at 250 years.
 		{"a year's pause, timed out", interceptor.Options{PauseTimeout: 365 * 24 * time.Hour, HaltSignalTimeout: 365 * 24 * time.Hour}, 10, true},
-		{"warnings without end, observed", interceptor.Options{Grain: interceptor.GrainToolCall, Warnings: math.MaxInt, OnHalt: interceptor.OnHaltObserve, CountRepeats: true}, 200, false},
+		{"warnings without end, observed", interceptor.Options{Grain: interceptor.GrainToolCall, Warnings: math.MaxInt, OnHalt: protocol.OnHaltObserve, CountRepeats: true}, 200, false},
 		{"long and unknown names", names, 40, true},
 	}
 	for _, tt := range tests {

@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/temporal"
@@ -87,10 +89,10 @@ func TestOutsideInputBreaksRepetition(t *testing.T) {
 				}
 				env.SignalWorkflow("message", "try the other config file")
 			}, time.Minute)
-			var halted interceptor.Status
+			var halted protocol.Status
 			env.RegisterDelayedCallback(func() {
 				halted = status(t, env)
-				env.SignalWorkflow(interceptor.DefaultEscalateSignal, map[string]string{"by": "test"})
+				env.SignalWorkflow(protocol.DefaultEscalateSignal, map[string]string{"by": "test"})
 			}, time.Hour)
 			env.ExecuteWorkflow(messagedLoop, tt.before, tt.after)
 			res := result(t, env)
@@ -119,11 +121,11 @@ func TestRefusedControlSignalIsNoNews(t *testing.T) {
 		env := newEnv(t, interceptor.Options{})
 		if early {
 			env.RegisterDelayedCallback(func() {
-				env.SignalWorkflow(interceptor.DefaultEscalateSignal, interceptor.EscalateRequest{By: "ops"})
+				env.SignalWorkflow(protocol.DefaultEscalateSignal, protocol.EscalateRequest{By: "ops"})
 			}, 30*time.Second)
 		}
 		halted := statusThen(t, env, decideAfter, func() {
-			env.SignalWorkflow(interceptor.DefaultEscalateSignal, interceptor.EscalateRequest{By: "ana"})
+			env.SignalWorkflow(protocol.DefaultEscalateSignal, protocol.EscalateRequest{By: "ana"})
 		})
 		env.ExecuteWorkflow(scriptLoop, give)
 		assert.True(t, result(t, env).Escalated)

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"github.com/loopguard/loopguard/interceptor/detect"
 )
 
@@ -34,18 +36,18 @@ func (p phase) String() string {
 type pause struct {
 	phase phase
 	// halt is the halt in force (halting, paused) or the last one.
-	halt *HaltEvent
+	halt *protocol.HaltEvent
 	// policy is what the halt in force does: pause, observe or fail.
-	policy OnHalt
+	policy protocol.OnHalt
 	// since is the workflow time the halt in force began.
 	since time.Time
 	// decision answers the halt in force once a human (or the pause
 	// timeout, or cancellation) has decided; extend goes with a resume.
-	decision *Decision
+	decision *protocol.Decision
 	extend   detect.Extension
 	// last is the last decision carried out, and resolved the Seq of the
 	// last halt that ended: branches that waited on it read its outcome.
-	last     *Decision
+	last     *protocol.Decision
 	resolved int
 	// handling is how long the halt handler ran before the pause: it
 	// counts towards PauseTimeout. deciding is set while it runs.
@@ -71,10 +73,10 @@ type pause struct {
 // warned and beyond it: the list keeps 8 for evidence, and a loop counted
 // from it could never reach a ninth warning.
 type rung struct {
-	Warned      []Warning   `json:"warned,omitempty"`
-	WarningLeft int         `json:"warningLeft,omitempty"`
-	Warnings    int         `json:"warnings,omitempty"`
-	Tally       []warnTally `json:"warnTally,omitempty"`
+	Warned      []protocol.Warning `json:"warned,omitempty"`
+	WarningLeft int                `json:"warningLeft,omitempty"`
+	Warnings    int                `json:"warnings,omitempty"`
+	Tally       []warnTally        `json:"warnTally,omitempty"`
 }
 
 // warnTally is the number of unanswered warnings of one loop.
@@ -98,7 +100,7 @@ const maxWarned = 8
 // set is the one transition function. It moves to phase to, keeping the
 // invariants: a halt is in force exactly while halting or paused, and a
 // decision only exists for the halt in force.
-func (p *pause) set(to phase, ev *HaltEvent, policy OnHalt, now time.Time, d *Decision) {
+func (p *pause) set(to phase, ev *protocol.HaltEvent, policy protocol.OnHalt, now time.Time, d *protocol.Decision) {
 	from := p.phase
 	switch to {
 	case phaseHalting:
@@ -129,13 +131,13 @@ func (p *pause) inForce() bool {
 // showsHalted reports whether status shows the workflow halted: a halt in
 // force that stops the workflow (not one that is only observed).
 func (p *pause) showsHalted() bool {
-	return p.inForce() && p.policy != OnHaltObserve
+	return p.inForce() && p.policy != protocol.OnHaltObserve
 }
 
 // awaiting reports whether a human decision can be taken now.
 func (p *pause) awaiting() bool {
 	switch {
-	case p.decision != nil || p.policy != OnHaltPause:
+	case p.decision != nil || p.policy != protocol.OnHaltPause:
 		return false
 	case p.phase == phasePaused:
 		return true
@@ -162,14 +164,14 @@ func (p *pause) checkDecision(name string) error {
 
 // decide records the decision d (with a resume's extension) for the halt
 // in force. The caller has checked awaiting.
-func (p *pause) decide(d Decision, ext detect.Extension) Decision {
+func (p *pause) decide(d protocol.Decision, ext detect.Extension) protocol.Decision {
 	d.HaltSeq = p.halt.Seq
 	p.decision, p.extend = &d, ext
 	return d
 }
 
 // warning returns the warning in force, or nil.
-func (p *pause) warning() *Warning {
+func (p *pause) warning() *protocol.Warning {
 	if p.WarningLeft <= 0 || len(p.Warned) == 0 {
 		return nil
 	}
@@ -194,7 +196,7 @@ func (p *pause) tallyOf(key string) int {
 }
 
 // warn puts w in force for left calls (steps) of its loop's nodes.
-func (p *pause) warn(w Warning, left int) {
+func (p *pause) warn(w protocol.Warning, left int) {
 	p.Warned = append(p.Warned, w)
 	if len(p.Warned) > maxWarned {
 		p.Warned = p.Warned[len(p.Warned)-maxWarned:]
@@ -219,7 +221,7 @@ func (p *pause) warn(w Warning, left int) {
 // the warning (detect.State.NewsSinceBarrier); until then the warning
 // stays in force, so that a loop whose round is longer than the window
 // cannot outlast it unchanged.
-func (p *pause) heed(node string, step int, news func(nodes []string) bool) *Warning {
+func (p *pause) heed(node string, step int, news func(nodes []string) bool) *protocol.Warning {
 	if !p.counts(node, step) {
 		return nil
 	}
@@ -255,11 +257,11 @@ func (p *pause) heeds(node string, step int, news func(nodes []string) bool) boo
 
 // answer removes and returns the warnings of the loop of key; the warning
 // in force goes with them when it is that loop's.
-func (p *pause) answer(key string) []Warning {
+func (p *pause) answer(key string) []protocol.Warning {
 	if w := p.warning(); w != nil && keyOf(*w) == key {
 		p.WarningLeft = 0
 	}
-	var out []Warning
+	var out []protocol.Warning
 	kept := p.Warned[:0]
 	for _, w := range p.Warned {
 		if keyOf(w) == key {

@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"github.com/stretchr/testify/assert"
 
 	"github.com/loopguard/loopguard/interceptor/detect"
@@ -21,14 +23,14 @@ func TestPauseTransitions(t *testing.T) {
 		wantDecide  string // checkDecision's refusal, "" when a decision can be taken
 		wantResolve int
 	}
-	halt := func(seq int, policy OnHalt) func(p *pause) {
-		return func(p *pause) { p.set(phaseHalting, &HaltEvent{Seq: seq}, policy, at, nil) }
+	halt := func(seq int, policy protocol.OnHalt) func(p *pause) {
+		return func(p *pause) { p.set(phaseHalting, &protocol.HaltEvent{Seq: seq}, policy, at, nil) }
 	}
-	to := func(ph phase, d *Decision) func(p *pause) {
+	to := func(ph phase, d *protocol.Decision) func(p *pause) {
 		return func(p *pause) { p.set(ph, nil, "", time.Time{}, d) }
 	}
-	decide := func(a Action) func(p *pause) {
-		return func(p *pause) { p.decide(Decision{Action: a}, detect.Extension{}) }
+	decide := func(a protocol.Action) func(p *pause) {
+		return func(p *pause) { p.decide(protocol.Decision{Action: a}, detect.Extension{}) }
 	}
 	tests := []struct {
 		name  string
@@ -36,18 +38,18 @@ func TestPauseTransitions(t *testing.T) {
 	}{
 		{name: "pause, decided while raising, resumed", steps: []step{
 			{"start", func(*pause) {}, phaseRunning, false, "nothing is halted", 0},
-			{"trip", halt(1, OnHaltPause), phaseHalting, true, "", 0},
-			{"decide", decide(ActionResume), phaseHalting, true, "already answered", 0},
+			{"trip", halt(1, protocol.OnHaltPause), phaseHalting, true, "", 0},
+			{"decide", decide(protocol.ActionResume), phaseHalting, true, "already answered", 0},
 			{"paused", to(phasePaused, nil), phasePaused, true, "already answered", 0},
-			{"resumed", to(phaseRunning, &Decision{Action: ActionResume, HaltSeq: 1}), phaseRunning, false, "nothing is halted", 1},
+			{"resumed", to(phaseRunning, &protocol.Decision{Action: protocol.ActionResume, HaltSeq: 1}), phaseRunning, false, "nothing is halted", 1},
 		}},
 		{name: "observe never shows halted nor takes decisions", steps: []step{
-			{"trip", halt(1, OnHaltObserve), phaseHalting, false, "nothing is halted", 0},
+			{"trip", halt(1, protocol.OnHaltObserve), phaseHalting, false, "nothing is halted", 0},
 			{"observed", to(phaseRunning, nil), phaseRunning, false, "nothing is halted", 1},
 		}},
 		{name: "fail takes no decision", steps: []step{
-			{"trip", halt(1, OnHaltFail), phaseHalting, true, "being raised", 0},
-			{"failed", to(phaseEscalated, &Decision{Action: ActionEscalate, HaltSeq: 1}), phaseEscalated, false, "already escalated", 1},
+			{"trip", halt(1, protocol.OnHaltFail), phaseHalting, true, "being raised", 0},
+			{"failed", to(phaseEscalated, &protocol.Decision{Action: protocol.ActionEscalate, HaltSeq: 1}), phaseEscalated, false, "already escalated", 1},
 		}},
 	}
 	for _, tt := range tests {
@@ -82,8 +84,8 @@ func TestPauseTransitions(t *testing.T) {
 func TestWarningRung(t *testing.T) {
 	news := func([]string) bool { return true }
 	nothingNew := func([]string) bool { return false }
-	a := Warning{Node: "Code", Nodes: []string{"Code", "Verify"}, CycleID: "cyc-a"}
-	b := Warning{Node: "Poll", Nodes: []string{"Poll"}}
+	a := protocol.Warning{Node: "Code", Nodes: []string{"Code", "Verify"}, CycleID: "cyc-a"}
+	b := protocol.Warning{Node: "Poll", Nodes: []string{"Poll"}}
 	type want struct {
 		force  string // key of the warning in force, "" for none
 		a, b   int    // warnings of loops a and b not answered
@@ -115,8 +117,8 @@ func TestWarningRung(t *testing.T) {
 		}, want{"cyc-a", 1, 0, 1}},
 		{"a halt of its loop answers it", func(p *pause) {
 			p.warn(a, 5)
-			ev := &HaltEvent{CycleID: "cyc-a", Node: "Verify"}
-			p.set(phaseHalting, ev, OnHaltPause, time.Time{}, nil)
+			ev := &protocol.HaltEvent{CycleID: "cyc-a", Node: "Verify"}
+			p.set(phaseHalting, ev, protocol.OnHaltPause, time.Time{}, nil)
 			if len(ev.Warnings) != 1 {
 				t.Errorf("the halt lists %d warnings, want 1", len(ev.Warnings))
 			}
@@ -124,13 +126,13 @@ func TestWarningRung(t *testing.T) {
 		{"a halt of another loop leaves them", func(p *pause) {
 			p.warn(a, 5)
 			p.warn(b, 5)
-			ev := &HaltEvent{Node: "Other"}
-			p.set(phaseHalting, ev, OnHaltPause, time.Time{}, nil)
+			ev := &protocol.HaltEvent{Node: "Other"}
+			p.set(phaseHalting, ev, protocol.OnHaltPause, time.Time{}, nil)
 		}, want{"node:Poll", 1, 1, 2}},
 		{"the in-force loop halts, the older warning stays but is not in force", func(p *pause) {
 			p.warn(a, 5)
 			p.warn(b, 5)
-			p.set(phaseHalting, &HaltEvent{Node: "Poll"}, OnHaltPause, time.Time{}, nil)
+			p.set(phaseHalting, &protocol.HaltEvent{Node: "Poll"}, protocol.OnHaltPause, time.Time{}, nil)
 		}, want{"", 1, 0, 2}},
 		{"a ninth warning is counted", func(p *pause) {
 			for range 9 {

@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/client"
@@ -56,7 +58,7 @@ func TestParallelBranchesOneTripOneHalt(t *testing.T) {
 			// detectors to a later trip of their own: answer it too.
 			for k := 2; k <= 6; k++ {
 				env.RegisterDelayedCallback(func() {
-					if status(t, env).State == interceptor.StateHalted {
+					if status(t, env).State == protocol.StateHalted {
 						env.SignalWorkflow(tt.decision, nil)
 					}
 				}, time.Duration(k)*decideAfter)
@@ -72,7 +74,7 @@ func TestParallelBranchesOneTripOneHalt(t *testing.T) {
 			require.NoError(t, env.GetWorkflowError())
 			res := twoBranchResults(t, env)
 
-			assert.Equal(t, interceptor.StateHalted, halted.State)
+			assert.Equal(t, protocol.StateHalted, halted.State)
 			assert.Equal(t, 1, halted.Halts, "one trip, one halt")
 			if tt.decision == "resume" {
 				assert.Equal(t, 5, res[0].Calls)
@@ -110,18 +112,18 @@ func TestCancelWhilePausedReturnsCanceled(t *testing.T) {
 	assert.ErrorAs(t, err, &canceled, "the workflow ends canceled: %v", err)
 	assert.False(t, interceptor.IsEscalated(err))
 
-	assert.Equal(t, interceptor.StateHalted, halted.State)
+	assert.Equal(t, protocol.StateHalted, halted.State)
 	final := status(t, env)
-	assert.Equal(t, interceptor.StateRunning, final.State, "no escalation in status")
+	assert.Equal(t, protocol.StateRunning, final.State, "no escalation in status")
 	require.NotNil(t, final.LastDecision)
-	assert.Equal(t, interceptor.ActionCancel, final.LastDecision.Action)
+	assert.Equal(t, protocol.ActionCancel, final.LastDecision.Action)
 	assert.Equal(t, int64(1), metrics.counts["loopguard_halts{detector=identical_output,on_halt=pause,reason=stalled}"], "%v", metrics.counts)
 	assert.Zero(t, metrics.counts["loopguard_escalations{reason=stalled}"], "no escalation metric: %v", metrics.counts)
 }
 
 func TestWorkflowsOwnSignalsAndUpdatesAreNotLost(t *testing.T) {
 	env := newEnv(t, interceptor.Options{})
-	var rejected interceptor.Status
+	var rejected protocol.Status
 	var ownAnswer any
 	// Nothing is halted: the workflow's own resume starts its job.
 	env.RegisterDelayedCallback(func() { env.SignalWorkflow("resume", nil) }, time.Minute)
@@ -146,14 +148,14 @@ func TestWorkflowsOwnSignalsAndUpdatesAreNotLost(t *testing.T) {
 	require.NotNil(t, rejected.LastRejected)
 	assert.True(t, rejected.LastRejected.PassedOn, "the guard had nothing to do with it and passed it on")
 	assert.Equal(t, "own escalate", ownAnswer)
-	assert.Equal(t, interceptor.StateHalted, halted.State)
+	assert.Equal(t, protocol.StateHalted, halted.State)
 	assert.Equal(t, 5, res.Loop.Calls)
 	assert.Equal(t, 1, res.Resumed, "the first resume reached the workflow, the second answered the halt")
 	assert.Equal(t, 1, res.Halted, "the halt the guard did not take reached the workflow")
 	assert.Equal(t, scripted.OwnDetails, res.Details, "the guard clears only the details it set")
 	final := status(t, env)
 	require.NotNil(t, final.LastDecision)
-	assert.Equal(t, interceptor.ActionResume, final.LastDecision.Action)
+	assert.Equal(t, protocol.ActionResume, final.LastDecision.Action)
 }
 
 func TestHaltInFirstWorkflowTask(t *testing.T) {
@@ -169,7 +171,7 @@ func TestHaltInFirstWorkflowTask(t *testing.T) {
 	assert.True(t, res.Escalated)
 	assert.Equal(t, 1, res.Calls, "the first call is the one halted")
 	require.NotNil(t, halted.Halt)
-	assert.Equal(t, interceptor.ReasonUserStop, halted.Halt.HaltReason)
+	assert.Equal(t, protocol.ReasonUserStop, halted.Halt.HaltReason)
 	assert.Contains(t, halted.Halt.Message, "ana asked to stop: before it starts")
 }
 
@@ -200,17 +202,17 @@ func TestPausedTimeIsNotCycleRuntime(t *testing.T) {
 		give[i].Sleep = time.Minute
 	}
 	halted := statusThen(t, env, decideAfter, func() { env.SignalWorkflow("resume", nil) })
-	var later interceptor.Status
+	var later protocol.Status
 	env.RegisterDelayedCallback(func() {
 		later = status(t, env)
-		if later.State == interceptor.StateHalted {
+		if later.State == protocol.StateHalted {
 			env.SignalWorkflow("escalate", nil)
 		}
 	}, 3*decideAfter)
 	env.ExecuteWorkflow(scriptLoop, give)
 	res := result(t, env)
 	require.NotNil(t, halted.Halt)
-	assert.Equal(t, interceptor.ReasonStalled, halted.Halt.HaltReason, "the stall halts first")
+	assert.Equal(t, protocol.ReasonStalled, halted.Halt.HaltReason, "the stall halts first")
 	if later.Halt != nil {
 		t.Logf("second halt: %s %s %s", later.Halt.HaltReason, later.Halt.Detector, later.Halt.Message)
 	}
@@ -226,7 +228,7 @@ func haltedListener(ctx workflow.Context) (int, error) {
 	if err := workflow.Sleep(ctx, time.Hour); err != nil {
 		return 0, err
 	}
-	ch := workflow.GetSignalChannel(ctx, interceptor.DefaultHaltedSignal)
+	ch := workflow.GetSignalChannel(ctx, protocol.DefaultHaltedSignal)
 	n := 0
 	for ch.ReceiveAsync(nil) {
 		n++
@@ -240,9 +242,9 @@ func TestStaleHaltedSignalAfterResetIsTheGuards(t *testing.T) {
 	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: "wf-reset"})
 	env.RegisterDelayedCallback(func() {
 		// Re-applied by a reset: this workflow's own halt, from the old run.
-		env.SignalWorkflow(interceptor.DefaultHaltedSignal, interceptor.HaltEvent{WorkflowID: "wf-reset", RunID: "old-run", Seq: 1})
+		env.SignalWorkflow(protocol.DefaultHaltedSignal, protocol.HaltEvent{WorkflowID: "wf-reset", RunID: "old-run", Seq: 1})
 		// Another workflow's halt, for this workflow as its supervisor.
-		env.SignalWorkflow(interceptor.DefaultHaltedSignal, interceptor.HaltEvent{WorkflowID: "agent-7", RunID: "run-7", Seq: 1})
+		env.SignalWorkflow(protocol.DefaultHaltedSignal, protocol.HaltEvent{WorkflowID: "agent-7", RunID: "run-7", Seq: 1})
 	}, time.Minute)
 	env.ExecuteWorkflow(haltedListener)
 	require.True(t, env.IsWorkflowCompleted())

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -22,7 +24,7 @@ func TestParsePolicy(t *testing.T) {
 	}{
 		{"empty object", `{}`, interceptor.Options{}},
 		{"scope and mode", `{"workflows": ["AgentLoop"], "onHalt": "observe"}`,
-			interceptor.Options{Workflows: []string{"AgentLoop"}, OnHalt: interceptor.OnHaltObserve}},
+			interceptor.Options{Workflows: []string{"AgentLoop"}, OnHalt: protocol.OnHaltObserve}},
 		{"durations are strings", `{"maxNodeRuntime": "10m", "maxCycleRuntime": "1h30m", "pauseTimeout": "24h", "haltSignalTimeout": "90s"}`,
 			interceptor.Options{MaxNodeRuntime: 10 * time.Minute, MaxCycleRuntime: 90 * time.Minute, PauseTimeout: 24 * time.Hour, HaltSignalTimeout: 90 * time.Second}},
 		{"nodes and graph", `{"nodes": {"Verify": {"maxCalls": 12, "maxRuntime": "5m", "metricField": "failing", "higherIsBetter": true}, "Search": {"exempt": true}}, "graph": [{"from": "Code", "to": "Verify"}]}`,
@@ -136,7 +138,7 @@ func TestPolicyRoundTrip(t *testing.T) {
 			ProgressFields: []string{"diff"}, MetricField: "failing", HigherIsBetter: true, CostField: "cost",
 		}},
 		Graph:  []interceptor.Edge{{From: "Code", To: "Verify"}},
-		OnHalt: interceptor.OnHaltObserve, Warnings: 2, CountRepeats: true, PauseTimeout: 24 * time.Hour, OnPauseTimeout: interceptor.TimeoutResume,
+		OnHalt: protocol.OnHaltObserve, Warnings: 2, CountRepeats: true, PauseTimeout: 24 * time.Hour, OnPauseTimeout: interceptor.TimeoutResume,
 		ResumeSignal: "r", EscalateSignal: "e", HaltSignal: "h", HaltedSignal: "hd", StatusQuery: "s",
 		ResumeUpdate: "ru", EscalateUpdate: "eu", SupervisorWorkflowID: "sup", SearchAttribute: "SA", PausedSinceAttribute: "SAT",
 		MemoKey: "m", MaxPayloadBytes: 1024, HaltSignalTimeout: 5 * time.Second,

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
@@ -34,7 +36,7 @@ func TestResumeExtendDurations(t *testing.T) {
 			`malformed JSON: extend.maxNodeRuntime: want a duration string such as "90s" or "10m", got 1200`},
 		{"a bad string is refused", map[string]any{"extend": map[string]any{"maxNodeRuntime": "20 minutes"}}, true,
 			`extend.maxNodeRuntime: "20 minutes" is not a duration`},
-		{"a Go ResumeRequest sends strings", interceptor.ResumeRequest{Extend: &detect.Extension{MaxNodeRuntime: 20 * time.Minute}}, false, ""},
+		{"a Go ResumeRequest sends strings", protocol.ResumeRequest{Extend: &detect.Extension{MaxNodeRuntime: 20 * time.Minute}}, false, ""},
 		// Guard version 12: limits are summed without saturation, so an
 		// extension past its ceiling is refused, not stored (+Inf broke
 		// continue-as-new; a wrapped count switched its budget off).
@@ -52,7 +54,7 @@ func TestResumeExtendDurations(t *testing.T) {
 				func(_ context.Context, _ turn, i int) (agentResult, error) {
 					return agentResult{Output: fmt.Sprint("findings ", i)}, nil
 				})
-			var afterResume interceptor.Status
+			var afterResume protocol.Status
 			env.RegisterDelayedCallback(func() { env.SignalWorkflow("resume", tt.payload) }, 5*decideAfter)
 			env.RegisterDelayedCallback(func() {
 				afterResume = status(t, env)
@@ -73,11 +75,11 @@ func TestResumeExtendDurations(t *testing.T) {
 }
 
 func TestResumeRequestJSON(t *testing.T) {
-	give := interceptor.ResumeRequest{Reason: "ok", Extend: &detect.Extension{MaxNodeRuntime: 90 * time.Second, MaxCycleIterations: 2}}
+	give := protocol.ResumeRequest{Reason: "ok", Extend: &detect.Extension{MaxNodeRuntime: 90 * time.Second, MaxCycleIterations: 2}}
 	data, err := json.Marshal(give)
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"reason":"ok","extend":{"maxNodeRuntime":"1m30s","maxCycleIterations":2}}`, string(data))
-	var got interceptor.ResumeRequest
+	var got protocol.ResumeRequest
 	require.NoError(t, json.Unmarshal(data, &got))
 	assert.Equal(t, give, got)
 }

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	sdkinterceptor "go.temporal.io/sdk/interceptor"
@@ -49,12 +51,12 @@ func TestWorkflowsScope(t *testing.T) {
 			st := status(t, env)
 			if tt.wantGuarded {
 				assert.True(t, res.Escalated, "the repeated output halts a guarded loop")
-				assert.Equal(t, interceptor.StateEscalated, st.State)
+				assert.Equal(t, protocol.StateEscalated, st.State)
 				return
 			}
 			assert.False(t, res.Escalated)
 			assert.Equal(t, 6, res.Calls, "an unguarded loop runs to its end")
-			assert.Equal(t, interceptor.StateDisabled, st.State)
+			assert.Equal(t, protocol.StateDisabled, st.State)
 		})
 	}
 }

@@ -5,14 +5,13 @@ import (
 	"crypto/ed25519"
 	"encoding/json"
 	"fmt"
-	"reflect"
-	"strconv"
 	"strings"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	commonpb "go.temporal.io/api/common/v1"
 
-	"github.com/loopguard/loopguard/interceptor/detect"
 	"github.com/loopguard/loopguard/interceptor/internal/strictjson"
 )
 
@@ -31,162 +30,6 @@ type OperatorKey struct {
 
 // MaxKeyIDBytes bounds an OperatorKey's ID.
 const MaxKeyIDBytes = 64
-
-// MaxAnswerWindow is the longest validity window (Answer.NotAfter minus
-// Answer.NotBefore) a signed answer may have: an answer is made to be
-// sent now, and one that lay about for longer is refused.
-const MaxAnswerWindow = time.Hour
-
-// ActionHalt is the action of a signed halt request (Answer.Action): stop
-// a running workflow at its next guarded call. It is never a Decision's.
-const ActionHalt Action = "halt"
-
-// Answer is what an operator signs: one decision (Action) on one halt
-// (HaltSeq) of one execution (WorkflowID, RunID), with what it carries,
-// who signs it, and the workflow time it is valid in. Every field is
-// covered by the signature (see SigningBytes).
-type Answer struct {
-	WorkflowID string `json:"workflowId"`
-	RunID      string `json:"runId"`
-	// HaltSeq is the HaltEvent.Seq of the halt a resume or escalate
-	// answers; for a halt request, the number of halts the execution has
-	// had so far (Status.Halts), so that it cannot be sent again after
-	// the halt it asked for.
-	HaltSeq int `json:"haltSeq"`
-	// Action is resume, escalate or halt, and must match the signal or
-	// update it is sent with.
-	Action Action `json:"action"`
-	// Reason, By, Guidance and Extend are a ResumeRequest's (Guidance and
-	// Extend for resume only).
-	Reason   string            `json:"reason,omitempty"`
-	By       string            `json:"by,omitempty"`
-	Guidance string            `json:"guidance,omitempty"`
-	Extend   *detect.Extension `json:"extend,omitempty"`
-	// KeyID names the OperatorKey that signs.
-	KeyID string `json:"keyId"`
-	// NotBefore and NotAfter bound the workflow time (workflow.Now) at
-	// which the answer is taken, at most MaxAnswerWindow apart.
-	NotBefore time.Time `json:"notBefore"`
-	NotAfter  time.Time `json:"notAfter"`
-}
-
-// SignedAnswer is the payload of a resume, escalate or halt (signal or
-// update) when Options.OperatorKeys are set: an Answer and the Ed25519
-// signature of its SigningBytes by the key it names.
-//
-//	{"answer":{"workflowId":"w","runId":"r","haltSeq":1,"action":"resume",
-//	  "guidance":"...","keyId":"alice","notBefore":"...","notAfter":"..."},
-//	 "signature":"<base64>"}
-type SignedAnswer struct {
-	Answer    Answer `json:"answer"`
-	Signature []byte `json:"signature"`
-}
-
-// signingPrefix starts the signed bytes: it names what they are, so that
-// a signature made for anything else never verifies as an answer.
-const signingPrefix = "loopguard signed answer v1\n"
-
-// SigningBytes is the byte string an operator signs: signingPrefix, then
-// each field in the order of the Answer struct as "name len:value\n",
-// where len is the value's length in bytes in decimal (so no value can
-// run into the next). Values: strings as they are; haltSeq in decimal;
-// extend as "key=value" pairs joined by "," in the order of
-// detect.Budgets(), zero values left out, each value a float64 in Go's
-// shortest 'g' form (durations in nanoseconds); times in RFC 3339 with
-// nanoseconds, in UTC. The JSON form of the payload is not what is
-// signed, so a sender may re-format it (the Temporal UI does) freely.
-func (a Answer) SigningBytes() []byte {
-	var b bytes.Buffer
-	b.Grow(len(signingPrefix) + 256 + len(a.Reason) + len(a.By) + len(a.Guidance))
-	b.WriteString(signingPrefix)
-	field := func(name, v string) {
-		b.WriteString(name)
-		b.WriteByte(' ')
-		b.WriteString(strconv.Itoa(len(v)))
-		b.WriteByte(':')
-		b.WriteString(v)
-		b.WriteByte('\n')
-	}
-	field("workflowId", a.WorkflowID)
-	field("runId", a.RunID)
-	field("haltSeq", strconv.Itoa(a.HaltSeq))
-	field("action", string(a.Action))
-	field("reason", a.Reason)
-	field("by", a.By)
-	field("guidance", a.Guidance)
-	field("extend", extensionText(a.Extend))
-	field("keyId", a.KeyID)
-	field("notBefore", a.NotBefore.UTC().Format(time.RFC3339Nano))
-	field("notAfter", a.NotAfter.UTC().Format(time.RFC3339Nano))
-	return b.Bytes()
-}
-
-// extensionText is an Extension's canonical text for SigningBytes.
-func extensionText(e *detect.Extension) string {
-	if e == nil {
-		return ""
-	}
-	var parts []string
-	for _, row := range detect.Budgets() {
-		if v := row.ExtensionValue(e); v != 0 {
-			parts = append(parts, row.JSON+"="+strconv.FormatFloat(v, 'g', -1, 64))
-		}
-	}
-	return strings.Join(parts, ",")
-}
-
-// SignAnswer signs a with key, an Ed25519 private key whose public half
-// is the OperatorKey named a.KeyID.
-func SignAnswer(a Answer, key ed25519.PrivateKey) (SignedAnswer, error) {
-	if len(key) != ed25519.PrivateKeySize {
-		return SignedAnswer{}, fmt.Errorf("loopguard: private key of %d bytes, want %d", len(key), ed25519.PrivateKeySize)
-	}
-	return SignedAnswer{Answer: a, Signature: ed25519.Sign(key, a.SigningBytes())}, nil
-}
-
-// answerJSON is the Answer's JSON form with extend left raw, for the strict
-// decoder that reads its durations as the policy file does: its Extend
-// hides the Answer's, which has the same JSON name one level down.
-type answerJSON struct {
-	plainAnswer
-	Extend json.RawMessage `json:"extend,omitempty"`
-}
-
-// plainAnswer has the Answer's fields without its methods.
-type plainAnswer Answer
-
-// UnmarshalJSON decodes an Answer strictly: unknown fields are refused,
-// and extend's durations are duration strings ("10m"), as in a resume.
-func (a *Answer) UnmarshalJSON(data []byte) error {
-	var raw answerJSON
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&raw); err != nil {
-		return err
-	}
-	out := Answer(raw.plainAnswer)
-	if len(raw.Extend) > 0 && string(raw.Extend) != "null" {
-		out.Extend = new(detect.Extension)
-		if err := strictjson.Decode("extend", raw.Extend, reflect.ValueOf(out.Extend).Elem()); err != nil {
-			return err
-		}
-	}
-	*a = out
-	return nil
-}
-
-// MarshalJSON writes the form UnmarshalJSON reads.
-func (a Answer) MarshalJSON() ([]byte, error) {
-	raw := answerJSON{plainAnswer: plainAnswer(a)}
-	if a.Extend != nil {
-		ext, err := json.Marshal(strictjson.Encode(reflect.ValueOf(*a.Extend)))
-		if err != nil {
-			return nil, err
-		}
-		raw.Extend = ext
-	}
-	return json.Marshal(raw)
-}
 
 // validateOperatorKeys checks Options.OperatorKeys and returns a copy the
 // config owns.
@@ -225,14 +68,14 @@ type verified struct {
 }
 
 // answerAction is the Action an answer sent as name must carry.
-func (c *core) answerAction(name string) Action {
+func (c *core) answerAction(name string) protocol.Action {
 	switch name {
 	case c.cfg.ResumeSignal, c.cfg.ResumeUpdate:
-		return ActionResume
+		return protocol.ActionResume
 	case c.cfg.EscalateSignal, c.cfg.EscalateUpdate:
-		return ActionEscalate
+		return protocol.ActionEscalate
 	}
-	return ActionHalt
+	return protocol.ActionHalt
 }
 
 // maxRefused bounds the refused answers Status.Refused lists.
@@ -267,15 +110,15 @@ func (c *core) signedRequest(name string, data []byte, now time.Time) (request, 
 	switch {
 	case a.NotAfter.Before(a.NotBefore):
 		return request{}, fmt.Errorf("validity window ends (%s) before it begins (%s)", stamp(a.NotAfter), stamp(a.NotBefore))
-	case a.NotAfter.Sub(a.NotBefore) > MaxAnswerWindow:
-		return request{}, fmt.Errorf("validity window of %s is longer than %s", a.NotAfter.Sub(a.NotBefore), MaxAnswerWindow)
+	case a.NotAfter.Sub(a.NotBefore) > protocol.MaxAnswerWindow:
+		return request{}, fmt.Errorf("validity window of %s is longer than %s", a.NotAfter.Sub(a.NotBefore), protocol.MaxAnswerWindow)
 	case now.Before(a.NotBefore):
 		return request{}, fmt.Errorf("not valid yet: valid from %s, workflow time is %s", stamp(a.NotBefore), stamp(now))
 	case now.After(a.NotAfter):
 		return request{}, fmt.Errorf("expired: valid until %s, workflow time is %s", stamp(a.NotAfter), stamp(now))
 	}
 	switch {
-	case a.Action == ActionHalt:
+	case a.Action == protocol.ActionHalt:
 		if a.HaltSeq != c.halts {
 			return request{}, fmt.Errorf("signed after halt %d, but the execution has had %d halts", a.HaltSeq, c.halts)
 		}
@@ -283,25 +126,25 @@ func (c *core) signedRequest(name string, data []byte, now time.Time) (request, 
 		return request{}, fmt.Errorf("signed for halt %d, but halt %d is in force", a.HaltSeq, c.pause.halt.Seq)
 	}
 	// With nothing in force, the decision's own check says so.
-	return request{ResumeRequest{Reason: a.Reason, By: a.By, Guidance: a.Guidance, Extend: a.Extend}, a.KeyID}, nil
+	return request{protocol.ResumeRequest{Reason: a.Reason, By: a.By, Guidance: a.Guidance, Extend: a.Extend}, a.KeyID}, nil
 }
 
 // signedFor reads answer data sent as name and checks what does not
 // depend on when it is taken: a SignedAnswer, signed by one of the keys
 // pinned for the execution, for this execution and this action. It
 // returns the answer signed.
-func (c *core) signedFor(name string, data []byte) (Answer, error) {
+func (c *core) signedFor(name string, data []byte) (protocol.Answer, error) {
 	if len(data) == 0 || data[0] != '{' {
-		return Answer{}, fmt.Errorf("unsigned: operators' keys are set, so an answer must be a SignedAnswer (see docs/halts.md)")
+		return protocol.Answer{}, fmt.Errorf("unsigned: operators' keys are set, so an answer must be a SignedAnswer (see docs/halts.md)")
 	}
-	var s SignedAnswer
+	var s protocol.SignedAnswer
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&s); err != nil {
-		return Answer{}, fmt.Errorf("unsigned or malformed: operators' keys are set, so an answer must be a SignedAnswer: %s", jsonProblem(err))
+		return protocol.Answer{}, fmt.Errorf("unsigned or malformed: operators' keys are set, so an answer must be a SignedAnswer: %s", jsonProblem(err))
 	}
 	if dec.More() {
-		return Answer{}, fmt.Errorf("malformed JSON: trailing data after the object")
+		return protocol.Answer{}, fmt.Errorf("malformed JSON: trailing data after the object")
 	}
 	a := s.Answer
 	var key ed25519.PublicKey
@@ -312,30 +155,30 @@ func (c *core) signedFor(name string, data []byte) (Answer, error) {
 		}
 	}
 	if key == nil {
-		return Answer{}, fmt.Errorf("unknown key id %q: not one of the operators' keys pinned for this execution", strictjson.Truncate(a.KeyID, MaxKeyIDBytes))
+		return protocol.Answer{}, fmt.Errorf("unknown key id %q: not one of the operators' keys pinned for this execution", strictjson.Truncate(a.KeyID, MaxKeyIDBytes))
 	}
 	if len(key) != ed25519.PublicKeySize {
 		// New refuses such a key; one can only come from a carried config
 		// written by other code. Verify would panic on it.
-		return Answer{}, fmt.Errorf("key %q pinned for this execution is %d bytes, not an Ed25519 public key", a.KeyID, len(key))
+		return protocol.Answer{}, fmt.Errorf("key %q pinned for this execution is %d bytes, not an Ed25519 public key", a.KeyID, len(key))
 	}
 	if len(s.Signature) != ed25519.SignatureSize {
-		return Answer{}, fmt.Errorf("malformed signature: %d bytes, want %d", len(s.Signature), ed25519.SignatureSize)
+		return protocol.Answer{}, fmt.Errorf("malformed signature: %d bytes, want %d", len(s.Signature), ed25519.SignatureSize)
 	}
 	msg := a.SigningBytes()
 	if v := c.verified; v == nil || v.keyID != a.KeyID || !bytes.Equal(v.sig, s.Signature) || !bytes.Equal(v.msg, msg) {
 		if !ed25519.Verify(key, msg, s.Signature) {
-			return Answer{}, fmt.Errorf("bad signature: key %q did not sign this answer (altered after signing, or signed with another key)", a.KeyID)
+			return protocol.Answer{}, fmt.Errorf("bad signature: key %q did not sign this answer (altered after signing, or signed with another key)", a.KeyID)
 		}
 		c.verified = &verified{keyID: a.KeyID, msg: msg, sig: s.Signature}
 	}
 	// Signed by an operator: now whether it is for this action, here.
 	if want := c.answerAction(name); a.Action != want {
-		return Answer{}, fmt.Errorf("signed for %q, sent as %s", strictjson.Truncate(string(a.Action), 32), name)
+		return protocol.Answer{}, fmt.Errorf("signed for %q, sent as %s", strictjson.Truncate(string(a.Action), 32), name)
 	}
 	info := c.info.WorkflowExecution
 	if !c.thisRun(a.RunID) || a.WorkflowID != info.ID && !c.anyWorkflowID {
-		return Answer{}, fmt.Errorf("signed for another execution (workflow %q run %q), not workflow %q run %q",
+		return protocol.Answer{}, fmt.Errorf("signed for another execution (workflow %q run %q), not workflow %q run %q",
 			strictjson.Truncate(a.WorkflowID, 200), strictjson.Truncate(a.RunID, 64), info.ID, info.RunID)
 	}
 	return a, nil

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/workflow"
@@ -31,9 +33,9 @@ func signedGuard(t testing.TB) (g *guard, good []byte, now time.Time) {
 	g = &guard{core: core{cfg: cfg, hooks: h, version: guardVersion, active: true, halts: 1,
 		info: &workflow.Info{WorkflowExecution: workflow.Execution{ID: "w", RunID: "r"}}}}
 	g.pause = newPause()
-	g.pause.set(phaseHalting, &HaltEvent{Seq: 1}, OnHaltPause, now, nil)
-	g.pause.set(phasePaused, nil, OnHaltPause, now, nil)
-	s, err := SignAnswer(Answer{WorkflowID: "w", RunID: "r", HaltSeq: 1, Action: ActionResume, Guidance: "use the cache",
+	g.pause.set(phaseHalting, &protocol.HaltEvent{Seq: 1}, protocol.OnHaltPause, now, nil)
+	g.pause.set(phasePaused, nil, protocol.OnHaltPause, now, nil)
+	s, err := protocol.SignAnswer(protocol.Answer{WorkflowID: "w", RunID: "r", HaltSeq: 1, Action: protocol.ActionResume, Guidance: "use the cache",
 		KeyID: "alice", NotBefore: now.Add(-time.Minute), NotAfter: now.Add(9 * time.Minute)}, priv)
 	if err != nil {
 		t.Fatal(err)
@@ -65,11 +67,11 @@ func FuzzSignedAnswer(f *testing.F) {
 	f.Add([]byte(`[1,2,3]`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		g.verified = nil
-		req, err := g.parse(DefaultResumeSignal, jsonPayload(data), now)
+		req, err := g.parse(protocol.DefaultResumeSignal, jsonPayload(data), now)
 		if err != nil {
 			return
 		}
-		var s SignedAnswer
+		var s protocol.SignedAnswer
 		if json.Unmarshal(data, &s) != nil || !ed25519.Verify(g.cfg.OperatorKeys[0].PublicKey, s.Answer.SigningBytes(), s.Signature) {
 			t.Fatalf("took a payload alice did not sign: %q", data)
 		}
@@ -83,7 +85,7 @@ func FuzzSignedAnswer(f *testing.F) {
 // a reason, never a panic.
 func TestSignedAnswerBadInput(t *testing.T) {
 	g, good, now := signedGuard(t)
-	if _, err := g.parse(DefaultResumeSignal, jsonPayload(good), now); err != nil {
+	if _, err := g.parse(protocol.DefaultResumeSignal, jsonPayload(good), now); err != nil {
 		t.Fatalf("the good answer is refused: %v", err)
 	}
 	huge := `{"answer":{"keyId":"alice","guidance":"` + strings.Repeat("x", 1<<20) + `"},"signature":""}`
@@ -97,7 +99,7 @@ func TestSignedAnswerBadInput(t *testing.T) {
 		`{"answer":{}} {"answer":{}}`:                                         "trailing data",
 	} {
 		g.verified = nil
-		_, err := g.parse(DefaultResumeSignal, jsonPayload([]byte(give)), now)
+		_, err := g.parse(protocol.DefaultResumeSignal, jsonPayload([]byte(give)), now)
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%.60s: got %v, want %q", give, err, want)
 		}
@@ -106,7 +108,7 @@ func TestSignedAnswerBadInput(t *testing.T) {
 	// never saw) is refused, not handed to ed25519.Verify, which panics.
 	g.verified = nil
 	g.cfg.OperatorKeys[0].PublicKey = g.cfg.OperatorKeys[0].PublicKey[:31]
-	if _, err := g.parse(DefaultResumeSignal, jsonPayload(good), now); err == nil || !strings.Contains(err.Error(), "31 bytes, not an Ed25519 public key") {
+	if _, err := g.parse(protocol.DefaultResumeSignal, jsonPayload(good), now); err == nil || !strings.Contains(err.Error(), "31 bytes, not an Ed25519 public key") {
 		t.Errorf("a 31-byte key: got %v", err)
 	}
 }
@@ -123,7 +125,7 @@ func BenchmarkSignedAnswer(b *testing.B) {
 	start := cpuTime()
 	for b.Loop() {
 		g.verified = nil
-		if _, err := g.parse(DefaultResumeSignal, p, now); err != nil {
+		if _, err := g.parse(protocol.DefaultResumeSignal, p, now); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -137,7 +139,7 @@ func BenchmarkSignedAnswerAgain(b *testing.B) {
 	p := jsonPayload(good)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := g.parse(DefaultResumeSignal, p, now); err != nil {
+		if _, err := g.parse(protocol.DefaultResumeSignal, p, now); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -153,14 +155,14 @@ func TestSignedAnswerDocs(t *testing.T) {
 		}
 		return strings.Join(strings.Fields(string(b)), " ")
 	}
-	protocol, halts, guarantees := read("protocol.md"), read("halts.md"), read("guarantees.md")
-	if MaxAnswerWindow != time.Hour {
-		t.Fatalf("MaxAnswerWindow is %s: the docs say one hour", MaxAnswerWindow)
+	protoDoc, halts, guarantees := read("protocol.md"), read("halts.md"), read("guarantees.md")
+	if protocol.MaxAnswerWindow != time.Hour {
+		t.Fatalf("MaxAnswerWindow is %s: the docs say one hour", protocol.MaxAnswerWindow)
 	}
 	for _, c := range []struct{ doc, name, want string }{
-		{protocol, "protocol.md", "`interceptor.MaxAnswerWindow`, one hour"},
-		{protocol, "protocol.md", "the line `" + strings.TrimSuffix(signingPrefix, "\n") + "`"},
-		{protocol, "protocol.md", fmt.Sprintf("`refused`, the last %d", maxRefused)},
+		{protoDoc, "protocol.md", "`protocol.MaxAnswerWindow`, one hour"},
+		{protoDoc, "protocol.md", "the line `" + strings.SplitN(string(protocol.Answer{}.SigningBytes()), "\n", 2)[0] + "`"},
+		{protoDoc, "protocol.md", fmt.Sprintf("`refused`, the last %d", maxRefused)},
 		{halts, "halts.md", "at most an hour"},
 		{guarantees, "guarantees.md", fmt.Sprintf("`loop.status` lists the last %d", maxRefused)},
 		{guarantees, "guarantees.md", "a window of at most an hour"},
@@ -172,7 +174,7 @@ func TestSignedAnswerDocs(t *testing.T) {
 	// The order of the fields in the signed bytes is the order protocol.md
 	// lists them in.
 	var names []string
-	for _, line := range strings.Split(string(Answer{}.SigningBytes()), "\n")[1:] {
+	for _, line := range strings.Split(string(protocol.Answer{}.SigningBytes()), "\n")[1:] {
 		if name, _, ok := strings.Cut(line, " "); ok {
 			names = append(names, name)
 		}
@@ -183,7 +185,7 @@ func TestSignedAnswerDocs(t *testing.T) {
 	}
 	at := 0
 	for _, n := range want {
-		i := strings.Index(protocol[at:], "`"+n+"`")
+		i := strings.Index(protoDoc[at:], "`"+n+"`")
 		if i < 0 {
 			t.Errorf("protocol.md does not list `%s` after the fields before it", n)
 			continue

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -32,17 +34,17 @@ func (o operator) key() interceptor.OperatorKey {
 
 // answer is a resume of the halt in force s, valid for ten minutes of
 // workflow time around now, signed by o.
-func (o operator) answer(s interceptor.Status, now time.Time) interceptor.Answer {
-	return interceptor.Answer{
+func (o operator) answer(s protocol.Status, now time.Time) protocol.Answer {
+	return protocol.Answer{
 		WorkflowID: s.Halt.WorkflowID, RunID: s.Halt.RunID, HaltSeq: s.Halt.Seq,
-		Action: interceptor.ActionResume, Guidance: "try the other API", By: o.id, KeyID: o.id,
+		Action: protocol.ActionResume, Guidance: "try the other API", By: o.id, KeyID: o.id,
 		NotBefore: now.Add(-time.Minute), NotAfter: now.Add(9 * time.Minute),
 	}
 }
 
-func (o operator) sign(t testing.TB, a interceptor.Answer) interceptor.SignedAnswer {
+func (o operator) sign(t testing.TB, a protocol.Answer) protocol.SignedAnswer {
 	t.Helper()
-	s, err := interceptor.SignAnswer(a, o.priv)
+	s, err := protocol.SignAnswer(a, o.priv)
 	require.NoError(t, err)
 	return s
 }
@@ -54,8 +56,8 @@ func (o operator) sign(t testing.TB, a interceptor.Answer) interceptor.SignedAns
 // lift the halt, and the state read after it would be running.
 func TestSignedAnswerForgeries(t *testing.T) {
 	alice, mallory := newOperator(t, "alice"), newOperator(t, "mallory")
-	signed := func(f func(a *interceptor.Answer)) func(*testing.T, interceptor.Status, time.Time) any {
-		return func(t *testing.T, s interceptor.Status, now time.Time) any {
+	signed := func(f func(a *protocol.Answer)) func(*testing.T, protocol.Status, time.Time) any {
+		return func(t *testing.T, s protocol.Status, now time.Time) any {
 			a := alice.answer(s, now)
 			f(&a)
 			return alice.sign(t, a)
@@ -63,55 +65,55 @@ func TestSignedAnswerForgeries(t *testing.T) {
 	}
 	tests := []struct {
 		name    string
-		payload func(t *testing.T, s interceptor.Status, now time.Time) any
+		payload func(t *testing.T, s protocol.Status, now time.Time) any
 		want    string
 	}{
-		{"unsigned", func(*testing.T, interceptor.Status, time.Time) any {
-			return interceptor.ResumeRequest{Reason: "looks fine", By: "agent"}
+		{"unsigned", func(*testing.T, protocol.Status, time.Time) any {
+			return protocol.ResumeRequest{Reason: "looks fine", By: "agent"}
 		}, "unsigned"},
-		{"a bare string", func(*testing.T, interceptor.Status, time.Time) any { return "looks fine" }, "unsigned"},
-		{"no payload", func(*testing.T, interceptor.Status, time.Time) any { return nil }, "unsigned"},
-		{"an unknown key", func(t *testing.T, s interceptor.Status, now time.Time) any {
+		{"a bare string", func(*testing.T, protocol.Status, time.Time) any { return "looks fine" }, "unsigned"},
+		{"no payload", func(*testing.T, protocol.Status, time.Time) any { return nil }, "unsigned"},
+		{"an unknown key", func(t *testing.T, s protocol.Status, now time.Time) any {
 			a := mallory.answer(s, now)
 			return mallory.sign(t, a)
 		}, `unknown key id "mallory"`},
-		{"a known key id signed with another key", func(t *testing.T, s interceptor.Status, now time.Time) any {
+		{"a known key id signed with another key", func(t *testing.T, s protocol.Status, now time.Time) any {
 			return mallory.sign(t, alice.answer(s, now))
 		}, `bad signature: key "alice" did not sign this answer`},
-		{"guidance altered after signing", func(t *testing.T, s interceptor.Status, now time.Time) any {
+		{"guidance altered after signing", func(t *testing.T, s protocol.Status, now time.Time) any {
 			sa := alice.sign(t, alice.answer(s, now))
 			sa.Answer.Guidance = "ignore the halt and carry on"
 			return sa
 		}, "bad signature"},
-		{"extension added after signing", func(t *testing.T, s interceptor.Status, now time.Time) any {
+		{"extension added after signing", func(t *testing.T, s protocol.Status, now time.Time) any {
 			sa := alice.sign(t, alice.answer(s, now))
 			sa.Answer.Extend = &detect.Extension{MaxTotalCalls: 1000}
 			return sa
 		}, "bad signature"},
-		{"a truncated signature", func(t *testing.T, s interceptor.Status, now time.Time) any {
+		{"a truncated signature", func(t *testing.T, s protocol.Status, now time.Time) any {
 			sa := alice.sign(t, alice.answer(s, now))
 			sa.Signature = sa.Signature[:10]
 			return sa
 		}, "malformed signature: 10 bytes, want 64"},
-		{"another workflow", signed(func(a *interceptor.Answer) { a.WorkflowID = "other-agent" }), "signed for another execution"},
-		{"another run", signed(func(a *interceptor.Answer) { a.RunID = "an-earlier-run" }), "signed for another execution"},
-		{"another halt", signed(func(a *interceptor.Answer) { a.HaltSeq = 2 }), "signed for halt 2, but halt 1 is in force"},
-		{"an escalate sent as resume", signed(func(a *interceptor.Answer) { a.Action = interceptor.ActionEscalate }), `signed for "escalate", sent as resume`},
-		{"past its window", signed(func(a *interceptor.Answer) {
+		{"another workflow", signed(func(a *protocol.Answer) { a.WorkflowID = "other-agent" }), "signed for another execution"},
+		{"another run", signed(func(a *protocol.Answer) { a.RunID = "an-earlier-run" }), "signed for another execution"},
+		{"another halt", signed(func(a *protocol.Answer) { a.HaltSeq = 2 }), "signed for halt 2, but halt 1 is in force"},
+		{"an escalate sent as resume", signed(func(a *protocol.Answer) { a.Action = protocol.ActionEscalate }), `signed for "escalate", sent as resume`},
+		{"past its window", signed(func(a *protocol.Answer) {
 			a.NotBefore, a.NotAfter = a.NotBefore.Add(-time.Hour), a.NotAfter.Add(-time.Hour)
 		}), "expired: valid until"},
-		{"before its window", signed(func(a *interceptor.Answer) {
+		{"before its window", signed(func(a *protocol.Answer) {
 			a.NotBefore, a.NotAfter = a.NotBefore.Add(time.Hour), a.NotAfter.Add(time.Hour)
 		}), "not valid yet"},
-		{"a window too long", signed(func(a *interceptor.Answer) { a.NotAfter = a.NotBefore.Add(interceptor.MaxAnswerWindow + time.Second) }),
+		{"a window too long", signed(func(a *protocol.Answer) { a.NotAfter = a.NotBefore.Add(protocol.MaxAnswerWindow + time.Second) }),
 			"validity window of 1h0m1s is longer than 1h0m0s"},
-		{"a window that ends before it begins", signed(func(a *interceptor.Answer) { a.NotAfter = a.NotBefore.Add(-time.Second) }),
+		{"a window that ends before it begins", signed(func(a *protocol.Answer) { a.NotAfter = a.NotBefore.Add(-time.Second) }),
 			"validity window ends"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			env := newEnv(t, interceptor.Options{OperatorKeys: []interceptor.OperatorKey{alice.key()}})
-			var afterForgery, afterValid interceptor.Status
+			var afterForgery, afterValid protocol.Status
 			env.RegisterDelayedCallback(func() {
 				env.SignalWorkflow("resume", tt.payload(t, status(t, env), env.Now()))
 			}, decideAfter)
@@ -123,7 +125,7 @@ func TestSignedAnswerForgeries(t *testing.T) {
 			res := result(t, env)
 			afterValid = status(t, env)
 
-			assert.Equal(t, interceptor.StateHalted, afterForgery.State, "the halt stays in force")
+			assert.Equal(t, protocol.StateHalted, afterForgery.State, "the halt stays in force")
 			require.Len(t, afterForgery.Refused, 1)
 			assert.Equal(t, "resume", afterForgery.Refused[0].Name)
 			assert.Contains(t, afterForgery.Refused[0].Reason, tt.want)
@@ -132,7 +134,7 @@ func TestSignedAnswerForgeries(t *testing.T) {
 			assert.False(t, res.Escalated, "the signed resume lifted the halt")
 			assert.Equal(t, 5, res.Calls)
 			require.NotNil(t, afterValid.LastDecision)
-			assert.Equal(t, interceptor.Decision{Action: interceptor.ActionResume, By: "alice", HaltSeq: 1, Guidance: "try the other API", KeyID: "alice"}, *afterValid.LastDecision)
+			assert.Equal(t, protocol.Decision{Action: protocol.ActionResume, By: "alice", HaltSeq: 1, Guidance: "try the other API", KeyID: "alice"}, *afterValid.LastDecision)
 			assert.Len(t, afterValid.Refused, 1, "the good answer is not refused")
 		})
 	}
@@ -144,8 +146,8 @@ func TestSignedAnswerForgeries(t *testing.T) {
 func TestSignedAnswerReplayedForNextHalt(t *testing.T) {
 	alice := newOperator(t, "alice")
 	env := newEnv(t, interceptor.Options{OperatorKeys: []interceptor.OperatorKey{alice.key()}})
-	var first interceptor.SignedAnswer
-	var second interceptor.Status
+	var first protocol.SignedAnswer
+	var second protocol.Status
 	env.RegisterDelayedCallback(func() {
 		first = alice.sign(t, alice.answer(status(t, env), env.Now()))
 		env.SignalWorkflow("resume", first)
@@ -156,14 +158,14 @@ func TestSignedAnswerReplayedForNextHalt(t *testing.T) {
 	env.RegisterDelayedCallback(func() {
 		second = status(t, env)
 		a := alice.answer(second, env.Now())
-		a.Action = interceptor.ActionEscalate
+		a.Action = protocol.ActionEscalate
 		a.Guidance = ""
 		env.SignalWorkflow("escalate", alice.sign(t, a))
 	}, decideAfter+2*time.Minute)
 	env.ExecuteWorkflow(scriptLoop, repeat(12, "Code", "same"))
 	res := result(t, env)
 
-	assert.Equal(t, interceptor.StateHalted, second.State)
+	assert.Equal(t, protocol.StateHalted, second.State)
 	require.NotNil(t, second.Halt)
 	assert.Equal(t, 2, second.Halt.Seq)
 	require.NotEmpty(t, second.Refused)
@@ -180,19 +182,19 @@ func TestSignedStop(t *testing.T) {
 	for i := range give {
 		give[i].Sleep = time.Hour
 	}
-	var stop interceptor.SignedAnswer
-	var halted, after interceptor.Status
+	var stop protocol.SignedAnswer
+	var halted, after protocol.Status
 	env.RegisterDelayedCallback(func() {
 		env.SignalWorkflow("halt", map[string]string{"reason": "agent says stop"})
-		stop = alice.sign(t, interceptor.Answer{WorkflowID: "default-test-workflow-id", RunID: "default-test-run-id",
-			Action: interceptor.ActionHalt, Reason: "enough", By: "alice", KeyID: "alice",
+		stop = alice.sign(t, protocol.Answer{WorkflowID: "default-test-workflow-id", RunID: "default-test-run-id",
+			Action: protocol.ActionHalt, Reason: "enough", By: "alice", KeyID: "alice",
 			NotBefore: env.Now(), NotAfter: env.Now().Add(59 * time.Minute)})
 		env.SignalWorkflow("halt", stop)
 	}, 30*time.Minute)
 	env.RegisterDelayedCallback(func() {
 		halted = status(t, env)
 		a := alice.answer(halted, env.Now())
-		a.Action, a.Guidance = interceptor.ActionResume, ""
+		a.Action, a.Guidance = protocol.ActionResume, ""
 		env.SignalWorkflow("resume", alice.sign(t, a))
 	}, 80*time.Minute)
 	env.RegisterDelayedCallback(func() {
@@ -203,7 +205,7 @@ func TestSignedStop(t *testing.T) {
 	result(t, env)
 
 	require.NotNil(t, halted.Halt)
-	assert.Equal(t, interceptor.ReasonUserStop, halted.Halt.HaltReason)
+	assert.Equal(t, protocol.ReasonUserStop, halted.Halt.HaltReason)
 	assert.Contains(t, halted.Halt.Message, "alice asked to stop: enough")
 	require.NotEmpty(t, halted.Refused)
 	assert.Contains(t, halted.Refused[0].Reason, "unsigned")
@@ -218,7 +220,7 @@ func TestSignedUpdate(t *testing.T) {
 	alice, mallory := newOperator(t, "alice"), newOperator(t, "mallory")
 	env := newEnv(t, interceptor.Options{OperatorKeys: []interceptor.OperatorKey{alice.key()}})
 	var refused, unsigned error
-	var decision interceptor.Decision
+	var decision protocol.Decision
 	var details string
 	env.RegisterDelayedCallback(func() {
 		details = currentDetails(t, env)
@@ -228,10 +230,10 @@ func TestSignedUpdate(t *testing.T) {
 	}, decideAfter)
 	env.RegisterDelayedCallback(func() {
 		s := status(t, env)
-		require.Equal(t, interceptor.StateHalted, s.State)
+		require.Equal(t, protocol.StateHalted, s.State)
 		env.UpdateWorkflow("resume", "u3", &testUpdate{onComplete: func(v any, err error) {
 			require.NoError(t, err)
-			decision = v.(interceptor.Decision)
+			decision = v.(protocol.Decision)
 		}}, alice.sign(t, alice.answer(s, env.Now())))
 	}, decideAfter+time.Minute)
 	env.ExecuteWorkflow(scriptLoop, repeat(5, "Code", "same"))
@@ -253,7 +255,7 @@ func TestSignedUpdate(t *testing.T) {
 func TestUnsignedWithoutKeys(t *testing.T) {
 	alice := newOperator(t, "alice")
 	env := newEnv(t, interceptor.Options{})
-	var after interceptor.Status
+	var after protocol.Status
 	env.RegisterDelayedCallback(func() {
 		env.SignalWorkflow("resume", alice.sign(t, alice.answer(status(t, env), env.Now())))
 	}, decideAfter)
@@ -296,14 +298,14 @@ func TestOperatorKeysValidated(t *testing.T) {
 func TestSignedAnswerJSON(t *testing.T) {
 	alice := newOperator(t, "alice")
 	at := time.Date(2026, 11, 27, 20, 0, 0, 0, time.UTC)
-	a := interceptor.Answer{WorkflowID: "w", RunID: "r", HaltSeq: 3, Action: interceptor.ActionResume, Guidance: "g",
+	a := protocol.Answer{WorkflowID: "w", RunID: "r", HaltSeq: 3, Action: protocol.ActionResume, Guidance: "g",
 		Extend: &detect.Extension{MaxNodeRuntime: 90 * time.Second, MaxCycleIterations: 2}, KeyID: "alice",
 		NotBefore: at, NotAfter: at.Add(10 * time.Minute)}
 	s := alice.sign(t, a)
 	data, err := json.Marshal(s)
 	require.NoError(t, err)
 	assert.Contains(t, string(data), `"extend":{"maxCycleIterations":2,"maxNodeRuntime":"1m30s"}`)
-	var back interceptor.SignedAnswer
+	var back protocol.SignedAnswer
 	require.NoError(t, json.Unmarshal(data, &back))
 	assert.Equal(t, s.Answer.SigningBytes(), back.Answer.SigningBytes())
 	assert.True(t, ed25519.Verify(alice.key().PublicKey, back.Answer.SigningBytes(), back.Signature))
@@ -371,22 +373,3 @@ func TestSignedCommandsNameTheProtocol(t *testing.T) {
 
 // TestAnswerNamesFor: each action's signal and update, and none for a halt
 // sent as an update or for an action the guard does not take.
-func TestAnswerNamesFor(t *testing.T) {
-	n := interceptor.AnswerNames{ResumeSignal: "rs", EscalateSignal: "es", HaltSignal: "hs", ResumeUpdate: "ru", EscalateUpdate: "eu"}
-	tests := []struct {
-		give   interceptor.Action
-		signal bool
-		want   string
-	}{
-		{interceptor.ActionResume, true, "rs"},
-		{interceptor.ActionResume, false, "ru"},
-		{interceptor.ActionEscalate, true, "es"},
-		{interceptor.ActionEscalate, false, "eu"},
-		{interceptor.ActionHalt, true, "hs"},
-		{interceptor.ActionHalt, false, ""},
-		{interceptor.ActionCancel, true, ""},
-	}
-	for _, tt := range tests {
-		assert.Equal(t, tt.want, n.For(tt.give, tt.signal), "%s signal=%v", tt.give, tt.signal)
-	}
-}

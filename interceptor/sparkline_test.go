@@ -5,6 +5,8 @@ import (
 	"math"
 	"testing"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"github.com/stretchr/testify/assert"
 
 	"github.com/loopguard/loopguard/interceptor"
@@ -36,23 +38,23 @@ func TestSparkline(t *testing.T) {
 func TestEvidenceTrend(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
-		give  interceptor.Evidence
+		give  protocol.Evidence
 		label string
 		want  string
 	}{
-		{"metric with its label", interceptor.Evidence{Metrics: []float64{7, 4, 4, 4}}, "failing", "failing 7 → 4 → 4 → 4  █▅▅▅"},
-		{"metric without a label", interceptor.Evidence{Metrics: []float64{0.5, 0.25}}, "", "metric 0.5 → 0.25  █▅"},
-		{"metric before outputs", interceptor.Evidence{Metrics: []float64{1}, OutputHashes: []string{"abc"}}, "cost", "cost 1  █"},
-		{"progress", interceptor.Evidence{ProgressValues: []string{"3/10", "3/10"}}, "x", "progress 3/10 ×2"},
-		{"errors", interceptor.Evidence{ErrorSignatures: []string{"sandbox:#", "sandbox:#"}}, "", "errors sandbox:# ×2"},
-		{"runs are counted, changes kept", interceptor.Evidence{ErrorSignatures: []string{"a", "a", "b", "a"}}, "", "errors a ×2 → b → a"},
-		{"an oscillation stays visible", interceptor.Evidence{OutputHashes: []string{"aaaaaaaaaa", "bbbbbbbbbb", "aaaaaaaaaa"}}, "", "outputs aaaaaaaa → bbbbbbbb → aaaaaaaa"},
-		{"outputs shortened", interceptor.Evidence{OutputHashes: []string{"0123456789abcdef", "0123"}}, "", "outputs 01234567 → 0123"},
-		{"transitions", interceptor.Evidence{Transitions: []string{"Code→Verify", "Verify→Code"}}, "", "transitions Code→Verify, Verify→Code"},
-		{"nothing", interceptor.Evidence{}, "failing", ""},
+		{"metric with its label", protocol.Evidence{Metrics: []float64{7, 4, 4, 4}}, "failing", "failing 7 → 4 → 4 → 4  █▅▅▅"},
+		{"metric without a label", protocol.Evidence{Metrics: []float64{0.5, 0.25}}, "", "metric 0.5 → 0.25  █▅"},
+		{"metric before outputs", protocol.Evidence{Metrics: []float64{1}, OutputHashes: []string{"abc"}}, "cost", "cost 1  █"},
+		{"progress", protocol.Evidence{ProgressValues: []string{"3/10", "3/10"}}, "x", "progress 3/10 ×2"},
+		{"errors", protocol.Evidence{ErrorSignatures: []string{"sandbox:#", "sandbox:#"}}, "", "errors sandbox:# ×2"},
+		{"runs are counted, changes kept", protocol.Evidence{ErrorSignatures: []string{"a", "a", "b", "a"}}, "", "errors a ×2 → b → a"},
+		{"an oscillation stays visible", protocol.Evidence{OutputHashes: []string{"aaaaaaaaaa", "bbbbbbbbbb", "aaaaaaaaaa"}}, "", "outputs aaaaaaaa → bbbbbbbb → aaaaaaaa"},
+		{"outputs shortened", protocol.Evidence{OutputHashes: []string{"0123456789abcdef", "0123"}}, "", "outputs 01234567 → 0123"},
+		{"transitions", protocol.Evidence{Transitions: []string{"Code→Verify", "Verify→Code"}}, "", "transitions Code→Verify, Verify→Code"},
+		{"nothing", protocol.Evidence{}, "failing", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			assert.Equal(t, tc.want, interceptor.EvidenceTrend(interceptor.HaltEvent{Evidence: tc.give}, tc.label))
+			assert.Equal(t, tc.want, interceptor.EvidenceTrend(protocol.HaltEvent{Evidence: tc.give}, tc.label))
 		})
 	}
 }

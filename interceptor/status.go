@@ -1,29 +1,30 @@
 package interceptor
 
 import (
+	"github.com/loopguard/loopguard/interceptor/protocol"
 	sdkinterceptor "go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/workflow"
 )
 
 // status answers the status query. Queries must not change state: it only
 // reads.
-func (g *guard) status() (Status, error) {
+func (g *guard) status() (protocol.Status, error) {
 	p := &g.pause
-	s := Status{State: StateRunning, Policy: g.cfg.OnHalt, Halts: g.halts, LastDecision: p.last, LastRejected: g.lastRejected,
-		Names: AnswerNames{ResumeSignal: g.cfg.ResumeSignal, EscalateSignal: g.cfg.EscalateSignal, HaltSignal: g.cfg.HaltSignal,
+	s := protocol.Status{State: protocol.StateRunning, Policy: g.cfg.OnHalt, Halts: g.halts, LastDecision: p.last, LastRejected: g.lastRejected,
+		Names: protocol.AnswerNames{ResumeSignal: g.cfg.ResumeSignal, EscalateSignal: g.cfg.EscalateSignal, HaltSignal: g.cfg.HaltSignal,
 			ResumeUpdate: g.cfg.ResumeUpdate, EscalateUpdate: g.cfg.EscalateUpdate}}
 	for _, r := range g.refused {
 		s.Refused = append(s.Refused, *r)
 	}
 	if !g.active {
-		s.State = StateDisabled
+		s.State = protocol.StateDisabled
 		return s, nil
 	}
 	switch {
 	case p.showsHalted():
-		s.State, s.Halt, s.Handling = StateHalted, p.halt, p.deciding
+		s.State, s.Halt, s.Handling = protocol.StateHalted, p.halt, p.deciding
 	case p.phase == phaseEscalated:
-		s.State, s.Halt = StateEscalated, p.halt
+		s.State, s.Halt = protocol.StateEscalated, p.halt
 	}
 	s.Stopping = g.state.Stopping()
 	s.Guidance = g.guidance
@@ -42,7 +43,7 @@ func (g *guard) ownEcho(ctx workflow.Context, in *sdkinterceptor.HandleSignalInp
 	if err != nil || p == nil {
 		return false
 	}
-	var ev HaltEvent
+	var ev protocol.HaltEvent
 	if err := g.decode(ctx, p, &ev); err != nil {
 		return false
 	}

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
@@ -84,7 +86,7 @@ func TestNonFiniteMetricsNeverReachTheEvidence(t *testing.T) {
 	res := result(t, env)
 	assert.True(t, res.Escalated, "the escalation reached the workflow")
 	require.NotNil(t, halted.Halt)
-	assert.Equal(t, interceptor.ReasonStalled, halted.Halt.HaltReason)
+	assert.Equal(t, protocol.ReasonStalled, halted.Halt.HaltReason)
 	for _, m := range halted.Halt.Evidence.Metrics {
 		assert.False(t, math.IsNaN(m) || math.IsInf(m, 0), "evidence %v", halted.Halt.Evidence.Metrics)
 	}
@@ -141,14 +143,14 @@ func approvalLoop(ctx workflow.Context, n int) (loopResult, error) {
 // pauses the call; before version 5 the stop was refused as "a halt is
 // already pending" and the agent ran on.
 func TestHumanStopBehindAnObservedTrip(t *testing.T) {
-	env := newEnv(t, interceptor.Options{OnHalt: interceptor.OnHaltObserve})
+	env := newEnv(t, interceptor.Options{OnHalt: protocol.OnHaltObserve})
 	env.RegisterWorkflow(approvalLoop)
 	for k := 1; k <= 5; k++ {
 		env.RegisterDelayedCallback(func() { env.SignalWorkflow("next", nil) }, time.Duration(k)*time.Minute)
 	}
 	// The third identical result trips while the loop waits for its first
 	// approval (at 1 min).
-	var asked, paused interceptor.Status
+	var asked, paused protocol.Status
 	env.RegisterDelayedCallback(func() {
 		env.SignalWorkflow("halt", map[string]string{"by": "ana", "reason": "wrong repository"})
 	}, 30*time.Second)
@@ -162,16 +164,16 @@ func TestHumanStopBehindAnObservedTrip(t *testing.T) {
 
 	assert.Nil(t, asked.LastRejected, "the stop is taken")
 	assert.True(t, asked.Stopping, "and waits for the next call")
-	assert.Equal(t, interceptor.StateHalted, paused.State, "the human's stop pauses even in observe mode")
+	assert.Equal(t, protocol.StateHalted, paused.State, "the human's stop pauses even in observe mode")
 	require.NotNil(t, paused.Halt)
-	assert.Equal(t, interceptor.ReasonUserStop, paused.Halt.HaltReason)
+	assert.Equal(t, protocol.ReasonUserStop, paused.Halt.HaltReason)
 	assert.Equal(t, "ana asked to stop: wrong repository", paused.Halt.Message)
 	assert.Equal(t, 2, paused.Halts, "the detector's trip was observed first")
 	assert.False(t, res.Escalated)
 	assert.Equal(t, 6, res.Calls)
 	final := status(t, env)
 	assert.False(t, final.Stopping)
-	assert.Equal(t, interceptor.StateRunning, final.State)
+	assert.Equal(t, protocol.StateRunning, final.State)
 }
 
 // TestPausedTimeIsNotChargedToCallsInFlight: a sub-agent's Research call
@@ -209,10 +211,10 @@ func requireOneHaltAcrossPause(t *testing.T, limit time.Duration, researcher []t
 		Return(agentResult{Output: "found"}, nil).After(20 * time.Minute)
 	coder := append(repeat(4, "Code", "same"), turn{Node: "Research"}, turn{Node: "Plan", Output: "plan"})
 	halted := statusThen(t, env, time.Hour, func() { env.SignalWorkflow("resume", nil) })
-	var later interceptor.Status
+	var later protocol.Status
 	env.RegisterDelayedCallback(func() {
 		later = status(t, env)
-		if later.State == interceptor.StateHalted {
+		if later.State == protocol.StateHalted {
 			env.SignalWorkflow("escalate", nil)
 		}
 	}, 3*time.Hour)
@@ -221,7 +223,7 @@ func requireOneHaltAcrossPause(t *testing.T, limit time.Duration, researcher []t
 	require.NoError(t, env.GetWorkflowError())
 	res := twoBranchResults(t, env)
 	require.NotNil(t, halted.Halt)
-	assert.Equal(t, interceptor.ReasonStalled, halted.Halt.HaltReason, "the coder's stall halts")
+	assert.Equal(t, protocol.ReasonStalled, halted.Halt.HaltReason, "the coder's stall halts")
 	if later.Halt != nil {
 		t.Logf("second halt: %s %s", later.Halt.Detector, later.Halt.Message)
 	}
@@ -267,10 +269,10 @@ func TestHedgedLosersAreNotRepeatedErrors(t *testing.T) {
 	env.RegisterWorkflow(hedged)
 	env.OnActivity("Plan", mock.Anything, mock.Anything, mock.Anything).
 		Return(agentResult{Output: "late"}, nil).After(time.Hour)
-	var seen interceptor.Status
+	var seen protocol.Status
 	env.RegisterDelayedCallback(func() {
 		seen = status(t, env)
-		if seen.State == interceptor.StateHalted {
+		if seen.State == protocol.StateHalted {
 			env.SignalWorkflow("escalate", nil)
 		}
 	}, decideAfter)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/loopguard/loopguard/interceptor/protocol"
 )
 
 // Commands are copy-pastable operator commands for one workflow.
@@ -21,10 +23,10 @@ type Commands struct {
 // halted workflow guarded with the default protocol names.
 func OperatorCommands(namespace, workflowID string) Commands {
 	return commandsFor(config{
-		ResumeSignal:   DefaultResumeSignal,
-		EscalateSignal: DefaultEscalateSignal,
-		ResumeUpdate:   DefaultResumeUpdate,
-		StatusQuery:    DefaultStatusQuery,
+		ResumeSignal:   protocol.DefaultResumeSignal,
+		EscalateSignal: protocol.DefaultEscalateSignal,
+		ResumeUpdate:   protocol.DefaultResumeUpdate,
+		StatusQuery:    protocol.DefaultStatusQuery,
 	}, namespace, workflowID)
 }
 
@@ -66,8 +68,8 @@ func shellQuote(s string) string {
 // currentDetails is the markdown the Temporal UI shows for the workflow
 // while the guard holds it: why, where in the loop, the evidence trend and
 // the commands that answer the halt.
-func currentDetails(c config, s State, ev *HaltEvent) string {
-	if ev == nil || s == StateRunning {
+func currentDetails(c config, s protocol.State, ev *protocol.HaltEvent) string {
+	if ev == nil || s == protocol.StateRunning {
 		return ""
 	}
 	var b strings.Builder
@@ -85,7 +87,7 @@ func currentDetails(c config, s State, ev *HaltEvent) string {
 	for _, w := range ev.Warnings {
 		fmt.Fprintf(&b, "- ignored warning %d/%d at `%s`: %s\n", w.N, w.Of, w.Node, w.Message)
 	}
-	if s != StateHalted {
+	if s != protocol.StateHalted {
 		return b.String()
 	}
 	cmd := commandsFor(c, "", ev.WorkflowID)
@@ -105,12 +107,12 @@ func currentDetails(c config, s State, ev *HaltEvent) string {
 // signal) it sends, whose name the signed action must match.
 func signedCommands(c config, workflowID string) Commands {
 	answer := "go run ./worker answer --workflow-id " + shellQuote(workflowID) + " --key " + operator + ".key "
-	if c.StatusQuery != DefaultStatusQuery {
+	if c.StatusQuery != protocol.DefaultStatusQuery {
 		answer += "--status-query " + shellQuote(c.StatusQuery) + " "
 	}
 	return Commands{
-		Resume:   answer + answerNames(c.ResumeUpdate, DefaultResumeUpdate, c.ResumeSignal, DefaultResumeSignal) + `resume --guidance "what to do differently"`,
-		Escalate: answer + answerNames(c.EscalateUpdate, DefaultEscalateUpdate, c.EscalateSignal, DefaultEscalateSignal) + `escalate --reason "stopping this loop"`,
+		Resume:   answer + answerNames(c.ResumeUpdate, protocol.DefaultResumeUpdate, c.ResumeSignal, protocol.DefaultResumeSignal) + `resume --guidance "what to do differently"`,
+		Escalate: answer + answerNames(c.EscalateUpdate, protocol.DefaultEscalateUpdate, c.EscalateSignal, protocol.DefaultEscalateSignal) + `escalate --reason "stopping this loop"`,
 	}
 }
 
@@ -128,13 +130,13 @@ func answerNames(update, defaultUpdate, signal, defaultSignal string) string {
 }
 
 // handlerDetails heads the current details while the halt handler decides.
-func handlerDetails(ev HaltEvent) string {
+func handlerDetails(ev protocol.HaltEvent) string {
 	return fmt.Sprintf("**loopguard: the halt handler is deciding halt %d**; a human's resume or escalate answers first.\n\n", ev.Seq)
 }
 
 // guidanceDetails are the current details while a resume's guidance is
 // in force: what the loop's calls are told, and since which halt.
-func guidanceDetails(gd *Guidance) string {
+func guidanceDetails(gd *protocol.Guidance) string {
 	if gd == nil {
 		return ""
 	}
@@ -148,7 +150,7 @@ func guidanceDetails(gd *Guidance) string {
 // (shortened) or transitions. metricLabel names the metric, normally the
 // node's MetricField; "" says "metric". The current details and the
 // worker's demo table both show it.
-func EvidenceTrend(ev HaltEvent, metricLabel string) string {
+func EvidenceTrend(ev protocol.HaltEvent, metricLabel string) string {
 	e := ev.Evidence
 	switch {
 	case len(e.Metrics) > 0:

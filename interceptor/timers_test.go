@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	sdkinterceptor "go.temporal.io/sdk/interceptor"
@@ -25,7 +27,7 @@ func retriedUntilHalt(t *testing.T, api string, d time.Duration) string {
 	var s testsuite.WorkflowTestSuite
 	s.SetLogger(log.NewStructuredLogger(slog.New(slog.DiscardHandler))) // every attempt fails, and the SDK logs each
 	env := s.NewTestWorkflowEnvironment()
-	g, err := interceptor.New(interceptor.Options{OnHalt: interceptor.OnHaltFail})
+	g, err := interceptor.New(interceptor.Options{OnHalt: protocol.OnHaltFail})
 	require.NoError(t, err)
 	env.SetWorkerOptions(worker.Options{Interceptors: []sdkinterceptor.WorkerInterceptor{g}})
 	fixtures.Register(env)

@@ -3,34 +3,15 @@ package interceptor
 import (
 	"fmt"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/loopguard/loopguard/interceptor/detect"
 )
 
-// Warning is a detector's trip that did not pause (Options.Warnings): the
-// loop's calls carry it in their Notice, and a halt that follows lists it.
-type Warning struct {
-	Detector detect.Detector `json:"detector"`
-	Reason   HaltReason      `json:"reason"`
-	Message  string          `json:"message"`
-	// Directive is a sentence the agent can put into its prompt.
-	Directive string `json:"directive"`
-	// N is this warning's number for the loop; Of is how many it gets
-	// before it halts.
-	N  int `json:"n"`
-	Of int `json:"of"`
-	// Node is the node that tripped; Nodes are the loop's nodes (the
-	// cycle's members, or the node), whose calls carry the warning.
-	Node    string   `json:"node"`
-	Nodes   []string `json:"nodes"`
-	CycleID string   `json:"cycleId,omitempty"`
-	// Loop is the loop's identity (HaltEvent.Loop).
-	Loop string `json:"loop,omitempty"`
-}
-
 // key names the warning's loop.
-func keyOf(w Warning) string { return warningKey(w.Loop, w.CycleID, w.Node) }
+func keyOf(w protocol.Warning) string { return warningKey(w.Loop, w.CycleID, w.Node) }
 
 // warningKey names a loop: its identity (loop, which a detour keeps), else
 // its cycle, or its node.
@@ -45,10 +26,10 @@ func warningKey(loop, cycleID, node string) string {
 }
 
 // directives are what a warning tells the agent, by reason.
-var directives = map[HaltReason]string{
-	ReasonStalled:       "You are repeating the same steps and getting the same results. Do not make the same call again with the same input: change your approach.",
-	ReasonOscillating:   "You are alternating between the same steps without progress. Stop going back and forth: pick one approach and change it.",
-	ReasonRepeatedError: "The same error keeps coming back. Do not retry the same action: read the error and do something different.",
+var directives = map[protocol.HaltReason]string{
+	protocol.ReasonStalled:       "You are repeating the same steps and getting the same results. Do not make the same call again with the same input: change your approach.",
+	protocol.ReasonOscillating:   "You are alternating between the same steps without progress. Stop going back and forth: pick one approach and change it.",
+	protocol.ReasonRepeatedError: "The same error keeps coming back. Do not retry the same action: read the error and do something different.",
 }
 
 // warnable reports whether trip gets a warning instead of a halt.
@@ -57,7 +38,7 @@ func (c *core) warnable(t *detect.Trip) bool {
 		return false
 	}
 	switch t.Reason {
-	case ReasonBudgetExceeded, ReasonUserStop:
+	case protocol.ReasonBudgetExceeded, protocol.ReasonUserStop:
 		return false
 	}
 	return c.pause.warnings(warningKey(t.Loop, t.CycleID, t.Node)) < c.cfg.Warnings
@@ -67,7 +48,7 @@ func (c *core) warnable(t *detect.Trip) bool {
 // (the detector started over, and the loop's calls carry the warning
 // until it trips again or a window of its steps goes by without a trip:
 // heeded): the log, the metric and the current details.
-func (g *guard) warn(ctx workflow.Context, t *detect.Trip, w Warning) {
+func (g *guard) warn(ctx workflow.Context, t *detect.Trip, w protocol.Warning) {
 	g.next.GetLogger(ctx).Warn("loopguard: loop warned", "reason", t.Reason, "detector", t.Detector,
 		"node", t.Node, "cycleId", t.CycleID, "warning", fmt.Sprintf("%d/%d", w.N, w.Of), "message", t.Message)
 	g.next.GetMetricsHandler(ctx).WithTags(map[string]string{
@@ -82,10 +63,10 @@ func (g *guard) warn(ctx workflow.Context, t *detect.Trip, w Warning) {
 // issueWarning puts the loop's next warning for trip t in force and
 // starts the detector over: the warning's state change, without the log,
 // metric and details warn adds (the analysis of past histories runs it).
-func (c *core) issueWarning(t *detect.Trip) Warning {
+func (c *core) issueWarning(t *detect.Trip) protocol.Warning {
 	p := &c.pause
 	nodes := c.loopNodes(t.CycleID, t.Node)
-	w := Warning{
+	w := protocol.Warning{
 		Detector: t.Detector, Reason: t.Reason, Message: t.Message, Directive: directives[t.Reason],
 		N: p.warnings(warningKey(t.Loop, t.CycleID, t.Node)) + 1, Of: c.cfg.Warnings,
 		Node: t.Node, Nodes: nodes, CycleID: t.CycleID, Loop: t.Loop,
@@ -132,7 +113,7 @@ func (g *guard) endHeeded(ctx workflow.Context) {
 // called counts a call of node, of detector step step, admitted and about
 // to be made, against the warning in force, and returns the warning
 // when this call ends its window: the loop heeded it.
-func (c *core) called(node string, step int) *Warning {
+func (c *core) called(node string, step int) *protocol.Warning {
 	return c.pause.heed(node, step, c.state.NewsSinceBarrier)
 }
 

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
@@ -47,7 +49,7 @@ func TestWarningsBeforeHalt(t *testing.T) {
 	agent := &stubbornAgent{}
 	env := newAgentEnv(t, interceptor.Options{Warnings: 2, Grain: interceptor.GrainToolCall}, guidedLoop, agent.Run) // budgets out of the way
 	halted := statusThen(t, env, time.Hour, func() {
-		env.SignalWorkflow(interceptor.DefaultEscalateSignal, interceptor.EscalateRequest{By: "ana"})
+		env.SignalWorkflow(protocol.DefaultEscalateSignal, protocol.EscalateRequest{By: "ana"})
 	})
 	env.ExecuteWorkflow(guidedLoop, 20, false)
 	require.True(t, env.IsWorkflowCompleted())
@@ -91,7 +93,7 @@ func TestHeededWarningNeedsNoHuman(t *testing.T) {
 func TestWarningsAreOffByDefault(t *testing.T) {
 	env := newAgentEnv(t, interceptor.Options{}, guidedLoop, (&warnedAgent{}).Run)
 	halted := statusThen(t, env, time.Hour, func() {
-		env.SignalWorkflow(interceptor.DefaultEscalateSignal, interceptor.EscalateRequest{By: "ana"})
+		env.SignalWorkflow(protocol.DefaultEscalateSignal, protocol.EscalateRequest{By: "ana"})
 	})
 	env.ExecuteWorkflow(guidedLoop, 20, false)
 	require.NotNil(t, halted.Halt)
@@ -102,10 +104,10 @@ func TestWarningsAreOffByDefault(t *testing.T) {
 
 // memoEntry is what a test reads of the guard's memo entry.
 type memoEntry struct {
-	State    interceptor.State `json:"state"`
+	State    protocol.State `json:"state"`
 	Warnings []struct {
 		N, Of   int
-		Reason  interceptor.HaltReason
+		Reason  protocol.HaltReason
 		Node    string
 		Message string
 	} `json:"warnings"`
@@ -126,7 +128,7 @@ func (m memoEntry) String() string {
 func TestWarningsInTheMemo(t *testing.T) {
 	tests := []struct {
 		name   string
-		onHalt interceptor.OnHalt
+		onHalt protocol.OnHalt
 		agent  func(context.Context, int) (string, error)
 		want   []string
 	}{
@@ -134,7 +136,7 @@ func TestWarningsInTheMemo(t *testing.T) {
 		{"heeded", "", (&warnedAgent{}).Run, []string{"running 1/2", "running"}},
 		// An observed halt publishes nothing; the next call shows that it
 		// answered the warnings, and the loop's warnings start over.
-		{"ignored, observed", interceptor.OnHaltObserve, (&stubbornAgent{}).Run,
+		{"ignored, observed", protocol.OnHaltObserve, (&stubbornAgent{}).Run,
 			[]string{"running 1/2", "running 1/2 2/2", "running", "running 1/2", "running 1/2 2/2", "running"}},
 	}
 	for _, tt := range tests {
@@ -153,14 +155,14 @@ func TestWarningsInTheMemo(t *testing.T) {
 				got = append(got, m.String())
 			}).Return(nil)
 			env.RegisterDelayedCallback(func() {
-				env.SignalWorkflow(interceptor.DefaultEscalateSignal, interceptor.EscalateRequest{By: "ana"})
+				env.SignalWorkflow(protocol.DefaultEscalateSignal, protocol.EscalateRequest{By: "ana"})
 			}, time.Hour)
 			env.ExecuteWorkflow(guidedLoop, 20, false)
 			require.True(t, env.IsWorkflowCompleted())
 			assert.Equal(t, tt.want, got)
 			require.NotEmpty(t, first.Warnings)
 			w := first.Warnings[0]
-			assert.Equal(t, interceptor.ReasonStalled, w.Reason)
+			assert.Equal(t, protocol.ReasonStalled, w.Reason)
 			assert.Equal(t, "HeedfulAgent", w.Node)
 			assert.NotEmpty(t, w.Message)
 		})

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	historypb "go.temporal.io/api/history/v1"
@@ -19,7 +21,6 @@ import (
 	"go.temporal.io/sdk/workflow"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/loopguard/loopguard/interceptor"
 	"github.com/loopguard/loopguard/internal/fixtures"
 	"github.com/loopguard/loopguard/testsuite"
 )
@@ -194,7 +195,7 @@ func TestNoticeReplayCost(t *testing.T) {
 
 	dc := converter.GetDefaultDataConverter()
 	args := []any{fixtures.Turn{Node: "Think"}, 0}
-	notice := interceptor.Notice{Repeats: 499}
+	notice := protocol.Notice{Repeats: 499}
 	argAllocs := testing.AllocsPerRun(100, func() { _, _ = dc.ToPayloads(args...) })
 	headerAllocs := testing.AllocsPerRun(100, func() { _, _ = dc.ToPayload(notice) }) + 1 // + the map entry
 	t.Logf("a notice adds %.2f allocations and %.0f bytes per call on replay; alone, the arguments' encoding makes %.0f and the header %.0f",

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	historypb "go.temporal.io/api/history/v1"
@@ -19,11 +21,11 @@ import (
 
 // haltKey is what must agree between a halt the guard raised and the one
 // the analysis finds.
-func haltKey(h interceptor.HaltEvent) string {
+func haltKey(h protocol.HaltEvent) string {
 	return fmt.Sprintf("#%d %s/%s@%s it=%d/%d warned=%d", h.Seq, h.HaltReason, h.Detector, h.Node, h.Iteration, h.MaxIterations, len(h.Warnings))
 }
 
-func warningKey(w interceptor.Warning) string {
+func warningKey(w protocol.Warning) string {
 	return fmt.Sprintf("warning %d/%d %s/%s@%s", w.N, w.Of, w.Reason, w.Detector, w.Node)
 }
 
@@ -43,14 +45,14 @@ func liveWarnings(t *testing.T, file string) []string {
 			seen = map[string]bool{}
 		}
 		// A notice rides on an activity's header or a child workflow's.
-		p := e.GetActivityTaskScheduledEventAttributes().GetHeader().GetFields()[interceptor.NoticeHeader]
+		p := e.GetActivityTaskScheduledEventAttributes().GetHeader().GetFields()[protocol.NoticeHeader]
 		if p == nil {
-			p = e.GetStartChildWorkflowExecutionInitiatedEventAttributes().GetHeader().GetFields()[interceptor.NoticeHeader]
+			p = e.GetStartChildWorkflowExecutionInitiatedEventAttributes().GetHeader().GetFields()[protocol.NoticeHeader]
 		}
 		if p == nil {
 			continue
 		}
-		var n interceptor.Notice
+		var n protocol.Notice
 		if err := converter.GetDefaultDataConverter().FromPayload(p, &n); err != nil {
 			t.Fatalf("event %d: notice: %v", e.GetEventId(), err)
 		}
@@ -201,7 +203,7 @@ func TestAnalyzeFollowsTheHaltHandler(t *testing.T) {
 			}
 			halts++
 			require.NotNil(t, v.Decision, f)
-			assert.Equal(t, interceptor.ActionResume, v.Decision.Action, f)
+			assert.Equal(t, protocol.ActionResume, v.Decision.Action, f)
 			assert.Equal(t, interceptor.HandlerBy, v.Decision.By, f)
 			assert.Contains(t, v.Decision.Guidance, "Fix the cache TTL arithmetic", f)
 		}

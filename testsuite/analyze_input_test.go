@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	commonpb "go.temporal.io/api/common/v1"
@@ -152,7 +154,7 @@ func TestSweep(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, sums, 2)
 	assert.Equal(t, sums[0].Calls, sums[1].Calls, "the same calls judged")
-	assert.Greater(t, sums[0].ByReason[interceptor.ReasonBudgetExceeded], sums[1].ByReason[interceptor.ReasonBudgetExceeded])
+	assert.Greater(t, sums[0].ByReason[protocol.ReasonBudgetExceeded], sums[1].ByReason[protocol.ReasonBudgetExceeded])
 	for i, o := range opts {
 		alone, err := testsuite.AnalyzeFiles(files, o, func(testsuite.Execution) {})
 		require.NoError(t, err)

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	historypb "go.temporal.io/api/history/v1"
@@ -17,7 +19,6 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/loopguard/loopguard/interceptor"
 	"github.com/loopguard/loopguard/interceptor/detect"
 	"github.com/loopguard/loopguard/internal/cputime"
 	"github.com/loopguard/loopguard/internal/fixtures"
@@ -273,7 +274,7 @@ func (quietLog) Info(string, ...any)  {}
 func (quietLog) Warn(string, ...any)  {}
 func (quietLog) Error(string, ...any) {}
 
-var _ = interceptor.DefaultStatusQuery
+var _ = protocol.DefaultStatusQuery
 
 // BenchmarkReadRichResult is the part of BenchmarkReplay1000Rich's
 // overhead that reading results costs: detect.Extract on the workload's

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 	sdkinterceptor "go.temporal.io/sdk/interceptor"
@@ -54,26 +56,26 @@ func StartWorker(t testing.TB, c client.Client, taskQueue string, opts WorkerOpt
 
 // QueryStatus asks a running (or closed) workflow for the guard's status
 // through the default loop.status query.
-func QueryStatus(ctx context.Context, c client.Client, workflowID, runID string) (interceptor.Status, error) {
-	return decodeStatus(c.QueryWorkflow(ctx, workflowID, runID, interceptor.DefaultStatusQuery))
+func QueryStatus(ctx context.Context, c client.Client, workflowID, runID string) (protocol.Status, error) {
+	return decodeStatus(c.QueryWorkflow(ctx, workflowID, runID, protocol.DefaultStatusQuery))
 }
 
 // decodeStatus decodes the answer of a loop.status query.
-func decodeStatus(v converter.EncodedValue, err error) (interceptor.Status, error) {
+func decodeStatus(v converter.EncodedValue, err error) (protocol.Status, error) {
 	if err != nil {
-		return interceptor.Status{}, err
+		return protocol.Status{}, err
 	}
-	var s interceptor.Status
+	var s protocol.Status
 	if err := v.Get(&s); err != nil {
-		return interceptor.Status{}, fmt.Errorf("decode %s: %w", interceptor.DefaultStatusQuery, err)
+		return protocol.Status{}, fmt.Errorf("decode %s: %w", protocol.DefaultStatusQuery, err)
 	}
 	return s, nil
 }
 
 // WaitStatus polls the workflow's loop.status query until cond holds and
 // returns that status, or the last error (or status) when ctx ends.
-func WaitStatus(ctx context.Context, c client.Client, workflowID string, cond func(interceptor.Status) bool) (interceptor.Status, error) {
-	var last interceptor.Status
+func WaitStatus(ctx context.Context, c client.Client, workflowID string, cond func(protocol.Status) bool) (protocol.Status, error) {
+	var last protocol.Status
 	var lastErr error
 	for {
 		qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
@@ -100,9 +102,9 @@ func WaitStatus(ctx context.Context, c client.Client, workflowID string, cond fu
 }
 
 // Halted is a WaitStatus condition: the workflow is paused on its n-th halt.
-func Halted(n int) func(interceptor.Status) bool {
-	return func(s interceptor.Status) bool {
-		return s.State == interceptor.StateHalted && s.Halt != nil && s.Halt.Seq == n
+func Halted(n int) func(protocol.Status) bool {
+	return func(s protocol.Status) bool {
+		return s.State == protocol.StateHalted && s.Halt != nil && s.Halt.Seq == n
 	}
 }
 

@@ -22,7 +22,7 @@
 //			Answer:   testsuite.Answers(testsuite.Resume("try once more"), testsuite.Escalate("stuck")),
 //		}, MyLoop, MyInput{...})
 //		require.NoError(t, rep.Err)
-//		require.Equal(t, []interceptor.HaltReason{interceptor.ReasonStalled, interceptor.ReasonStalled}, rep.Reasons())
+//		require.Equal(t, []protocol.HaltReason{protocol.ReasonStalled, protocol.ReasonStalled}, rep.Reasons())
 //		var out MyResult
 //		require.NoError(t, rep.Result(&out))
 //	}
@@ -92,7 +92,7 @@
 //	testsuite.StartWorker(t, c, "agents", testsuite.WorkerOptions{Guard: &opts, Register: register})
 //	run, _ := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "loop-1", TaskQueue: "agents"}, MyLoop, in)
 //	s, err := testsuite.WaitStatus(ctx, c, "loop-1", testsuite.Halted(1))
-//	_ = c.SignalWorkflow(ctx, "loop-1", "", "resume", interceptor.ResumeRequest{By: "test"})
+//	_ = c.SignalWorkflow(ctx, "loop-1", "", "resume", protocol.ResumeRequest{By: "test"})
 //
 // # This package's own tests
 //

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
@@ -118,7 +120,7 @@ func ExampleReport_notices() {
 func ExampleAnswers() {
 	answer := testsuite.Answers(testsuite.Resume("looks fine"), testsuite.Escalate("enough"))
 	for seq := 1; seq <= 3; seq++ {
-		action, payload := answer(interceptor.Status{State: interceptor.StateHalted, Halt: &interceptor.HaltEvent{Seq: seq}})
+		action, payload := answer(protocol.Status{State: protocol.StateHalted, Halt: &protocol.HaltEvent{Seq: seq}})
 		fmt.Printf("halt %d: %s %+v\n", seq, action, payload)
 	}
 	// Output:

@@ -5,13 +5,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/converter"
 
 	"github.com/loopguard/loopguard/activities"
-	"github.com/loopguard/loopguard/interceptor"
 	"github.com/loopguard/loopguard/workflows"
 )
 
@@ -45,7 +46,7 @@ func TestChatFixturesHeededInWorkflow(t *testing.T) {
 					}
 					seq = append(seq, told)
 				}
-				if a := e.GetWorkflowExecutionSignaledEventAttributes(); a != nil && a.GetSignalName() == interceptor.DefaultResumeSignal {
+				if a := e.GetWorkflowExecutionSignaledEventAttributes(); a != nil && a.GetSignalName() == protocol.DefaultResumeSignal {
 					seq = append(seq, "resume")
 				}
 			}

@@ -3,6 +3,8 @@ package testsuite_test
 import (
 	"testing"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"github.com/stretchr/testify/assert"
 
 	"github.com/loopguard/loopguard/interceptor"
@@ -18,6 +20,6 @@ func TestUsageEnvelopePatchHalts(t *testing.T) {
 	info := testsuite.Inspect(h)
 	assert.Equal(t, interceptor.GuardVersion, info.GuardVersion)
 	ev := haltedEvent(t, h, 0)
-	assert.Equal(t, interceptor.ReasonStalled, ev.HaltReason)
+	assert.Equal(t, protocol.ReasonStalled, ev.HaltReason)
 	assert.Equal(t, "Code", ev.Node)
 }

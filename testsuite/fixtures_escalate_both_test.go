@@ -3,6 +3,8 @@ package testsuite_test
 import (
 	"testing"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -24,7 +26,7 @@ func TestV4ParallelEscalateBoth(t *testing.T) {
 	assert.Equal(t, 1, info.HaltedSignals, "one halt for both branches")
 	assert.Zero(t, info.WorkflowTaskFailures)
 	ev := haltedEvent(t, h, 0)
-	assert.Equal(t, interceptor.ReasonStalled, ev.HaltReason)
+	assert.Equal(t, protocol.ReasonStalled, ev.HaltReason)
 	assert.Equal(t, "Code", ev.Node)
 	assert.Equal(t, []string{"halted:stalled", "escalated:stalled"}, memoStates(t, h), "one pause, one escalation")
 

@@ -3,6 +3,8 @@ package testsuite_test
 import (
 	"testing"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/converter"
@@ -25,7 +27,7 @@ func TestV7ResumeWithGuidance(t *testing.T) {
 	var before, after []string
 	resumed := false
 	for _, e := range h.GetEvents() {
-		if a := e.GetWorkflowExecutionSignaledEventAttributes(); a.GetSignalName() == interceptor.DefaultResumeSignal {
+		if a := e.GetWorkflowExecutionSignaledEventAttributes(); a.GetSignalName() == protocol.DefaultResumeSignal {
 			resumed = true
 		}
 		a := e.GetActivityTaskScheduledEventAttributes()
@@ -33,8 +35,8 @@ func TestV7ResumeWithGuidance(t *testing.T) {
 			continue
 		}
 		text := ""
-		if p := a.GetHeader().GetFields()[interceptor.NoticeHeader]; p != nil {
-			var n interceptor.Notice
+		if p := a.GetHeader().GetFields()[protocol.NoticeHeader]; p != nil {
+			var n protocol.Notice
 			require.NoError(t, converter.GetDefaultDataConverter().FromPayload(p, &n))
 			text = n.Guidance
 		}

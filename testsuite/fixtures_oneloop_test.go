@@ -4,11 +4,12 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	historypb "go.temporal.io/api/history/v1"
 
-	"github.com/loopguard/loopguard/interceptor"
 	"github.com/loopguard/loopguard/internal/fixtures"
 )
 
@@ -34,9 +35,9 @@ func signalIndexes(h *historypb.History, name string) []int {
 // by its anchor, Plan.
 func TestV9StaleRoundResumed(t *testing.T) {
 	h := readFixture(t, "stale-round-resumed.json")
-	halted := signalIndexes(h, interceptor.DefaultHaltedSignal)
+	halted := signalIndexes(h, protocol.DefaultHaltedSignal)
 	require.Len(t, halted, 2)
-	resumed := signalIndex(h, interceptor.DefaultResumeSignal)
+	resumed := signalIndex(h, protocol.DefaultResumeSignal)
 	require.Positive(t, resumed)
 	assert.Len(t, scheduled(h, resumed, halted[1]), 12, "four rounds after the resume")
 	for n := range 2 {
@@ -49,7 +50,7 @@ func TestV9StaleRoundResumed(t *testing.T) {
 // TestV9ConvergingField: the converging loop completes with no halt.
 func TestV9ConvergingField(t *testing.T) {
 	h := readFixture(t, "converging-field.json")
-	assert.Empty(t, signalIndexes(h, interceptor.DefaultHaltedSignal))
+	assert.Empty(t, signalIndexes(h, protocol.DefaultHaltedSignal))
 	var res fixtures.Result
 	workflowResult(t, h, &res)
 	assert.Equal(t, 14, res.Calls)

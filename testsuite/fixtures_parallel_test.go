@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	commonpb "go.temporal.io/api/common/v1"
@@ -54,21 +56,21 @@ func between(h *historypb.History, i, j int) []enumspb.EventType {
 }
 
 // haltedEvent decodes the payload of the n-th (from 0) loop.halted signal.
-func haltedEvent(t *testing.T, h *historypb.History, n int) interceptor.HaltEvent {
+func haltedEvent(t *testing.T, h *historypb.History, n int) protocol.HaltEvent {
 	t.Helper()
 	for _, e := range h.GetEvents() {
 		a := e.GetWorkflowExecutionSignaledEventAttributes()
-		if a.GetSignalName() != interceptor.DefaultHaltedSignal {
+		if a.GetSignalName() != protocol.DefaultHaltedSignal {
 			continue
 		}
 		if n--; n < 0 {
-			var ev interceptor.HaltEvent
+			var ev protocol.HaltEvent
 			require.NoError(t, converter.GetDefaultDataConverter().FromPayload(a.GetInput().GetPayloads()[0], &ev))
 			return ev
 		}
 	}
 	t.Fatal("no such loop.halted signal")
-	return interceptor.HaltEvent{}
+	return protocol.HaltEvent{}
 }
 
 // memos decodes the guard's memo entries the history upserts, in order.
@@ -136,7 +138,7 @@ func TestV3ObserveUserStop(t *testing.T) {
 	f := fixtureEntry(t, file)
 	opts, ok := fixtures.GuardOptions(f.Guard)
 	require.True(t, ok)
-	assert.Equal(t, interceptor.OnHaltObserve, opts.OnHalt, "recorded in shadow mode")
+	assert.Equal(t, protocol.OnHaltObserve, opts.OnHalt, "recorded in shadow mode")
 
 	h := readFixture(t, file)
 	info := testsuite.Inspect(h)
@@ -144,12 +146,12 @@ func TestV3ObserveUserStop(t *testing.T) {
 	assert.Equal(t, 1, info.HaltedSignals)
 
 	ev := haltedEvent(t, h, 0)
-	assert.Equal(t, interceptor.ReasonUserStop, ev.HaltReason, "the recorded loop.halted payload")
+	assert.Equal(t, protocol.ReasonUserStop, ev.HaltReason, "the recorded loop.halted payload")
 	assert.EqualValues(t, "user_stop", ev.Detector)
 	assert.False(t, ev.Observed, "a human's halt is not merely observed in shadow mode")
 	assert.Equal(t, 1, ev.Seq)
 
-	stop, halted, resume := signalIndex(h, interceptor.DefaultHaltSignal), signalIndex(h, interceptor.DefaultHaltedSignal), signalIndex(h, interceptor.DefaultResumeSignal)
+	stop, halted, resume := signalIndex(h, protocol.DefaultHaltSignal), signalIndex(h, protocol.DefaultHaltedSignal), signalIndex(h, protocol.DefaultResumeSignal)
 	require.True(t, stop >= 0 && halted >= 0 && resume >= 0, "halt, loop.halted and resume signals")
 	assert.Less(t, stop, halted)
 	assert.Less(t, halted, resume)
@@ -178,11 +180,11 @@ func TestV3ParallelBranches(t *testing.T) {
 	assert.Equal(t, 1, info.HaltedSignals, "one halt for both branches")
 
 	ev := haltedEvent(t, h, 0)
-	assert.Equal(t, interceptor.ReasonStalled, ev.HaltReason)
+	assert.Equal(t, protocol.ReasonStalled, ev.HaltReason)
 	assert.Equal(t, "Code", ev.Node, "the looping branch halted")
 	assert.False(t, ev.Observed)
 
-	halted, resume := signalIndex(h, interceptor.DefaultHaltedSignal), signalIndex(h, interceptor.DefaultResumeSignal)
+	halted, resume := signalIndex(h, protocol.DefaultHaltedSignal), signalIndex(h, protocol.DefaultResumeSignal)
 	require.True(t, halted >= 0 && resume > halted, "loop.halted, then resume")
 	assert.Contains(t, between(h, halted, resume), enumspb.EVENT_TYPE_TIMER_FIRED, "the other branch woke during the pause")
 	assert.Empty(t, scheduled(h, halted, resume), "and its call waited for the decision")

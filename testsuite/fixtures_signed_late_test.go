@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	commonpb "go.temporal.io/api/common/v1"
@@ -12,7 +14,6 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
-	"github.com/loopguard/loopguard/interceptor"
 	"github.com/loopguard/loopguard/internal/fixtures"
 	"github.com/loopguard/loopguard/testsuite"
 )
@@ -36,10 +37,10 @@ func TestV13AnswersAnHourLate(t *testing.T) {
 	late := answeredLater(t, h, time.Hour)
 	require.NoError(t, testsuite.ReplayHistory(late, replayOpts(t, f, recorded)), "an hour late, as recorded")
 
-	decisions := func(h *historypb.History) []interceptor.Decision {
+	decisions := func(h *historypb.History) []protocol.Decision {
 		a, err := testsuite.NewAnalyzer(testsuite.AnalyzeOptions{Guard: recorded, AsRecorded: true})
 		require.NoError(t, err)
-		var out []interceptor.Decision
+		var out []protocol.Decision
 		for _, v := range a.History(h, "").Verdicts {
 			if v.Halt != nil && v.Decision != nil {
 				out = append(out, *v.Decision)
@@ -51,7 +52,7 @@ func TestV13AnswersAnHourLate(t *testing.T) {
 	require.Len(t, want, 2, "the analysis of the fixture as recorded answers both halts")
 	assert.Equal(t, fixtures.OperatorKeyID, want[0].KeyID)
 	assert.Equal(t, "read the failing test first", want[0].Guidance)
-	assert.Equal(t, interceptor.ActionEscalate, want[1].Action)
+	assert.Equal(t, protocol.ActionEscalate, want[1].Action)
 	assert.Equal(t, want, decisions(late))
 }
 
@@ -68,13 +69,13 @@ func answeredLater(t *testing.T, h *historypb.History, later time.Duration) *his
 		if len(ps.GetPayloads()) != 1 {
 			return false
 		}
-		var sa interceptor.SignedAnswer
+		var sa protocol.SignedAnswer
 		if dc.FromPayload(ps.GetPayloads()[0], &sa) != nil || sa.Answer.KeyID != fixtures.OperatorKeyID {
 			return false
 		}
 		a := sa.Answer
 		a.NotBefore, a.NotAfter = a.NotBefore.Add(later), a.NotAfter.Add(later)
-		again, err := interceptor.SignAnswer(a, fixtures.OperatorKey())
+		again, err := protocol.SignAnswer(a, fixtures.OperatorKey())
 		require.NoError(t, err)
 		p, err := dc.ToPayload(again)
 		require.NoError(t, err)
@@ -93,9 +94,9 @@ func answeredLater(t *testing.T, h *historypb.History, later time.Duration) *his
 			moving = true
 			answers++
 		}
-		if a := e.GetWorkflowExecutionSignaledEventAttributes(); moving && a.GetSignalName() == interceptor.DefaultHaltedSignal {
+		if a := e.GetWorkflowExecutionSignaledEventAttributes(); moving && a.GetSignalName() == protocol.DefaultHaltedSignal {
 			// A halt's echo carries the workflow time it was raised at.
-			var ev interceptor.HaltEvent
+			var ev protocol.HaltEvent
 			require.NoError(t, dc.FromPayload(a.GetInput().GetPayloads()[0], &ev))
 			ev.WorkflowTime = ev.WorkflowTime.Add(later)
 			p, err := dc.ToPayload(ev)

@@ -3,6 +3,8 @@ package testsuite_test
 import (
 	"testing"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"github.com/stretchr/testify/assert"
 
 	"github.com/loopguard/loopguard/interceptor"
@@ -22,7 +24,7 @@ func TestV5ObserveStopBehindTrip(t *testing.T) {
 	assert.Equal(t, 2, info.HaltedSignals, "the observed trip, then the human's stop")
 	assert.True(t, haltedEvent(t, h, 0).Observed)
 	stop := haltedEvent(t, h, 1)
-	assert.Equal(t, interceptor.ReasonUserStop, stop.HaltReason)
+	assert.Equal(t, protocol.ReasonUserStop, stop.HaltReason)
 	assert.False(t, stop.Observed, "the human's stop pauses")
 	assert.Equal(t, []string{"halted:user_stop", "running:"}, memoStates(t, h))
 }

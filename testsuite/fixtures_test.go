@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	historypb "go.temporal.io/api/history/v1"
@@ -81,7 +83,7 @@ func TestFixtureManifest(t *testing.T) {
 	}
 	sort.Strings(listed)
 	assert.Equal(t, onDisk, listed, "every history file is in the manifest and every manifest entry has a file")
-	for _, r := range []interceptor.HaltReason{interceptor.ReasonBudgetExceeded, interceptor.ReasonStalled, interceptor.ReasonOscillating, interceptor.ReasonRepeatedError, interceptor.ReasonUserStop} {
+	for _, r := range []protocol.HaltReason{protocol.ReasonBudgetExceeded, protocol.ReasonStalled, protocol.ReasonOscillating, protocol.ReasonRepeatedError, protocol.ReasonUserStop} {
 		assert.True(t, reasons[string(r)], "no fixture halts with %s", r)
 	}
 	for _, a := range []string{"signal resume", "signal escalate", "update resume", "update escalate"} {
@@ -254,10 +256,10 @@ func haltsIn(t testing.TB, h *historypb.History) []fixtures.Halt {
 	out := []fixtures.Halt{}
 	for _, e := range h.GetEvents() {
 		a := e.GetWorkflowExecutionSignaledEventAttributes()
-		if a == nil || a.GetSignalName() != interceptor.DefaultHaltedSignal {
+		if a == nil || a.GetSignalName() != protocol.DefaultHaltedSignal {
 			continue
 		}
-		var ev interceptor.HaltEvent
+		var ev protocol.HaltEvent
 		require.NoError(t, converter.GetDefaultDataConverter().FromPayload(a.GetInput().GetPayloads()[0], &ev))
 		out = append(out, fixtures.Halt{Seq: ev.Seq, Reason: string(ev.HaltReason), Detector: string(ev.Detector), Node: ev.Node, Iteration: ev.Iteration, Observed: ev.Observed})
 	}

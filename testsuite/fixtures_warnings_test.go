@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
@@ -78,8 +80,8 @@ func TestV8SamplesSteered(t *testing.T) {
 			for _, e := range h.GetEvents() {
 				if a := e.GetActivityTaskScheduledEventAttributes(); a != nil {
 					name := a.GetActivityType().GetName()
-					if p := a.GetHeader().GetFields()[interceptor.NoticeHeader]; p != nil && name == "Code" {
-						var n interceptor.Notice
+					if p := a.GetHeader().GetFields()[protocol.NoticeHeader]; p != nil && name == "Code" {
+						var n protocol.Notice
 						require.NoError(t, converter.GetDefaultDataConverter().FromPayload(p, &n))
 						if n.Guidance != "" {
 							name += " guided"

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/activity"
@@ -87,12 +89,12 @@ func TestRunFailsWhenNotGuarded(t *testing.T) {
 }
 
 // TestRefusedAnswerEndsTheRun: an answer the guard refuses (guidance over
-// interceptor.MaxGuidanceBytes) ends the run with the refusal's reason,
+// protocol.MaxGuidanceBytes) ends the run with the refusal's reason,
 // recorded on the answer for signals as for updates, instead of leaving
 // the workflow paused until the run times out.
 func TestRefusedAnswerEndsTheRun(t *testing.T) {
 	sc := scenario(t, "identical-patch")
-	long := strings.Repeat("g", interceptor.MaxGuidanceBytes+88)
+	long := strings.Repeat("g", protocol.MaxGuidanceBytes+88)
 	for _, updates := range []bool{false, true} {
 		t.Run(map[bool]string{false: "signals", true: "updates"}[updates], func(t *testing.T) {
 			rep := testsuite.Run(t, testsuite.RunOptions{
@@ -133,8 +135,8 @@ func TestHandlerHaltsAreReported(t *testing.T) {
 
 // resumingLoop calls Code n times; its halt handler resumes every halt.
 func resumingLoop(ctx workflow.Context, n int) (int, error) {
-	if err := interceptor.SetHaltHandler(ctx, func(workflow.Context, interceptor.HaltEvent) (interceptor.HandlerDecision, error) {
-		return interceptor.HandlerDecision{Action: interceptor.ActionResume, Reason: "carry on"}, nil
+	if err := interceptor.SetHaltHandler(ctx, func(workflow.Context, protocol.HaltEvent) (interceptor.HandlerDecision, error) {
+		return interceptor.HandlerDecision{Action: protocol.ActionResume, Reason: "carry on"}, nil
 	}); err != nil {
 		return 0, err
 	}

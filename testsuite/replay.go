@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/api/temporalproto"
@@ -274,7 +276,7 @@ func InspectWith(h *historypb.History, dc converter.DataConverter) HistoryInfo {
 				}
 			}
 		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED:
-			if e.GetWorkflowExecutionSignaledEventAttributes().GetSignalName() == interceptor.DefaultHaltedSignal {
+			if e.GetWorkflowExecutionSignaledEventAttributes().GetSignalName() == protocol.DefaultHaltedSignal {
 				info.HaltedSignals++
 			}
 		case enumspb.EVENT_TYPE_WORKFLOW_TASK_FAILED:

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/converter"
 	sdkinterceptor "go.temporal.io/sdk/interceptor"
@@ -25,13 +27,13 @@ import (
 
 // ActionNone, returned by an AnswerFunc, leaves the halt unanswered: the
 // workflow stays paused until Options.PauseTimeout (if any) decides, or
-// Run times out. The other actions are the guard's: interceptor.ActionResume
-// and interceptor.ActionEscalate, which Run sends as the guard's resume or
+// Run times out. The other actions are the guard's: protocol.ActionResume
+// and protocol.ActionEscalate, which Run sends as the guard's resume or
 // escalate signal (or update, with RunOptions.UseUpdates) under the names
 // configured in RunOptions.Guard. Any other action is sent verbatim as a
 // signal or update name, which lets a test send input the guard must
 // refuse.
-const ActionNone interceptor.Action = ""
+const ActionNone protocol.Action = ""
 
 // Defaults of RunOptions.
 const (
@@ -46,45 +48,45 @@ const (
 
 // AnswerFunc decides what the human does when the workflow is halted: it
 // receives the guard's status (State "halted", Halt the halt in force) and
-// returns the action (interceptor.ActionResume, interceptor.ActionEscalate,
+// returns the action (protocol.ActionResume, protocol.ActionEscalate,
 // ActionNone, or any signal or update name) and its payload (an
-// interceptor.ResumeRequest, an interceptor.EscalateRequest, a map, or nil).
-type AnswerFunc func(s interceptor.Status) (action interceptor.Action, payload any)
+// protocol.ResumeRequest, a protocol.EscalateRequest, a map, or nil).
+type AnswerFunc func(s protocol.Status) (action protocol.Action, payload any)
 
 // Escalate answers every halt with an escalation for reason.
 func Escalate(reason string) AnswerFunc {
-	return func(interceptor.Status) (interceptor.Action, any) {
-		return interceptor.ActionEscalate, interceptor.EscalateRequest{Reason: reason, By: "testsuite"}
+	return func(protocol.Status) (protocol.Action, any) {
+		return protocol.ActionEscalate, protocol.EscalateRequest{Reason: reason, By: "testsuite"}
 	}
 }
 
 // Resume answers every halt by resuming it (until RunOptions.MaxHalts).
 func Resume(reason string) AnswerFunc {
-	return func(interceptor.Status) (interceptor.Action, any) {
-		return interceptor.ActionResume, interceptor.ResumeRequest{Reason: reason, By: "testsuite"}
+	return func(protocol.Status) (protocol.Action, any) {
+		return protocol.ActionResume, protocol.ResumeRequest{Reason: reason, By: "testsuite"}
 	}
 }
 
 // ResumeWithGuidance answers every halt by resuming it with guidance for
 // the agent, so that a test can check that the agent heeds it (the
-// loop's later calls carry it in their interceptor.Notice).
+// loop's later calls carry it in their protocol.Notice).
 func ResumeWithGuidance(guidance string) AnswerFunc {
-	return func(interceptor.Status) (interceptor.Action, any) {
-		return interceptor.ActionResume, interceptor.ResumeRequest{Reason: "guidance", By: "testsuite", Guidance: guidance}
+	return func(protocol.Status) (protocol.Action, any) {
+		return protocol.ActionResume, protocol.ResumeRequest{Reason: "guidance", By: "testsuite", Guidance: guidance}
 	}
 }
 
 // NoAnswer leaves every halt unanswered, to test Options.PauseTimeout.
 func NoAnswer() AnswerFunc {
-	return func(interceptor.Status) (interceptor.Action, any) { return ActionNone, nil }
+	return func(protocol.Status) (protocol.Action, any) { return ActionNone, nil }
 }
 
 // Answers answers the n-th halt (counted from 1 in the execution, Halt.Seq)
 // with answers[n-1]; the last one answers every later halt.
 func Answers(answers ...AnswerFunc) AnswerFunc {
-	return func(s interceptor.Status) (interceptor.Action, any) {
+	return func(s protocol.Status) (protocol.Action, any) {
 		if len(answers) == 0 {
-			return interceptor.ActionEscalate, interceptor.EscalateRequest{Reason: "no answer scripted", By: "testsuite"}
+			return protocol.ActionEscalate, protocol.EscalateRequest{Reason: "no answer scripted", By: "testsuite"}
 		}
 		i := 0
 		if s.Halt != nil {
@@ -179,7 +181,7 @@ type Answer struct {
 	// a signal, the reason the guard recorded (Status.LastRejected) when
 	// Run saw it refuse the signal. A refused answer to a halt still
 	// pending ends the run: Report.Err says why.
-	Decision *interceptor.Decision
+	Decision *protocol.Decision
 	Rejected error
 	// Auto is set when MaxHalts made Run escalate on its own.
 	Auto bool
@@ -206,7 +208,7 @@ type Report struct {
 	// FinalStatus is the guard's status after the run (zero when
 	// unguarded). Its Warnings counts the warnings the guard gave; each
 	// halt in Halts lists those its loop did not heed.
-	FinalStatus interceptor.Status
+	FinalStatus protocol.Status
 	// Notices are the notices the workflow's activities and local
 	// activities received (interceptor.NoticeFrom), in the order they
 	// started: a test can check that its agent was told, and what it did
@@ -219,7 +221,7 @@ type Report struct {
 
 // Halt is a halt of the workflow or of one of its child workflows.
 type Halt struct {
-	interceptor.HaltEvent
+	protocol.HaltEvent
 	// ByHandler is true when the workflow's halt handler
 	// (interceptor.SetHaltHandler) decided the halt before a human was
 	// asked: Run did not answer it.
@@ -231,7 +233,7 @@ type NoticeReceived struct {
 	// Activity is the activity type; Attempt its attempt.
 	Activity string
 	Attempt  int32
-	Notice   interceptor.Notice
+	Notice   protocol.Notice
 }
 
 // noticeRecorder records the notices activities receive. It runs inside
@@ -279,8 +281,8 @@ func (r Report) Result(valuePtr any) error {
 }
 
 // Reasons returns the reason of each halt in Halts.
-func (r Report) Reasons() []interceptor.HaltReason {
-	out := make([]interceptor.HaltReason, len(r.Halts))
+func (r Report) Reasons() []protocol.HaltReason {
+	out := make([]protocol.HaltReason, len(r.Halts))
 	for i, h := range r.Halts {
 		out[i] = h.HaltReason
 	}
@@ -288,7 +290,7 @@ func (r Report) Reasons() []interceptor.HaltReason {
 }
 
 // Escalated reports whether the guard's last halt was escalated.
-func (r Report) Escalated() bool { return r.FinalStatus.State == interceptor.StateEscalated }
+func (r Report) Escalated() bool { return r.FinalStatus.State == protocol.StateEscalated }
 
 // String summarises the report for test logs.
 func (r Report) String() string {
@@ -413,7 +415,7 @@ func Run(t testing.TB, opts RunOptions, workflow any, args ...any) Report {
 	if !o.Unguarded {
 		if st, err := queryStatus(env, r.names.status); err == nil {
 			rep.FinalStatus = st
-			if st.State == interceptor.StateDisabled {
+			if st.State == protocol.StateDisabled {
 				name, _ := interceptor.WorkflowTypeName(workflow)
 				t.Errorf("testsuite.Run: workflow %s ran unguarded: Options.GuardWorkflow or Retire left it out (RunOptions.Unguarded runs a workflow without the guard on purpose)", name)
 			}
@@ -437,14 +439,14 @@ type names struct {
 
 func protocolNames(g interceptor.Options, updates bool) names {
 	n := names{
-		resume:   pick(g.ResumeSignal, interceptor.DefaultResumeSignal),
-		escalate: pick(g.EscalateSignal, interceptor.DefaultEscalateSignal),
-		status:   pick(g.StatusQuery, interceptor.DefaultStatusQuery),
+		resume:   pick(g.ResumeSignal, protocol.DefaultResumeSignal),
+		escalate: pick(g.EscalateSignal, protocol.DefaultEscalateSignal),
+		status:   pick(g.StatusQuery, protocol.DefaultStatusQuery),
 		update:   updates,
 	}
 	if updates {
-		n.resume = pick(g.ResumeUpdate, interceptor.DefaultResumeUpdate)
-		n.escalate = pick(g.EscalateUpdate, interceptor.DefaultEscalateUpdate)
+		n.resume = pick(g.ResumeUpdate, protocol.DefaultResumeUpdate)
+		n.escalate = pick(g.EscalateUpdate, protocol.DefaultEscalateUpdate)
 	}
 	return n
 }
@@ -467,13 +469,13 @@ type runner struct {
 	deadline time.Time
 
 	interval time.Duration
-	last     string                  // fingerprint of the last statuses seen
-	answered map[string]int          // workflow id ("" for the root) → Seq of the last halt answered
-	children []string                // child workflow ids, in start order
-	halts    []Halt                  // the halts Run saw halted
-	raised   []interceptor.HaltEvent // every halt raised (loop.halted), observed ones aside
-	handled  map[haltKey]bool        // halts whose decision was the halt handler's
-	lastSent map[string]int          // workflow id ("" for the root) → index in answers of its last answer
+	last     string               // fingerprint of the last statuses seen
+	answered map[string]int       // workflow id ("" for the root) → Seq of the last halt answered
+	children []string             // child workflow ids, in start order
+	halts    []Halt               // the halts Run saw halted
+	raised   []protocol.HaltEvent // every halt raised (loop.halted), observed ones aside
+	handled  map[haltKey]bool     // halts whose decision was the halt handler's
+	lastSent map[string]int       // workflow id ("" for the root) → index in answers of its last answer
 	answers  []Answer
 	updates  int
 	err      error
@@ -498,7 +500,7 @@ func (r *runner) seen(workflowID string, seq int) bool {
 
 // runnerID is the runner's id of the workflow a halt event names: its own
 // id for a child, "" for the root.
-func (r *runner) runnerID(ev interceptor.HaltEvent) string {
+func (r *runner) runnerID(ev protocol.HaltEvent) string {
 	if slices.Contains(r.children, ev.WorkflowID) {
 		return ev.WorkflowID
 	}
@@ -533,7 +535,7 @@ func (r *runner) allHalts() []Halt {
 // ends the run when the halt it answered is still pending (a refused
 // answer would otherwise leave the workflow paused until the run times
 // out, and the report would give the timeout as the reason).
-func (r *runner) note(id string, st interceptor.Status) {
+func (r *runner) note(id string, st protocol.Status) {
 	if d := st.LastDecision; d != nil && d.By == interceptor.HandlerBy {
 		r.handled[haltKey{id, d.HaltSeq}] = true
 	}
@@ -545,7 +547,7 @@ func (r *runner) note(id string, st interceptor.Status) {
 	if rj := st.LastRejected; a.Rejected == nil && !a.Update && rj != nil && rj.Name == a.Name && !rj.WorkflowTime.Before(a.At) {
 		a.Rejected = errors.New(rj.Reason)
 	}
-	if a.Rejected == nil || r.stopped || st.State != interceptor.StateHalted || st.Halt == nil || st.Halt.Seq != a.HaltSeq {
+	if a.Rejected == nil || r.stopped || st.State != protocol.StateHalted || st.Halt == nil || st.Halt.Seq != a.HaltSeq {
 		return
 	}
 	r.stopped = true
@@ -558,7 +560,7 @@ func (r *runner) note(id string, st interceptor.Status) {
 // schedules a look at the status DecideAfter later, when the human
 // answers.
 func (r *runner) onLocalActivity(_ *activity.Info, _ context.Context, args []any) {
-	if ev, ok := raisedHalt(args); ok && !ev.Observed && !slices.ContainsFunc(r.raised, func(h interceptor.HaltEvent) bool {
+	if ev, ok := raisedHalt(args); ok && !ev.Observed && !slices.ContainsFunc(r.raised, func(h protocol.HaltEvent) bool {
 		return h.Seq == ev.Seq && h.WorkflowID == ev.WorkflowID
 	}) {
 		r.raised = append(r.raised, ev)
@@ -573,20 +575,20 @@ func (r *runner) onLocalActivity(_ *activity.Info, _ context.Context, args []any
 // raisedHalt reads the halt event from the arguments of the guard's local
 // activity that raises loop.halted (retries included); any other local
 // activity has none.
-func raisedHalt(args []any) (interceptor.HaltEvent, bool) {
+func raisedHalt(args []any) (protocol.HaltEvent, bool) {
 	if len(args) != 1 {
-		return interceptor.HaltEvent{}, false
+		return protocol.HaltEvent{}, false
 	}
 	data, err := json.Marshal(args[0])
 	if err != nil {
-		return interceptor.HaltEvent{}, false
+		return protocol.HaltEvent{}, false
 	}
 	var in struct {
-		Signal string                `json:"signal"`
-		Event  interceptor.HaltEvent `json:"event"`
+		Signal string             `json:"signal"`
+		Event  protocol.HaltEvent `json:"event"`
 	}
 	if json.Unmarshal(data, &in) != nil || in.Signal == "" || in.Event.Seq == 0 {
-		return interceptor.HaltEvent{}, false
+		return protocol.HaltEvent{}, false
 	}
 	return in.Event, true
 }
@@ -618,7 +620,7 @@ func (r *runner) poll(chain bool) {
 				return
 			}
 		}
-		if err != nil || st.State != interceptor.StateHalted || st.Halt == nil || st.Halt.Seq <= r.answered[id] {
+		if err != nil || st.State != protocol.StateHalted || st.Halt == nil || st.Halt.Seq <= r.answered[id] {
 			continue
 		}
 		if wait := r.opts.DecideAfter - r.env.Now().Sub(st.Halt.WorkflowTime); wait > 0 {
@@ -644,7 +646,7 @@ func (r *runner) poll(chain bool) {
 }
 
 // query asks the root workflow (id "") or a child for the guard's status.
-func (r *runner) query(id string) (interceptor.Status, error) {
+func (r *runner) query(id string) (protocol.Status, error) {
 	var v converter.EncodedValue
 	var err error
 	if id == "" {
@@ -653,16 +655,16 @@ func (r *runner) query(id string) (interceptor.Status, error) {
 		v, err = r.env.QueryWorkflowByID(id, r.names.status)
 	}
 	if err != nil {
-		return interceptor.Status{}, err
+		return protocol.Status{}, err
 	}
-	var s interceptor.Status
+	var s protocol.Status
 	err = v.Get(&s)
 	return s, err
 }
 
 // answer sends the human's answer to the halt in st, of the root workflow
 // (id "") or of a child.
-func (r *runner) answer(id string, st interceptor.Status) {
+func (r *runner) answer(id string, st protocol.Status) {
 	h := *st.Halt
 	r.answered[id] = h.Seq
 	if !r.seen(h.WorkflowID, h.Seq) {
@@ -671,16 +673,16 @@ func (r *runner) answer(id string, st interceptor.Status) {
 	action, payload := r.opts.Answer(st)
 	auto := false
 	if len(r.halts) > r.opts.MaxHalts {
-		action, payload, auto = interceptor.ActionEscalate, interceptor.EscalateRequest{Reason: "testsuite: MaxHalts reached", By: "testsuite"}, true
+		action, payload, auto = protocol.ActionEscalate, protocol.EscalateRequest{Reason: "testsuite: MaxHalts reached", By: "testsuite"}, true
 	}
 	if action == ActionNone {
 		return
 	}
 	name := string(action)
 	switch action {
-	case interceptor.ActionResume:
+	case protocol.ActionResume:
 		name = r.names.resume
-	case interceptor.ActionEscalate:
+	case protocol.ActionEscalate:
 		name = r.names.escalate
 	}
 	a := Answer{WorkflowID: h.WorkflowID, HaltSeq: h.Seq, Name: name, Update: r.names.update, Payload: payload, Auto: auto, At: r.env.Now()}
@@ -703,7 +705,7 @@ func (r *runner) answer(id string, st interceptor.Status) {
 				r.answers[idx].Rejected = err
 				return
 			}
-			if d, ok := v.(interceptor.Decision); ok {
+			if d, ok := v.(protocol.Decision); ok {
 				r.answers[idx].Decision = &d
 			}
 		},
@@ -717,6 +719,6 @@ func (r *runner) answer(id string, st interceptor.Status) {
 }
 
 // queryStatus asks the test environment's workflow for the guard's status.
-func queryStatus(env *sdktestsuite.TestWorkflowEnvironment, query string) (interceptor.Status, error) {
+func queryStatus(env *sdktestsuite.TestWorkflowEnvironment, query string) (protocol.Status, error) {
 	return decodeStatus(env.QueryWorkflow(query))
 }

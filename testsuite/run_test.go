@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/workflow"
@@ -34,7 +36,7 @@ func TestRunScenarios(t *testing.T) {
 			require.NoError(t, rep.Result(&res))
 			if sc.Want == workflows.WantCompleted {
 				assert.Equal(t, workflows.OutcomeCompleted, res.Outcome)
-				assert.Equal(t, interceptor.StateRunning, rep.FinalStatus.State)
+				assert.Equal(t, protocol.StateRunning, rep.FinalStatus.State)
 				checkSteered(t, sc, rep)
 				return
 			}
@@ -52,7 +54,7 @@ func TestRunScenarios(t *testing.T) {
 func checkSteered(t *testing.T, sc workflows.Scenario, rep testsuite.Report) {
 	t.Helper()
 	// The coder's first notice of the kind it heeds.
-	var told *interceptor.Notice
+	var told *protocol.Notice
 	for _, n := range rep.Notices {
 		if n.Activity == workflows.NodeCode && (n.Notice.Guidance != "" || sc.Steer == workflows.SteerWarning) {
 			told = &n.Notice
@@ -94,7 +96,7 @@ func TestRunUnguarded(t *testing.T) {
 	require.NoError(t, rep.Result(&res))
 	assert.Equal(t, workflows.OutcomeGaveUp, res.Outcome, "without the guard the loop runs to MaxTurns")
 	assert.Empty(t, rep.Halts)
-	assert.Equal(t, interceptor.State(""), rep.FinalStatus.State)
+	assert.Equal(t, protocol.State(""), rep.FinalStatus.State)
 }
 
 func TestRunResumeThenEscalate(t *testing.T) {
@@ -116,7 +118,7 @@ func TestRunResumeThenEscalate(t *testing.T) {
 			require.Len(t, rep.Halts, 3)
 			for i, h := range rep.Halts {
 				assert.Equal(t, i+1, h.Seq)
-				assert.Equal(t, interceptor.ReasonStalled, h.HaltReason)
+				assert.Equal(t, protocol.ReasonStalled, h.HaltReason)
 			}
 			require.Len(t, rep.Answers, 3)
 			assert.Equal(t, []string{"resume", "resume", "escalate"}, []string{rep.Answers[0].Name, rep.Answers[1].Name, rep.Answers[2].Name})
@@ -132,7 +134,7 @@ func TestRunResumeThenEscalate(t *testing.T) {
 			assert.Equal(t, workflows.OutcomeEscalated, res.Outcome)
 			require.NotNil(t, res.Escalation)
 			assert.Equal(t, "enough", res.Escalation.Reason)
-			assert.Equal(t, interceptor.ActionEscalate, rep.FinalStatus.LastDecision.Action)
+			assert.Equal(t, protocol.ActionEscalate, rep.FinalStatus.LastDecision.Action)
 			// The answer comes DecideAfter after the halt, in workflow time.
 			for i, a := range rep.Answers {
 				assert.Equal(t, testsuite.DefaultDecideAfter, a.At.Sub(rep.Halts[i].WorkflowTime))
@@ -171,12 +173,12 @@ func TestRunPauseTimeout(t *testing.T) {
 
 func TestRunFailPolicyReportsHalt(t *testing.T) {
 	g := workflows.GuardOptions()
-	g.OnHalt = interceptor.OnHaltFail
+	g.OnHalt = protocol.OnHaltFail
 	sc := scenario(t, "oscillating")
 	rep := testsuite.Run(t, testsuite.RunOptions{Guard: g, Register: workflows.Register}, sc.Workflow, sc.Input)
 	require.NoError(t, rep.Err)
 	require.Len(t, rep.Halts, 1)
-	assert.Equal(t, interceptor.ReasonOscillating, rep.Halts[0].HaltReason)
+	assert.Equal(t, protocol.ReasonOscillating, rep.Halts[0].HaltReason)
 	assert.Empty(t, rep.Answers)
 }
 
@@ -237,7 +239,7 @@ func TestRunAnswersChildWorkflowHalts(t *testing.T) {
 			assert.False(t, res.Escalated)
 			require.Len(t, rep.Halts, 1)
 			assert.Equal(t, "stalling-child", rep.Halts[0].WorkflowID)
-			assert.Equal(t, interceptor.ReasonStalled, rep.Halts[0].HaltReason)
+			assert.Equal(t, protocol.ReasonStalled, rep.Halts[0].HaltReason)
 			require.Len(t, rep.Answers, 1)
 			assert.Equal(t, "stalling-child", rep.Answers[0].WorkflowID)
 			assert.NoError(t, rep.Answers[0].Rejected)

@@ -14,6 +14,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/converter"
 	"go.uber.org/zap"
@@ -493,7 +495,7 @@ func printSweep(w io.Writer, sweep []*judged) {
 	row("would warn", num(func(s history.Summary) int { return s.WouldWarn }))
 	row("would halt", num(func(s history.Summary) int { return s.WouldHalt }))
 	row("halts", num(func(s history.Summary) int { return s.Halts }))
-	for _, r := range []interceptor.HaltReason{interceptor.ReasonBudgetExceeded, interceptor.ReasonStalled, interceptor.ReasonOscillating, interceptor.ReasonRepeatedError, interceptor.ReasonUserStop} {
+	for _, r := range []protocol.HaltReason{protocol.ReasonBudgetExceeded, protocol.ReasonStalled, protocol.ReasonOscillating, protocol.ReasonRepeatedError, protocol.ReasonUserStop} {
 		row("  "+string(r), num(func(s history.Summary) int { return s.ByReason[r] }))
 	}
 	row("calls saved", num(func(s history.Summary) int { return s.Saved }))

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
@@ -32,8 +34,8 @@ const (
 // Temporal's Workflow Pause (what worker watch sets on a looping run of
 // any SDK); list (answer_list.go) lists the runs waiting.
 const (
-	actionStatus  interceptor.Action = "status"
-	actionUnpause interceptor.Action = "unpause"
+	actionStatus  protocol.Action = "status"
+	actionUnpause protocol.Action = "unpause"
 )
 
 // privateKeyFile is an operator's key file: the key's id and its 32-byte
@@ -156,7 +158,7 @@ const (
 // answerConfig is the answer subcommand's flags.
 type answerConfig struct {
 	workflowID, runID string
-	action            interceptor.Action
+	action            protocol.Action
 	keyPath           string
 	reason, by        string
 	guidance, extend  string
@@ -181,13 +183,13 @@ func newAnswerFlagSet(cfg *answerConfig) *flag.FlagSet {
 	fs.StringVar(&cfg.by, "by", "", "who answers (default: the key's id, else $USER)")
 	fs.StringVar(&cfg.guidance, "guidance", "", "resume: guidance for the agent")
 	fs.StringVar(&cfg.extend, "extend", "", `resume: limits to raise, as JSON (e.g. '{"maxCycleIterations":4}')`)
-	fs.DurationVar(&cfg.window, "window", 10*time.Minute, fmt.Sprintf("how long the answer stays valid, in workflow time (from %s before now; at least %s, at most %s)", answerBackdate, minAnswerWindow, interceptor.MaxAnswerWindow))
+	fs.DurationVar(&cfg.window, "window", 10*time.Minute, fmt.Sprintf("how long the answer stays valid, in workflow time (from %s before now; at least %s, at most %s)", answerBackdate, minAnswerWindow, protocol.MaxAnswerWindow))
 	fs.BoolVar(&cfg.signal, "signal", false, "send a signal instead of an update (the update, the default, says at once whether it was taken)")
 	fs.StringVar(&cfg.signalName, "signal-name", "", "the signal to send, when the guard's Options rename it (default: the action, as ResumeSignal, EscalateSignal and HaltSignal default)")
 	fs.StringVar(&cfg.updateName, "update-name", "", "the update to send, when the guard's Options rename it (default: the action, as ResumeUpdate and EscalateUpdate default)")
 	fs.StringVar(&cfg.policy, "policy", defaultPolicy, `status of a run worker watch paused: the watcher's --policy, to judge its history by and show the halt with its evidence`)
 	fs.StringVar(&cfg.searchAttribute, "search-attribute", defaultSearchAttribute, `list: the guard's Keyword search attribute (Options.SearchAttribute), whose "halted:<reason>" lists its halts; "none": list the runs Temporal's Workflow Pause holds only`)
-	fs.StringVar(&cfg.statusQuery, "status-query", interceptor.DefaultStatusQuery, "the query that reports the halt, when the guard's Options rename it (StatusQuery)")
+	fs.StringVar(&cfg.statusQuery, "status-query", protocol.DefaultStatusQuery, "the query that reports the halt, when the guard's Options rename it (StatusQuery)")
 	fs.BoolVar(&cfg.dryRun, "dry-run", false, "print the signed payload without sending it (for the Web UI or tctl)")
 	fs.StringVar(&cfg.address, "address", "", "host:port of the Temporal frontend (default $TEMPORAL_ADDRESS, else the temporal CLI profile's, else 127.0.0.1:7233)")
 	fs.StringVar(&cfg.namespace, "namespace", "", `namespace (default $TEMPORAL_NAMESPACE, else "default")`)
@@ -217,9 +219,9 @@ func parseAnswerFlags(args []string) (answerConfig, error) {
 	if len(rest) != 1 {
 		return cfg, usagef("answer: want one action (resume, escalate, halt, status, unpause or list), got %q", rest)
 	}
-	cfg.action = interceptor.Action(rest[0])
+	cfg.action = protocol.Action(rest[0])
 	switch {
-	case cfg.action != interceptor.ActionResume && cfg.action != interceptor.ActionEscalate && cfg.action != interceptor.ActionHalt &&
+	case cfg.action != protocol.ActionResume && cfg.action != protocol.ActionEscalate && cfg.action != protocol.ActionHalt &&
 		cfg.action != actionStatus && cfg.action != actionUnpause && cfg.action != actionList:
 		return cfg, usagef("answer: %q is not resume, escalate, halt, status, unpause or list", rest[0])
 	case cfg.action == actionList && cfg.workflowID != "":
@@ -231,13 +233,13 @@ func parseAnswerFlags(args []string) (answerConfig, error) {
 	case cfg.window < minAnswerWindow:
 		return cfg, usagef("answer: --window %s is too short to use: the window starts %s back (the server's clock may run behind this machine's), "+
 			"so the answer would expire before it reaches the workflow; give at least %s", cfg.window, answerBackdate, minAnswerWindow)
-	case cfg.window > interceptor.MaxAnswerWindow:
-		return cfg, usagef("answer: --window must be at most %s, got %s", interceptor.MaxAnswerWindow, cfg.window)
-	case (cfg.guidance != "" || cfg.extend != "") && cfg.action != interceptor.ActionResume:
+	case cfg.window > protocol.MaxAnswerWindow:
+		return cfg, usagef("answer: --window must be at most %s, got %s", protocol.MaxAnswerWindow, cfg.window)
+	case (cfg.guidance != "" || cfg.extend != "") && cfg.action != protocol.ActionResume:
 		return cfg, usagef("answer: --guidance and --extend go with resume only")
-	case cfg.action == interceptor.ActionHalt && cfg.updateName != "":
+	case cfg.action == protocol.ActionHalt && cfg.updateName != "":
 		return cfg, usagef("answer: --update-name does not go with halt, which is a signal only")
-	case cfg.action == interceptor.ActionHalt && !cfg.signal && !cfg.dryRun:
+	case cfg.action == protocol.ActionHalt && !cfg.signal && !cfg.dryRun:
 		cfg.signal = true // halt is a signal only
 	}
 	return cfg, nil
@@ -271,10 +273,10 @@ func runAnswer(ctx context.Context, args []string, stdout io.Writer) error {
 			return &usageError{err: err}
 		}
 	}
-	a := interceptor.Answer{WorkflowID: cfg.workflowID, RunID: cfg.runID, Action: cfg.action,
+	a := protocol.Answer{WorkflowID: cfg.workflowID, RunID: cfg.runID, Action: cfg.action,
 		Reason: cfg.reason, By: cmp.Or(cfg.by, keyID, os.Getenv("USER")), Guidance: cfg.guidance, KeyID: keyID}
 	if cfg.extend != "" {
-		var req interceptor.ResumeRequest
+		var req protocol.ResumeRequest
 		if err := json.Unmarshal([]byte(`{"extend":`+cfg.extend+`}`), &req); err != nil {
 			return usagef("answer: --extend: %v", err)
 		}
@@ -309,7 +311,7 @@ func runAnswer(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 		return fmt.Errorf("query %s of workflow %s: %w", cfg.statusQuery, a.WorkflowID, err)
 	}
-	var st interceptor.Status
+	var st protocol.Status
 	if err := v.Get(&st); err != nil {
 		return fmt.Errorf("read %s: %w", cfg.statusQuery, err)
 	}
@@ -322,9 +324,9 @@ func runAnswer(ctx context.Context, args []string, stdout io.Writer) error {
 		return nil
 	}
 	switch {
-	case a.Action == interceptor.ActionHalt:
+	case a.Action == protocol.ActionHalt:
 		a.HaltSeq = st.Halts
-	case st.State != interceptor.StateHalted || st.Halt == nil:
+	case st.State != protocol.StateHalted || st.Halt == nil:
 		return fmt.Errorf("workflow %s is not halted (state %s): nothing to %s", a.WorkflowID, st.State, a.Action)
 	default:
 		a.HaltSeq = st.Halt.Seq
@@ -333,7 +335,7 @@ func runAnswer(ctx context.Context, args []string, stdout io.Writer) error {
 	if key != nil {
 		a.NotBefore = time.Now().Add(-answerBackdate).UTC().Truncate(time.Second)
 		a.NotAfter = a.NotBefore.Add(cfg.window)
-		if signed, err = interceptor.SignAnswer(a, key); err != nil {
+		if signed, err = protocol.SignAnswer(a, key); err != nil {
 			return err
 		}
 	}
@@ -363,7 +365,7 @@ func runAnswer(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: a.WorkflowID, RunID: a.RunID, UpdateName: name,
 		Args: []any{signed}, WaitForStage: client.WorkflowUpdateStageCompleted})
-	var d interceptor.Decision
+	var d protocol.Decision
 	if err == nil {
 		err = h.Get(ctx, &d)
 	}
@@ -391,21 +393,21 @@ func keyNote(id string) string {
 
 // plainAnswer is the unsigned payload of a: the guard's request for its
 // action.
-func plainAnswer(a interceptor.Answer) any {
+func plainAnswer(a protocol.Answer) any {
 	switch a.Action {
-	case interceptor.ActionResume:
-		return interceptor.ResumeRequest{Reason: a.Reason, By: a.By, Guidance: a.Guidance, Extend: a.Extend}
-	case interceptor.ActionEscalate:
-		return interceptor.EscalateRequest{Reason: a.Reason, By: a.By}
+	case protocol.ActionResume:
+		return protocol.ResumeRequest{Reason: a.Reason, By: a.By, Guidance: a.Guidance, Extend: a.Extend}
+	case protocol.ActionEscalate:
+		return protocol.EscalateRequest{Reason: a.Reason, By: a.By}
 	}
-	return interceptor.HaltRequest{Reason: a.Reason, By: a.By}
+	return protocol.HaltRequest{Reason: a.Reason, By: a.By}
 }
 
 // unpause lifts Temporal's Workflow Pause of the run: what worker watch
 // sets on a looping run, which the guard's signals and updates cannot
 // answer (a paused execution takes no workflow task, and refuses queries
 // and updates).
-func unpause(ctx context.Context, c client.Client, namespace string, a interceptor.Answer, stdout io.Writer) error {
+func unpause(ctx context.Context, c client.Client, namespace string, a protocol.Answer, stdout io.Writer) error {
 	reason := cmp.Or(a.Reason, "answered with "+progName+" "+answerCommand)
 	_, err := c.WorkflowService().UnpauseWorkflowExecution(ctx, &workflowservice.UnpauseWorkflowExecutionRequest{
 		Namespace: namespace, WorkflowId: a.WorkflowID, RunId: a.RunID,

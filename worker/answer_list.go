@@ -7,6 +7,8 @@ import (
 	"io"
 	"text/tabwriter"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	workflowpb "go.temporal.io/api/workflow/v1"
@@ -18,7 +20,7 @@ import (
 )
 
 // actionList lists the runs waiting for an answer.
-const actionList interceptor.Action = "list"
+const actionList protocol.Action = "list"
 
 // maxListed bounds what list prints: a namespace with more halts waiting
 // than this wants a visibility query of its own (HaltsQuery).

@@ -8,10 +8,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
-	"github.com/loopguard/loopguard/interceptor"
 	"github.com/loopguard/loopguard/interceptor/history"
 )
 
@@ -36,9 +37,9 @@ type PausedStatus struct {
 	// Policy is the one the history was judged under (--policy); Halts
 	// counts the halts found and Halt is the one the pause answered, else
 	// the newest.
-	Policy string                 `json:"policy"`
-	Halts  int                    `json:"halts"`
-	Halt   *interceptor.HaltEvent `json:"halt,omitempty"`
+	Policy string              `json:"policy"`
+	Halts  int                 `json:"halts"`
+	Halt   *protocol.HaltEvent `json:"halt,omitempty"`
 	// Answer says how to answer the pause.
 	Answer string `json:"answer"`
 }
@@ -47,7 +48,7 @@ type PausedStatus struct {
 // it (nil: the run is not paused). It sets a.RunID to the latest run's
 // when it is empty.
 // A closed run gets an error that says so: nothing can answer it.
-func describePaused(ctx context.Context, c client.Client, a *interceptor.Answer) (*PausedStatus, error) {
+func describePaused(ctx context.Context, c client.Client, a *protocol.Answer) (*PausedStatus, error) {
 	d, err := c.DescribeWorkflowExecution(ctx, a.WorkflowID, a.RunID)
 	if err != nil {
 		return nil, fmt.Errorf("describe workflow %s: %w", a.WorkflowID, err)
@@ -111,7 +112,7 @@ func judgePaused(ctx context.Context, c client.Client, p *PausedStatus, policy s
 // prints the pause and its halt; resume of the watcher's pause unpauses
 // the run (signed or not: the run has no guard inside to check a key, nor
 // to take guidance); the other answers say what to do instead.
-func answerPaused(ctx context.Context, c client.Client, namespace string, p *PausedStatus, a interceptor.Answer, policy string, stdout io.Writer) error {
+func answerPaused(ctx context.Context, c client.Client, namespace string, p *PausedStatus, a protocol.Answer, policy string, stdout io.Writer) error {
 	unpauseHint := fmt.Sprintf("%s %s --workflow-id %s unpause", progName, answerCommand, a.WorkflowID)
 	switch {
 	case a.Action == actionStatus:
@@ -130,7 +131,7 @@ func answerPaused(ctx context.Context, c client.Client, namespace string, p *Pau
 		return nil
 	case !p.Watched:
 		return fmt.Errorf("workflow %s is paused (Temporal's Workflow Pause, by %s): lift the pause with %s, then answer it", a.WorkflowID, p.PausedBy, unpauseHint)
-	case a.Action != interceptor.ActionResume:
+	case a.Action != protocol.ActionResume:
 		return fmt.Errorf("workflow %s is paused by worker watch and has no guard inside to %s: resume (or unpause) lets it go on; end it from the UI or with `temporal workflow terminate`", a.WorkflowID, a.Action)
 	case a.Guidance != "" || a.Extend != nil:
 		return fmt.Errorf("workflow %s is paused by worker watch and has no guard inside to take --guidance or --extend: resume without them, which unpauses it", a.WorkflowID)

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/workflowservice/v1"
@@ -148,7 +150,7 @@ func TestPlainAnswersOnServer(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, out, "unpaused workflow plain-b run ")
 	st = s.waitFor(t, ctx, "plain-b", halted(1)) // answerable again
-	assert.Equal(t, interceptor.StateHalted, st.State)
+	assert.Equal(t, protocol.StateHalted, st.State)
 }
 
 // TestAnswerActionsParse: status, unpause and list are not signed; list

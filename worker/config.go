@@ -10,9 +10,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"go.uber.org/zap/zapcore"
 
-	"github.com/loopguard/loopguard/interceptor"
 	"github.com/loopguard/loopguard/worker/devserver"
 	"github.com/loopguard/loopguard/workflows"
 )
@@ -209,8 +210,8 @@ func parseFlags(args []string, getenv func(string) string) (config, error) {
 	if strings.TrimSpace(cfg.taskQueue) == "" {
 		return cfg, usagef("--task-queue must not be empty")
 	}
-	switch interceptor.OnHalt(cfg.onHalt) {
-	case "", interceptor.OnHaltPause, interceptor.OnHaltFail, interceptor.OnHaltObserve:
+	switch protocol.OnHalt(cfg.onHalt) {
+	case "", protocol.OnHaltPause, protocol.OnHaltFail, protocol.OnHaltObserve:
 	default:
 		return cfg, usagef("--on-halt: %q is not one of pause, fail, observe", cfg.onHalt)
 	}

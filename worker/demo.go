@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
@@ -50,7 +52,7 @@ type demo struct {
 	// onHalt is the guard's OnHalt: with OnHaltFail nobody (no halt
 	// handler, no human) can steer a halted loop, so the scenarios steered
 	// after a halt end escalated.
-	onHalt interceptor.OnHalt
+	onHalt protocol.OnHalt
 	// dataDir is the embedded server's data directory ("" in memory or on
 	// an external server), and searchAttribute the guard's Keyword
 	// attribute ("" when not registered): with both, the demo says how
@@ -67,16 +69,16 @@ type demoResult struct {
 	RunID      string
 	Outcome    string
 	// Halt is the halt in force (halted), or the one a human escalated.
-	Halt *interceptor.HaltEvent
+	Halt *protocol.HaltEvent
 	// Status is the last loop.status answer, nil if none.
-	Status *interceptor.Status
+	Status *protocol.Status
 	// Result is the workflow's result once it completed.
 	Result *workflows.LoopResult
 	// Err is the failure of a failed workflow.
 	Err string
 	// Guided is the demo's own resume, with guidance, of a SteerHuman
 	// scenario's halt (the demo plays the operator there).
-	Guided *interceptor.Decision
+	Guided *protocol.Decision
 	// escalates is set when the guard escalates the halt a steered
 	// scenario would recover from (OnHaltFail).
 	escalates bool
@@ -246,7 +248,7 @@ func (d *demo) start(ctx context.Context) ([]*demoResult, error) {
 		}
 		steeredAfterHalt := sc.Steer == workflows.SteerReviewer || sc.Steer == workflows.SteerHuman
 		results = append(results, &demoResult{Scenario: sc, WorkflowID: id, RunID: run.GetRunID(), Outcome: outcomeRunning,
-			escalates: steeredAfterHalt && d.onHalt == interceptor.OnHaltFail})
+			escalates: steeredAfterHalt && d.onHalt == protocol.OnHaltFail})
 	}
 	return results, nil
 }
@@ -325,10 +327,10 @@ func (d *demo) check(ctx context.Context, r *demoResult) bool {
 		return false
 	}
 	r.Status = st
-	if st.State == interceptor.StateHalted && st.Handling {
+	if st.State == protocol.StateHalted && st.Handling {
 		return false // the workflow's halt handler is deciding: not settled yet
 	}
-	if st.State == interceptor.StateHalted {
+	if st.State == protocol.StateHalted {
 		if r.Scenario.Steer == workflows.SteerHuman && r.Guided == nil && st.Halt != nil {
 			// The demo's operator answers; if the update did not go
 			// through, the next poll tries again.
@@ -348,22 +350,22 @@ func (d *demo) guide(ctx context.Context, r *demoResult, haltSeq int) {
 	h, err := d.client.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
 		WorkflowID:   r.WorkflowID,
 		RunID:        r.RunID,
-		UpdateName:   interceptor.DefaultResumeUpdate,
+		UpdateName:   protocol.DefaultResumeUpdate,
 		Args:         []any{guideRequest(r.Scenario)},
 		WaitForStage: client.WorkflowUpdateStageCompleted,
 	})
 	if err != nil {
 		return
 	}
-	var dec interceptor.Decision
+	var dec protocol.Decision
 	if err := h.Get(ctx, &dec); err == nil && dec.HaltSeq == haltSeq {
 		r.Guided = &dec
 	}
 }
 
 // guideRequest is the demo operator's resume of sc's halt.
-func guideRequest(sc workflows.Scenario) interceptor.ResumeRequest {
-	return interceptor.ResumeRequest{Reason: "try another approach", By: demoOperator, Guidance: sc.Guidance}
+func guideRequest(sc workflows.Scenario) protocol.ResumeRequest {
+	return protocol.ResumeRequest{Reason: "try another approach", By: demoOperator, Guidance: sc.Guidance}
 }
 
 // guideCommand is the temporal CLI command a human would type for the
@@ -371,7 +373,7 @@ func guideRequest(sc workflows.Scenario) interceptor.ResumeRequest {
 func (d *demo) guideCommand(r *demoResult) string {
 	b, _ := json.Marshal(guideRequest(r.Scenario)) // a ResumeRequest always encodes
 	cmd := fmt.Sprintf("temporal workflow update execute --workflow-id %s --name %s --input '%s'",
-		r.WorkflowID, interceptor.DefaultResumeUpdate, strings.ReplaceAll(string(b), "'", `'\''`))
+		r.WorkflowID, protocol.DefaultResumeUpdate, strings.ReplaceAll(string(b), "'", `'\''`))
 	if d.needsAddress() {
 		cmd = addFlagAfter(cmd, []string{"temporal workflow update execute"}, "--address "+d.address)
 	}
@@ -379,12 +381,12 @@ func (d *demo) guideCommand(r *demoResult) string {
 }
 
 // status runs the guard's loop.status query.
-func (d *demo) status(ctx context.Context, r *demoResult) (*interceptor.Status, error) {
-	v, err := d.client.QueryWorkflow(ctx, r.WorkflowID, r.RunID, interceptor.DefaultStatusQuery)
+func (d *demo) status(ctx context.Context, r *demoResult) (*protocol.Status, error) {
+	v, err := d.client.QueryWorkflow(ctx, r.WorkflowID, r.RunID, protocol.DefaultStatusQuery)
 	if err != nil {
 		return nil, err
 	}
-	var st interceptor.Status
+	var st protocol.Status
 	if err := v.Get(&st); err != nil {
 		return nil, err
 	}
@@ -575,7 +577,7 @@ func (d *demo) printSteered(r *demoResult) {
 // demo workflow has closed or ctx is done.
 func (d *demo) follow(ctx context.Context, results []*demoResult) {
 	type seen struct {
-		state  interceptor.State
+		state  protocol.State
 		halts  int
 		closed bool
 	}
@@ -618,9 +620,9 @@ func (d *demo) follow(ctx context.Context, results []*demoResult) {
 			r.Status = st
 			now := seen{state: st.State, halts: st.Halts}
 			switch {
-			case now.halts > prev.halts && st.State == interceptor.StateHalted && st.Halt != nil:
+			case now.halts > prev.halts && st.State == protocol.StateHalted && st.Halt != nil:
 				fmt.Fprintf(d.out, "%s  %s: halted again: %s at %s (halt %d)\n", time.Now().Format("15:04:05"), r.WorkflowID, st.Halt.HaltReason, st.Halt.Node, st.Halts)
-			case now.state != prev.state && st.State == interceptor.StateRunning && st.LastDecision != nil:
+			case now.state != prev.state && st.State == protocol.StateRunning && st.LastDecision != nil:
 				by := ""
 				if st.LastDecision.By != "" {
 					by = " by " + st.LastDecision.By
@@ -644,9 +646,9 @@ func (d *demo) follow(ctx context.Context, results []*demoResult) {
 // for a budget halt whose evidence is output hashes only: a row of hashes
 // tells a reader nothing, how many of them differ does (a loop still
 // changing when its budget ran out).
-func demoTrend(h interceptor.HaltEvent, metric string) string {
+func demoTrend(h protocol.HaltEvent, metric string) string {
 	e := h.Evidence
-	if h.HaltReason != interceptor.ReasonBudgetExceeded || len(e.OutputHashes) == 0 ||
+	if h.HaltReason != protocol.ReasonBudgetExceeded || len(e.OutputHashes) == 0 ||
 		len(e.Metrics) > 0 || len(e.ProgressValues) > 0 || len(e.ErrorSignatures) > 0 {
 		return interceptor.EvidenceTrend(h, metric)
 	}

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"github.com/stretchr/testify/assert"
 
 	"github.com/loopguard/loopguard/interceptor"
@@ -18,18 +20,18 @@ func TestDemoTrendLine(t *testing.T) {
 	nodes := map[string]interceptor.NodeOptions{"Verify": {MetricField: "failing"}}
 	for _, tc := range []struct {
 		name string
-		give interceptor.HaltEvent
+		give protocol.HaltEvent
 		want string // "" for no trend line
 	}{
-		{"metric", interceptor.HaltEvent{Node: "Verify", Evidence: interceptor.Evidence{Metrics: []float64{7, 4, 4, 4}}},
+		{"metric", protocol.HaltEvent{Node: "Verify", Evidence: protocol.Evidence{Metrics: []float64{7, 4, 4, 4}}},
 			"    trend     failing 7 → 4 → 4 → 4  █▅▅▅\n"},
-		{"metric of a node without a field name", interceptor.HaltEvent{Node: "Code", Evidence: interceptor.Evidence{Metrics: []float64{2, 2}}},
+		{"metric of a node without a field name", protocol.HaltEvent{Node: "Code", Evidence: protocol.Evidence{Metrics: []float64{2, 2}}},
 			"    trend     metric 2 → 2  ██\n"},
-		{"errors", interceptor.HaltEvent{Node: "Verify", Evidence: interceptor.Evidence{ErrorSignatures: []string{"sandbox:#", "sandbox:#"}}},
+		{"errors", protocol.HaltEvent{Node: "Verify", Evidence: protocol.Evidence{ErrorSignatures: []string{"sandbox:#", "sandbox:#"}}},
 			"    trend     errors sandbox:# ×2\n"},
-		{"no evidence", interceptor.HaltEvent{Node: "Verify"}, ""},
-		{"budget with output hashes only", interceptor.HaltEvent{HaltReason: interceptor.ReasonBudgetExceeded, Node: "Code",
-			Evidence: interceptor.Evidence{OutputHashes: []string{"16c9db3f00", "a8df18ff00", "16c9db3f00"}}},
+		{"no evidence", protocol.HaltEvent{Node: "Verify"}, ""},
+		{"budget with output hashes only", protocol.HaltEvent{HaltReason: protocol.ReasonBudgetExceeded, Node: "Code",
+			Evidence: protocol.Evidence{OutputHashes: []string{"16c9db3f00", "a8df18ff00", "16c9db3f00"}}},
 			"    trend     outputs 2 different in the last 3 calls of Code: still changing when the budget ran out\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -37,7 +39,7 @@ func TestDemoTrendLine(t *testing.T) {
 			d := &demo{namespace: "default", address: "127.0.0.1:7233", embedded: true, out: &out, nodes: nodes}
 			h := tc.give
 			if h.HaltReason == "" {
-				h.HaltReason = interceptor.ReasonStalled
+				h.HaltReason = protocol.ReasonStalled
 			}
 			h.Message = "stuck"
 			d.printTable([]*demoResult{{Scenario: sc, WorkflowID: "wf", Outcome: outcomeHalted, Halt: &h}})

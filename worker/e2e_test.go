@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
@@ -17,7 +19,6 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/loopguard/loopguard/activities"
-	"github.com/loopguard/loopguard/interceptor"
 	"github.com/loopguard/loopguard/worker/devserver"
 	"github.com/loopguard/loopguard/workflows"
 )
@@ -61,21 +62,21 @@ func startE2E(t *testing.T, ctx context.Context) *e2e {
 }
 
 // status queries loop.status.
-func (e *e2e) status(ctx context.Context, id string) interceptor.Status {
+func (e *e2e) status(ctx context.Context, id string) protocol.Status {
 	e.t.Helper()
-	v, err := e.c.QueryWorkflow(ctx, id, "", interceptor.DefaultStatusQuery)
+	v, err := e.c.QueryWorkflow(ctx, id, "", protocol.DefaultStatusQuery)
 	require.NoError(e.t, err)
-	var s interceptor.Status
+	var s protocol.Status
 	require.NoError(e.t, v.Get(&s))
 	return s
 }
 
 // waitHalted waits until the workflow is halted for the n-th time.
-func (e *e2e) waitHalted(ctx context.Context, id string, n int) interceptor.Status {
+func (e *e2e) waitHalted(ctx context.Context, id string, n int) protocol.Status {
 	e.t.Helper()
 	for {
 		s := e.status(ctx, id)
-		if s.State == interceptor.StateHalted && s.Halts >= n {
+		if s.State == protocol.StateHalted && s.Halts >= n {
 			return s
 		}
 		select {
@@ -168,7 +169,7 @@ func testEndToEnd(t *testing.T) {
 
 	// Every halted workflow has loop.halted in its own history.
 	for _, id := range halted {
-		assert.Equal(t, 1, e.signalsNamed(ctx, id, interceptor.DefaultHaltedSignal), "%s: one loop.halted signal in its history", id)
+		assert.Equal(t, 1, e.signalsNamed(ctx, id, protocol.DefaultHaltedSignal), "%s: one loop.halted signal in its history", id)
 	}
 
 	// The supervisor heard of every halt.
@@ -177,7 +178,7 @@ func testEndToEnd(t *testing.T) {
 		if err != nil {
 			return false
 		}
-		var halts []interceptor.HaltEvent
+		var halts []protocol.HaltEvent
 		if v.Get(&halts) != nil {
 			return false
 		}
@@ -204,32 +205,32 @@ func testEndToEnd(t *testing.T) {
 	// Resumed by signal: identical-patch goes on proposing the same patch,
 	// so the guard halts it again, for the same reason.
 	idPatch := byName[activities.ScenarioIdenticalPatch].WorkflowID
-	require.NoError(t, e.c.SignalWorkflow(ctx, idPatch, "", interceptor.DefaultResumeSignal,
-		interceptor.ResumeRequest{Reason: "one more try", By: "e2e"}))
+	require.NoError(t, e.c.SignalWorkflow(ctx, idPatch, "", protocol.DefaultResumeSignal,
+		protocol.ResumeRequest{Reason: "one more try", By: "e2e"}))
 
 	// Resumed by update: repeated-error's sandbox stays broken.
 	repErr := byName[activities.ScenarioRepeatedError].WorkflowID
 	h, err := e.c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
 		WorkflowID:   repErr,
-		UpdateName:   interceptor.DefaultResumeUpdate,
-		Args:         []any{interceptor.ResumeRequest{Reason: "sandbox fixed", By: "e2e"}},
+		UpdateName:   protocol.DefaultResumeUpdate,
+		Args:         []any{protocol.ResumeRequest{Reason: "sandbox fixed", By: "e2e"}},
 		WaitForStage: client.WorkflowUpdateStageCompleted,
 	})
 	require.NoError(t, err)
-	var dec interceptor.Decision
+	var dec protocol.Decision
 	require.NoError(t, h.Get(ctx, &dec))
-	assert.Equal(t, interceptor.Decision{Action: "resume", Reason: "sandbox fixed", By: "e2e", HaltSeq: 1}, dec)
+	assert.Equal(t, protocol.Decision{Action: "resume", Reason: "sandbox fixed", By: "e2e", HaltSeq: 1}, dec)
 
 	// Escalated by signal: oscillating ends with Outcome "escalated".
 	osc := byName[activities.ScenarioOscillating].WorkflowID
-	require.NoError(t, e.c.SignalWorkflow(ctx, osc, "", interceptor.DefaultEscalateSignal,
-		interceptor.EscalateRequest{Reason: "pick one parser", By: "e2e"}))
+	require.NoError(t, e.c.SignalWorkflow(ctx, osc, "", protocol.DefaultEscalateSignal,
+		protocol.EscalateRequest{Reason: "pick one parser", By: "e2e"}))
 	res := e.result(ctx, osc)
 	assert.Equal(t, workflows.OutcomeEscalated, res.Outcome)
 	if assert.NotNil(t, res.Escalation) {
 		assert.Equal(t, "pick one parser", res.Escalation.Reason)
 		assert.Equal(t, "e2e", res.Escalation.By)
-		assert.Equal(t, interceptor.ReasonOscillating, res.Escalation.Halt.HaltReason)
+		assert.Equal(t, protocol.ReasonOscillating, res.Escalation.Halt.HaltReason)
 		assert.Equal(t, osc, res.Escalation.Halt.WorkflowID)
 	}
 	t.Logf("oscillating escalated: %+v", res)
@@ -240,10 +241,10 @@ func testEndToEnd(t *testing.T) {
 	// not warn) comes before the detector's second trip; without the
 	// warning identical-patch would halt for the same reason, and
 	// repeated-error for the same errors or as stalled.
-	budget := []interceptor.HaltReason{interceptor.ReasonBudgetExceeded, interceptor.ReasonStalled, interceptor.ReasonRepeatedError}
+	budget := []protocol.HaltReason{protocol.ReasonBudgetExceeded, protocol.ReasonStalled, protocol.ReasonRepeatedError}
 	for _, tc := range []struct {
 		id      string
-		reasons []interceptor.HaltReason
+		reasons []protocol.HaltReason
 	}{
 		{idPatch, budget},
 		{repErr, budget},
@@ -252,15 +253,15 @@ func testEndToEnd(t *testing.T) {
 		assert.Equal(t, 2, s.Halt.Seq, tc.id)
 		assert.Contains(t, tc.reasons, s.Halt.HaltReason, "%s: %s", tc.id, s.Halt.Message)
 		if assert.NotNil(t, s.LastDecision, tc.id) {
-			assert.Equal(t, interceptor.ActionResume, s.LastDecision.Action, tc.id)
+			assert.Equal(t, protocol.ActionResume, s.LastDecision.Action, tc.id)
 			assert.Equal(t, "e2e", s.LastDecision.By, tc.id)
 		}
 		t.Logf("%s halted again: %s (%s): %s", tc.id, s.Halt.HaltReason, s.Halt.Detector, s.Halt.Message)
-		assert.Equal(t, 2, e.signalsNamed(ctx, tc.id, interceptor.DefaultHaltedSignal), "%s: each halt is in its history", tc.id)
+		assert.Equal(t, 2, e.signalsNamed(ctx, tc.id, protocol.DefaultHaltedSignal), "%s: each halt is in its history", tc.id)
 
 		// Escalating the second halt ends the loop, with the turns run
 		// since the resume.
-		require.NoError(t, e.c.SignalWorkflow(ctx, tc.id, "", interceptor.DefaultEscalateSignal, interceptor.EscalateRequest{By: "e2e"}))
+		require.NoError(t, e.c.SignalWorkflow(ctx, tc.id, "", protocol.DefaultEscalateSignal, protocol.EscalateRequest{By: "e2e"}))
 		res := e.result(ctx, tc.id)
 		assert.Equal(t, workflows.OutcomeEscalated, res.Outcome, tc.id)
 		if assert.NotNil(t, res.Escalation, tc.id) {
@@ -272,7 +273,7 @@ func testEndToEnd(t *testing.T) {
 		}
 		assert.Greater(t, res.Iterations, first.Halt.Iteration, "%s: the loop went on after the resume", tc.id)
 	}
-	assert.Equal(t, 1, e.signalsNamed(ctx, osc, interceptor.DefaultHaltedSignal))
+	assert.Equal(t, 1, e.signalsNamed(ctx, osc, protocol.DefaultHaltedSignal))
 
 	// The UI serves its app, the workflow pages, and lists the demo
 	// workflows through its API.

@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
@@ -288,7 +290,7 @@ func TestGuardOptionsFromPolicyFile(t *testing.T) {
 	assert.Equal(t, 90*time.Minute, o.MaxCycleRuntime)
 	assert.Equal(t, 50000.0, o.MaxCost)
 	assert.Equal(t, 24*time.Hour, o.PauseTimeout)
-	assert.Equal(t, interceptor.OnHaltPause, o.OnHalt)
+	assert.Equal(t, protocol.OnHaltPause, o.OnHalt)
 	assert.Equal(t, interceptor.TimeoutEscalate, o.OnPauseTimeout)
 	assert.Equal(t, []string{"generatedAt", "requestId"}, o.IgnoreFields)
 	assert.Equal(t, []interceptor.Edge{{From: "Code", To: "Verify"}, {From: "Verify", To: "Code"}}, o.Graph)
@@ -308,7 +310,7 @@ func TestGuardOptionsFromPolicyFile(t *testing.T) {
 	require.NoError(t, err)
 	o, err = guardOptions(cfg)
 	require.NoError(t, err)
-	assert.Equal(t, interceptor.OnHaltObserve, o.OnHalt)
+	assert.Equal(t, protocol.OnHaltObserve, o.OnHalt)
 	assert.Equal(t, 5*time.Minute, o.PauseTimeout)
 
 	// Without a policy file: the samples' options.
@@ -345,7 +347,7 @@ func TestSDKLogger(t *testing.T) {
 
 func TestDemoTableMarksMismatches(t *testing.T) {
 	scs := workflows.Scenarios()
-	halt := &interceptor.HaltEvent{HaltReason: interceptor.ReasonStalled, Detector: "identical_output", Node: "Code",
+	halt := &protocol.HaltEvent{HaltReason: protocol.ReasonStalled, Detector: "identical_output", Node: "Code",
 		Message: "Code returned the same output 3 times in a row", Iteration: 3, MaxIterations: 8}
 	results := []*demoResult{
 		{Scenario: scs[0], WorkflowID: "demo-converging-x", Outcome: outcomeCompleted, Result: &workflows.LoopResult{Outcome: "completed", Iterations: 4}},

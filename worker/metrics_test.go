@@ -9,12 +9,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/loopguard/loopguard/interceptor"
 	"github.com/loopguard/loopguard/workflows"
 )
 
@@ -58,7 +59,7 @@ func TestDemoMetrics(t *testing.T) {
 		if sc.WantReason != "" && sc.Steer != workflows.SteerWarning {
 			wantHalts[string(sc.WantReason)]++
 		}
-		if sc.WantReason != "" && sc.WantReason != interceptor.ReasonBudgetExceeded {
+		if sc.WantReason != "" && sc.WantReason != protocol.ReasonBudgetExceeded {
 			warned++
 		}
 		if sc.Want == workflows.WantHalted {

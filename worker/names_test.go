@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
@@ -107,7 +109,7 @@ func TestRenamedNamesAnswerAsPrinted(t *testing.T) {
 	assert.Contains(t, resume, "--status-query")
 
 	st := s.status(t, ctx, "agent-renamed")
-	assert.Equal(t, interceptor.AnswerNames{ResumeSignal: "lg.resume", EscalateSignal: "lg.escalate", HaltSignal: "lg.halt",
+	assert.Equal(t, protocol.AnswerNames{ResumeSignal: "lg.resume", EscalateSignal: "lg.escalate", HaltSignal: "lg.halt",
 		ResumeUpdate: "lg.resume-now", EscalateUpdate: "lg.escalate-now"}, st.Names, "the status reports the names")
 
 	// Named with the default names, the guard has no update "resume".
@@ -115,7 +117,7 @@ func TestRenamedNamesAnswerAsPrinted(t *testing.T) {
 		"--key", filepath.Join(s.dir, "alice.key"), "--workflow-id", "agent-renamed", "--status-query", "lg.status"}
 	var out, errOut strings.Builder
 	require.Error(t, run(ctx, append(base, "--update-name", "resume", "resume"), &out, &errOut))
-	assert.Equal(t, interceptor.StateHalted, s.status(t, ctx, "agent-renamed").State)
+	assert.Equal(t, protocol.StateHalted, s.status(t, ctx, "agent-renamed").State)
 
 	out.Reset()
 	require.NoError(t, run(ctx, resume, &out, &errOut), "%q: %s", resume, errOut.String())
@@ -213,7 +215,7 @@ func assertResetRunJudged(t *testing.T, ex history.Execution, runID string) {
 	}
 	require.Len(t, halts, 2)
 	require.NotNil(t, halts[0].Decision)
-	assert.Equal(t, interceptor.ActionResume, halts[0].Decision.Action)
+	assert.Equal(t, protocol.ActionResume, halts[0].Decision.Action)
 	assert.Equal(t, "alice", halts[0].Decision.KeyID)
 	assert.Equal(t, "check the API version", halts[0].Decision.Guidance)
 	for _, an := range ex.Recorded.Answers {

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
@@ -99,7 +101,7 @@ func TestPausedGaugesCountRunningPausesFromTheServer(t *testing.T) {
 		}, scripted.ScriptLoop, stall)
 		require.NoError(t, err)
 		started = append(started, time.Now())
-		_, err = testsuite.WaitStatus(ctx, c, fmt.Sprintf("paused-%d", i), func(s interceptor.Status) bool { return s.State == interceptor.StateHalted })
+		_, err = testsuite.WaitStatus(ctx, c, fmt.Sprintf("paused-%d", i), func(s protocol.Status) bool { return s.State == protocol.StateHalted })
 		require.NoError(t, err)
 	}
 	require.NoError(t, c.TerminateWorkflow(ctx, "paused-1", "", "operator gave up"))
@@ -135,7 +137,7 @@ func TestPausedGaugesCountRunningPausesFromTheServer(t *testing.T) {
 	assert.Greater(t, again.get(interceptor.MetricOldestPause), 1.5)
 
 	// Resumed, the last pause leaves the gauges at zero.
-	require.NoError(t, c.SignalWorkflow(ctx, "paused-0", "", interceptor.DefaultResumeSignal, nil))
+	require.NoError(t, c.SignalWorkflow(ctx, "paused-0", "", protocol.DefaultResumeSignal, nil))
 	require.Eventually(t, func() bool {
 		g := poll()
 		return g.get(interceptor.MetricPausedWorkflows) == 0 && g.get(interceptor.MetricOldestPause) == 0
@@ -153,14 +155,14 @@ func TestContinuedRunDoesNotInheritAHalt(t *testing.T) {
 	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: queue, WorkflowExecutionTimeout: 5 * time.Minute},
 		scripted.ContinuingLoop, turns, 4)
 	require.NoError(t, err)
-	_, err = testsuite.WaitStatus(ctx, c, id, func(s interceptor.Status) bool { return s.State == interceptor.StateHalted })
+	_, err = testsuite.WaitStatus(ctx, c, id, func(s protocol.Status) bool { return s.State == protocol.StateHalted })
 	require.NoError(t, err)
 	first := run.GetRunID()
-	require.NoError(t, c.SignalWorkflow(ctx, id, first, interceptor.DefaultEscalateSignal, map[string]string{"by": "ana"}))
+	require.NoError(t, c.SignalWorkflow(ctx, id, first, protocol.DefaultEscalateSignal, map[string]string{"by": "ana"}))
 	var res scripted.LoopResult
 	require.NoError(t, c.GetWorkflow(ctx, id, "").Get(ctx, &res))
 
-	shown := func(runID string) (state string, memo interceptor.Status) {
+	shown := func(runID string) (state string, memo protocol.Status) {
 		d, err := c.DescribeWorkflowExecution(ctx, id, runID)
 		require.NoError(t, err)
 		p := d.GetWorkflowExecutionInfo().GetSearchAttributes().GetIndexedFields()[defaultSearchAttribute]
@@ -175,13 +177,13 @@ func TestContinuedRunDoesNotInheritAHalt(t *testing.T) {
 	}
 	state, memo := shown(first)
 	assert.Equal(t, "escalated:stalled", state)
-	assert.Equal(t, interceptor.StateEscalated, memo.State)
+	assert.Equal(t, protocol.StateEscalated, memo.State)
 	d, err := c.DescribeWorkflowExecution(ctx, id, "")
 	require.NoError(t, err)
 	require.NotEqual(t, first, d.GetWorkflowExecutionInfo().GetExecution().GetRunId(), "continued as new")
 	state, memo = shown("")
 	assert.Equal(t, "running", state, "the continued run is not escalated")
-	assert.Equal(t, interceptor.StateRunning, memo.State)
+	assert.Equal(t, protocol.StateRunning, memo.State)
 }
 
 func converterDecode(data []byte, v any) error { return json.Unmarshal(data, v) }

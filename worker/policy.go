@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"github.com/loopguard/loopguard/interceptor"
 	"github.com/loopguard/loopguard/workflows"
 )
@@ -66,7 +68,7 @@ func guardOptions(cfg config) (interceptor.Options, error) {
 		}
 	}
 	if cfg.onHalt != "" {
-		o.OnHalt = interceptor.OnHalt(cfg.onHalt)
+		o.OnHalt = protocol.OnHalt(cfg.onHalt)
 	}
 	if cfg.pauseTimeout > 0 {
 		o.PauseTimeout = cfg.pauseTimeout

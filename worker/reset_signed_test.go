@@ -5,13 +5,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/workflowservice/v1"
 
-	"github.com/loopguard/loopguard/interceptor"
 	"github.com/loopguard/loopguard/interceptor/history"
 	"github.com/loopguard/loopguard/testsuite"
 )
@@ -56,8 +57,8 @@ func TestResetKeepsSignedAnswers(t *testing.T) {
 	require.Greater(t, point, answered, "the reset point comes after the answer")
 	runID := s.reset(t, ctx, "agent-reset-late", base, point, "test: after the answer")
 
-	st := s.waitFor(t, ctx, "agent-reset-late", func(st interceptor.Status) bool { return st.Halt != nil && st.Halt.RunID == runID })
-	assert.Equal(t, interceptor.StateHalted, st.State)
+	st := s.waitFor(t, ctx, "agent-reset-late", func(st protocol.Status) bool { return st.Halt != nil && st.Halt.RunID == runID })
+	assert.Equal(t, protocol.StateHalted, st.State)
 	out, err = s.answer(ctx, "alice", "--workflow-id", "agent-reset-late", "--run-id", runID, "escalate", "--reason", "after the reset")
 	require.NoError(t, err, out)
 	var res string
@@ -75,7 +76,7 @@ func TestResetKeepsSignedAnswers(t *testing.T) {
 	require.NoError(t, err)
 	ex := a.History(h, "")
 	require.NoError(t, ex.Err)
-	var got []interceptor.Decision
+	var got []protocol.Decision
 	for _, v := range ex.Verdicts {
 		if v.Halt != nil && v.Decision != nil {
 			got = append(got, *v.Decision)
@@ -84,7 +85,7 @@ func TestResetKeepsSignedAnswers(t *testing.T) {
 	require.Len(t, got, 2, "%+v", got)
 	assert.Equal(t, "before the reset", got[0].Guidance)
 	assert.Equal(t, "alice", got[0].KeyID)
-	assert.Equal(t, interceptor.ActionEscalate, got[1].Action)
+	assert.Equal(t, protocol.ActionEscalate, got[1].Action)
 	assert.Equal(t, "after the reset", got[1].Reason)
 }
 

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
@@ -17,7 +19,6 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/loopguard/loopguard/activities"
-	"github.com/loopguard/loopguard/interceptor"
 	"github.com/loopguard/loopguard/worker/devserver"
 	"github.com/loopguard/loopguard/workflows"
 )
@@ -130,7 +131,7 @@ func testRunDemoExit(t *testing.T) {
 		assert.Contains(t, row, "  halted: "+string(sc.WantReason)+"  ", sc.Name)
 		// The halted workflow's details follow its row.
 		assert.Contains(t, details, "resume    temporal workflow signal --address 127.0.0.1:", sc.Name)
-		if sc.WantReason != interceptor.ReasonBudgetExceeded {
+		if sc.WantReason != protocol.ReasonBudgetExceeded {
 			assert.Contains(t, details, "ignored   warning 1/1 at ", sc.Name)
 		}
 		assert.Contains(t, details, "--name resume", sc.Name)
@@ -209,7 +210,7 @@ func testExternalServer(t *testing.T) {
 	}, 20*time.Second, 100*time.Millisecond, "the guard sets the search attribute on the external server")
 	require.Eventually(t, func() bool {
 		v, err := c.QueryWorkflow(ctx, "external-supervisor", "", workflows.HaltedQuery)
-		var halts []interceptor.HaltEvent
+		var halts []protocol.HaltEvent
 		return err == nil && v.Get(&halts) == nil && len(halts) == 1 && halts[0].WorkflowID == "external-identical-patch"
 	}, 10*time.Second, 100*time.Millisecond, "the worker started its supervisor")
 

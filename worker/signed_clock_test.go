@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	historypb "go.temporal.io/api/history/v1"
@@ -58,16 +60,16 @@ func signedSignalJudgedAtItsTask(t *testing.T, names func(*interceptor.Options))
 
 	settled(1)
 	as := s.status(t, ctx, "clock-a").Names
-	require.NoError(t, s.c.SignalWorkflow(ctx, "clock-a", runID, as.For(interceptor.ActionResume, true), signedNow(1, interceptor.ActionResume, "by signal")))
-	st := s.waitFor(t, ctx, "clock-a", func(st interceptor.Status) bool {
+	require.NoError(t, s.c.SignalWorkflow(ctx, "clock-a", runID, as.For(protocol.ActionResume, true), signedNow(1, protocol.ActionResume, "by signal")))
+	st := s.waitFor(t, ctx, "clock-a", func(st protocol.Status) bool {
 		return st.LastDecision != nil && st.LastDecision.HaltSeq == 1 || len(st.Refused) > 0
 	})
 	require.Empty(t, st.Refused, "a signed resume sent as a signal, valid from when it was sent")
 	assert.Equal(t, "alice", st.LastDecision.KeyID)
 
 	settled(2)
-	h, err := s.c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: "clock-a", RunID: runID, UpdateName: as.For(interceptor.ActionResume, false),
-		Args: []any{signedNow(2, interceptor.ActionResume, "by update")}, WaitForStage: client.WorkflowUpdateStageCompleted})
+	h, err := s.c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: "clock-a", RunID: runID, UpdateName: as.For(protocol.ActionResume, false),
+		Args: []any{signedNow(2, protocol.ActionResume, "by update")}, WaitForStage: client.WorkflowUpdateStageCompleted})
 	require.NoError(t, err)
 	require.NoError(t, h.Get(ctx, nil), "the same answer by update")
 
@@ -84,10 +86,10 @@ func signedSignalJudgedAtItsTask(t *testing.T, names func(*interceptor.Options))
 	hist, err := testsuite.ExportHistory(ctx, s.c, "clock-a", "")
 	require.NoError(t, err)
 	got := analysedDecisions(t, history.Options{Guard: s.opts, AsRecorded: true}, hist)
-	want := []interceptor.Decision{
-		{Action: interceptor.ActionResume, By: "alice", HaltSeq: 1, Guidance: "by signal", KeyID: "alice"},
-		{Action: interceptor.ActionResume, By: "alice", HaltSeq: 2, Guidance: "by update", KeyID: "alice"},
-		{Action: interceptor.ActionEscalate, Reason: "enough", By: "alice", HaltSeq: 3, KeyID: "alice"},
+	want := []protocol.Decision{
+		{Action: protocol.ActionResume, By: "alice", HaltSeq: 1, Guidance: "by signal", KeyID: "alice"},
+		{Action: protocol.ActionResume, By: "alice", HaltSeq: 2, Guidance: "by update", KeyID: "alice"},
+		{Action: protocol.ActionEscalate, Reason: "enough", By: "alice", HaltSeq: 3, KeyID: "alice"},
 	}
 	assert.Equal(t, want, got)
 }
@@ -137,17 +139,17 @@ func signedStopAndDryRunJudgedAtTheirTask(t *testing.T, names func(*interceptor.
 	runID := s.start(t, ctx, "clock-b", "PatientAgent")
 	_, alice, err := readPrivateKey(filepath.Join(s.dir, "alice.key"))
 	require.NoError(t, err)
-	s.waitFor(t, ctx, "clock-b", func(st interceptor.Status) bool { return st.TotalCalls == 1 })
+	s.waitFor(t, ctx, "clock-b", func(st protocol.Status) bool { return st.TotalCalls == 1 })
 	time.Sleep(1500 * time.Millisecond)
 
 	now := time.Now()
-	stop, err := interceptor.SignAnswer(interceptor.Answer{WorkflowID: "clock-b", RunID: runID, HaltSeq: 0,
-		Action: interceptor.ActionHalt, By: "alice", KeyID: "alice", Reason: "look at it first",
+	stop, err := protocol.SignAnswer(protocol.Answer{WorkflowID: "clock-b", RunID: runID, HaltSeq: 0,
+		Action: protocol.ActionHalt, By: "alice", KeyID: "alice", Reason: "look at it first",
 		NotBefore: now.Add(-100 * time.Millisecond), NotAfter: now.Add(5 * time.Minute)}, alice)
 	require.NoError(t, err)
 	as := s.status(t, ctx, "clock-b").Names
 	require.NoError(t, s.c.SignalWorkflow(ctx, "clock-b", runID, as.HaltSignal, stop))
-	st := s.waitFor(t, ctx, "clock-b", func(st interceptor.Status) bool { return st.Stopping || len(st.Refused) > 0 })
+	st := s.waitFor(t, ctx, "clock-b", func(st protocol.Status) bool { return st.Stopping || len(st.Refused) > 0 })
 	require.Empty(t, st.Refused, "a signed halt, valid from when it was sent")
 	require.NoError(t, s.c.SignalWorkflow(ctx, "clock-b", runID, "go", nil))
 	st = s.waitFor(t, ctx, "clock-b", halted(1))
@@ -155,7 +157,7 @@ func signedStopAndDryRunJudgedAtTheirTask(t *testing.T, names func(*interceptor.
 
 	out, err := s.answer(ctx, "alice", "--workflow-id", "clock-b", "--status-query", s.statusQuery(), "--dry-run", "escalate", "--reason", "pasted")
 	require.NoError(t, err, out)
-	require.NoError(t, s.c.SignalWorkflow(ctx, "clock-b", runID, as.For(interceptor.ActionEscalate, true), signedPayload(t, out)))
+	require.NoError(t, s.c.SignalWorkflow(ctx, "clock-b", runID, as.For(protocol.ActionEscalate, true), signedPayload(t, out)))
 	var res string
 	require.NoError(t, s.c.GetWorkflow(ctx, "clock-b", "").Get(ctx, &res))
 	assert.Equal(t, "escalated", res)
@@ -165,13 +167,13 @@ func signedStopAndDryRunJudgedAtTheirTask(t *testing.T, names func(*interceptor.
 // signer returns alice's answer to halt seq of run runID of workflow id,
 // valid from the moment it is made: later than the halt's task by the
 // time the test answers.
-func (s *signedServer) signer(t *testing.T, id, runID string) func(seq int, action interceptor.Action, guidance string) interceptor.SignedAnswer {
+func (s *signedServer) signer(t *testing.T, id, runID string) func(seq int, action protocol.Action, guidance string) protocol.SignedAnswer {
 	t.Helper()
 	_, alice, err := readPrivateKey(filepath.Join(s.dir, "alice.key"))
 	require.NoError(t, err)
-	return func(seq int, action interceptor.Action, guidance string) interceptor.SignedAnswer {
+	return func(seq int, action protocol.Action, guidance string) protocol.SignedAnswer {
 		now := time.Now()
-		a, err := interceptor.SignAnswer(interceptor.Answer{WorkflowID: id, RunID: runID, HaltSeq: seq,
+		a, err := protocol.SignAnswer(protocol.Answer{WorkflowID: id, RunID: runID, HaltSeq: seq,
 			Action: action, By: "alice", KeyID: "alice", Guidance: guidance,
 			NotBefore: now.Add(-100 * time.Millisecond), NotAfter: now.Add(5 * time.Minute)}, alice)
 		require.NoError(t, err)
@@ -189,13 +191,13 @@ func (s *signedServer) settled(t *testing.T, ctx context.Context, id string, seq
 
 // analysedDecisions are the decisions of the halts the analysis with
 // opts reads in hist, each halt answered.
-func analysedDecisions(t *testing.T, opts history.Options, hist *historypb.History) []interceptor.Decision {
+func analysedDecisions(t *testing.T, opts history.Options, hist *historypb.History) []protocol.Decision {
 	t.Helper()
 	a, err := history.NewAnalyzer(opts)
 	require.NoError(t, err)
 	ex := a.History(&historypb.History{Events: hist.GetEvents()}, "")
 	require.NoError(t, ex.Err)
-	var got []interceptor.Decision
+	var got []protocol.Decision
 	for _, v := range ex.Verdicts {
 		if v.Halt != nil {
 			require.NotNil(t, v.Decision, "halt %d answered in the analysis", v.Halt.Seq)

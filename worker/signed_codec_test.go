@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/client"
@@ -32,14 +34,14 @@ func TestSignedAnswersUnderCodec(t *testing.T) {
 	settled := func(seq int) { s.settled(t, ctx, "codec-a", seq) }
 
 	settled(1)
-	require.NoError(t, s.c.SignalWorkflow(ctx, "codec-a", runID, interceptor.DefaultResumeSignal, signed(1, interceptor.ActionResume, "by signal")))
+	require.NoError(t, s.c.SignalWorkflow(ctx, "codec-a", runID, protocol.DefaultResumeSignal, signed(1, protocol.ActionResume, "by signal")))
 	settled(2)
-	h, err := s.c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: "codec-a", RunID: runID, UpdateName: interceptor.DefaultResumeUpdate,
-		Args: []any{signed(2, interceptor.ActionResume, "by update")}, WaitForStage: client.WorkflowUpdateStageCompleted})
+	h, err := s.c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: "codec-a", RunID: runID, UpdateName: protocol.DefaultResumeUpdate,
+		Args: []any{signed(2, protocol.ActionResume, "by update")}, WaitForStage: client.WorkflowUpdateStageCompleted})
 	require.NoError(t, err)
 	require.NoError(t, h.Get(ctx, nil))
 	settled(3)
-	require.NoError(t, s.c.SignalWorkflow(ctx, "codec-a", runID, interceptor.DefaultEscalateSignal, signed(3, interceptor.ActionEscalate, "")))
+	require.NoError(t, s.c.SignalWorkflow(ctx, "codec-a", runID, protocol.DefaultEscalateSignal, signed(3, protocol.ActionEscalate, "")))
 	var res string
 	require.NoError(t, s.c.GetWorkflow(ctx, "codec-a", "").Get(ctx, &res))
 	assert.Equal(t, "escalated", res)
@@ -53,10 +55,10 @@ func TestSignedAnswersUnderCodec(t *testing.T) {
 		assert.NotContains(t, string(raw), plain, "plain text in the history")
 	}
 	got := analysedDecisions(t, history.Options{Guard: s.opts, AsRecorded: true, DataConverter: dc}, hist)
-	want := []interceptor.Decision{
-		{Action: interceptor.ActionResume, By: "alice", HaltSeq: 1, Guidance: "by signal", KeyID: "alice"},
-		{Action: interceptor.ActionResume, By: "alice", HaltSeq: 2, Guidance: "by update", KeyID: "alice"},
-		{Action: interceptor.ActionEscalate, By: "alice", HaltSeq: 3, KeyID: "alice"},
+	want := []protocol.Decision{
+		{Action: protocol.ActionResume, By: "alice", HaltSeq: 1, Guidance: "by signal", KeyID: "alice"},
+		{Action: protocol.ActionResume, By: "alice", HaltSeq: 2, Guidance: "by update", KeyID: "alice"},
+		{Action: protocol.ActionEscalate, By: "alice", HaltSeq: 3, KeyID: "alice"},
 	}
 	assert.Equal(t, want, got)
 }

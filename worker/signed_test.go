@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/activity"
@@ -77,14 +79,14 @@ func shellTool(opts interceptor.Options) func(ctx context.Context) (string, erro
 	return func(ctx context.Context) (string, error) {
 		c := activity.GetClient(ctx)
 		we := activity.GetInfo(ctx).WorkflowExecution
-		var st interceptor.Status
-		for st.State != interceptor.StateHalted {
+		var st protocol.Status
+		for st.State != protocol.StateHalted {
 			select {
 			case <-ctx.Done():
 				return "", ctx.Err()
 			case <-time.After(50 * time.Millisecond):
 			}
-			v, err := c.QueryWorkflow(ctx, we.ID, we.RunID, interceptor.DefaultStatusQuery)
+			v, err := c.QueryWorkflow(ctx, we.ID, we.RunID, protocol.DefaultStatusQuery)
 			if err != nil {
 				return "", err
 			}
@@ -92,7 +94,7 @@ func shellTool(opts interceptor.Options) func(ctx context.Context) (string, erro
 				return "", err
 			}
 		}
-		if err := c.SignalWorkflow(ctx, we.ID, we.RunID, "resume", interceptor.ResumeRequest{Reason: "the tests pass now", By: "agent"}); err != nil {
+		if err := c.SignalWorkflow(ctx, we.ID, we.RunID, "resume", protocol.ResumeRequest{Reason: "the tests pass now", By: "agent"}); err != nil {
 			return "", err
 		}
 		_, mine, err := ed25519.GenerateKey(nil)
@@ -100,8 +102,8 @@ func shellTool(opts interceptor.Options) func(ctx context.Context) (string, erro
 			return "", err
 		}
 		now := time.Now()
-		forged, err := interceptor.SignAnswer(interceptor.Answer{WorkflowID: we.ID, RunID: we.RunID, HaltSeq: st.Halt.Seq,
-			Action: interceptor.ActionResume, By: opts.OperatorKeys[0].ID, KeyID: opts.OperatorKeys[0].ID,
+		forged, err := protocol.SignAnswer(protocol.Answer{WorkflowID: we.ID, RunID: we.RunID, HaltSeq: st.Halt.Seq,
+			Action: protocol.ActionResume, By: opts.OperatorKeys[0].ID, KeyID: opts.OperatorKeys[0].ID,
 			NotBefore: now.Add(-time.Minute), NotAfter: now.Add(5 * time.Minute)}, mine)
 		if err != nil {
 			return "", err
@@ -110,7 +112,7 @@ func shellTool(opts interceptor.Options) func(ctx context.Context) (string, erro
 			return "", err
 		}
 		h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: we.ID, RunID: we.RunID, UpdateName: "resume",
-			Args: []any{interceptor.ResumeRequest{Reason: "trust me"}}, WaitForStage: client.WorkflowUpdateStageCompleted})
+			Args: []any{protocol.ResumeRequest{Reason: "trust me"}}, WaitForStage: client.WorkflowUpdateStageCompleted})
 		if err == nil {
 			err = h.Get(ctx, nil)
 		}
@@ -190,11 +192,11 @@ func (s *signedServer) start(t *testing.T, ctx context.Context, id, wf string) s
 	return run.GetRunID()
 }
 
-func (s *signedServer) status(t *testing.T, ctx context.Context, id string) interceptor.Status {
+func (s *signedServer) status(t *testing.T, ctx context.Context, id string) protocol.Status {
 	t.Helper()
 	v, err := s.c.QueryWorkflow(ctx, id, "", s.statusQuery())
 	require.NoError(t, err)
-	var st interceptor.Status
+	var st protocol.Status
 	require.NoError(t, v.Get(&st))
 	return st
 }
@@ -202,10 +204,10 @@ func (s *signedServer) status(t *testing.T, ctx context.Context, id string) inte
 // waitFor polls the status of id until ok holds.
 // statusQuery is the status query's name the server's guard answers.
 func (s *signedServer) statusQuery() string {
-	return cmp.Or(s.opts.StatusQuery, interceptor.DefaultStatusQuery)
+	return cmp.Or(s.opts.StatusQuery, protocol.DefaultStatusQuery)
 }
 
-func (s *signedServer) waitFor(t *testing.T, ctx context.Context, id string, ok func(interceptor.Status) bool) interceptor.Status {
+func (s *signedServer) waitFor(t *testing.T, ctx context.Context, id string, ok func(protocol.Status) bool) protocol.Status {
 	t.Helper()
 	for {
 		st := s.status(t, ctx, id)
@@ -230,16 +232,16 @@ func (s *signedServer) answer(ctx context.Context, key string, args ...string) (
 }
 
 // signedPayload is the first line answer printed: the SignedAnswer.
-func signedPayload(t *testing.T, out string) interceptor.SignedAnswer {
+func signedPayload(t *testing.T, out string) protocol.SignedAnswer {
 	t.Helper()
-	var sa interceptor.SignedAnswer
+	var sa protocol.SignedAnswer
 	require.NoError(t, json.Unmarshal([]byte(strings.SplitN(out, "\n", 2)[0]), &sa), out)
 	return sa
 }
 
-func halted(n int) func(interceptor.Status) bool {
-	return func(s interceptor.Status) bool {
-		return s.State == interceptor.StateHalted && s.Halt != nil && s.Halt.Seq == n
+func halted(n int) func(protocol.Status) bool {
+	return func(s protocol.Status) bool {
+		return s.State == protocol.StateHalted && s.Halt != nil && s.Halt.Seq == n
 	}
 }
 
@@ -267,14 +269,14 @@ func TestSignedAnswersOnServer(t *testing.T) {
 
 	refusedWith := func(want string) {
 		t.Helper()
-		st := s.waitFor(t, ctx, "agent-a", func(st interceptor.Status) bool {
+		st := s.waitFor(t, ctx, "agent-a", func(st protocol.Status) bool {
 			return len(st.Refused) > 0 && strings.Contains(st.Refused[len(st.Refused)-1].Reason, want)
 		})
-		assert.Equal(t, interceptor.StateHalted, st.State, "refused (%s): the halt stays", want)
+		assert.Equal(t, protocol.StateHalted, st.State, "refused (%s): the halt stays", want)
 	}
 
 	// Unsigned, as `temporal workflow signal --name resume` sends it.
-	require.NoError(t, s.c.SignalWorkflow(ctx, "agent-a", "", "resume", interceptor.ResumeRequest{Reason: "looks fine"}))
+	require.NoError(t, s.c.SignalWorkflow(ctx, "agent-a", "", "resume", protocol.ResumeRequest{Reason: "looks fine"}))
 	refusedWith("unsigned")
 
 	// Signed by a key the workers do not have, as an update and a signal.
@@ -302,7 +304,7 @@ func TestSignedAnswersOnServer(t *testing.T) {
 	// Alice's answer, signed for a window that has passed.
 	late := signedPayload(t, out).Answer
 	late.NotBefore, late.NotAfter = late.NotBefore.Add(-2*time.Hour), late.NotAfter.Add(-2*time.Hour)
-	expired, err := interceptor.SignAnswer(late, alice)
+	expired, err := protocol.SignAnswer(late, alice)
 	require.NoError(t, err)
 	require.NoError(t, s.c.SignalWorkflow(ctx, "agent-a", "", "resume", expired))
 	refusedWith("expired: valid until")
@@ -327,8 +329,8 @@ func TestSignedAnswersOnServer(t *testing.T) {
 	assert.Equal(t, "escalated", res)
 
 	// The agent cannot resume itself.
-	self := s.waitFor(t, ctx, "agent-self", func(st interceptor.Status) bool { return len(st.Refused) >= 2 })
-	assert.Equal(t, interceptor.StateHalted, self.State)
+	self := s.waitFor(t, ctx, "agent-self", func(st protocol.Status) bool { return len(st.Refused) >= 2 })
+	assert.Equal(t, protocol.StateHalted, self.State)
 	assert.Contains(t, self.Refused[0].Reason, "unsigned")
 	assert.Contains(t, self.Refused[1].Reason, `bad signature: key "alice" did not sign this answer`)
 	_, err = s.answer(ctx, "alice", "--workflow-id", "agent-self", "escalate")

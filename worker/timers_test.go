@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/activity"
@@ -79,7 +81,7 @@ func TestTimersLiveAsInHistory(t *testing.T) {
 	ctx := testContext(t, 3*time.Minute)
 	srv := devtest.StartServer(t, devserver.Options{UIDisabled: true})
 	c := devtest.NewClient(t, srv)
-	opts := interceptor.Options{OnHalt: interceptor.OnHaltFail}
+	opts := interceptor.Options{OnHalt: protocol.OnHaltFail}
 	testsuite.StartWorker(t, c, timersQueue, testsuite.WorkerOptions{
 		Guard: &opts,
 		Register: func(r sdkworker.Registry) {

@@ -3,6 +3,8 @@ package workflows
 import (
 	"strings"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/loopguard/loopguard/activities"
@@ -94,7 +96,7 @@ func ChatAgent(ctx workflow.Context, in ChatInput) (ChatResult, error) {
 // heed turns what the guard has to tell the model's next call into system
 // messages of its prompt, with the budget left, and records the first of
 // each kind.
-func (r *ChatResult) heed(n interceptor.Notice) []activities.ChatMessage {
+func (r *ChatResult) heed(n protocol.Notice) []activities.ChatMessage {
 	left := ""
 	if n.Budget != nil {
 		left = " (" + n.Budget.String() + ")"

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	sdkinterceptor "go.temporal.io/sdk/interceptor"
@@ -47,7 +49,7 @@ type guardedRun struct {
 	res LoopResult
 	// halted is the guard's status when the human looked, if halted then;
 	// final its status once the workflow completed.
-	halted, final *interceptor.Status
+	halted, final *protocol.Status
 }
 
 // runGuarded runs a workflow with the guard; a human escalates whatever
@@ -59,10 +61,10 @@ func runGuarded(t *testing.T, opts interceptor.Options, workflowType string, in 
 	env.RegisterDelayedCallback(func() {
 		r.halted = status()
 		if len(guidance) > 0 {
-			env.SignalWorkflow(interceptor.DefaultResumeSignal, interceptor.ResumeRequest{Reason: "try this", By: "test", Guidance: guidance[0]})
+			env.SignalWorkflow(protocol.DefaultResumeSignal, protocol.ResumeRequest{Reason: "try this", By: "test", Guidance: guidance[0]})
 			return
 		}
-		env.SignalWorkflow(interceptor.DefaultEscalateSignal, interceptor.EscalateRequest{Reason: "not converging", By: "test"})
+		env.SignalWorkflow(protocol.DefaultEscalateSignal, protocol.EscalateRequest{Reason: "not converging", By: "test"})
 	}, decideAfter)
 	executeWorkflow(t, env, workflowType, in, &r.res)
 	r.final = status()
@@ -75,7 +77,7 @@ func runGuarded(t *testing.T, opts interceptor.Options, workflowType string, in 
 // are the guard's Next (a workflow's outbound chain is built from the
 // inside out, in the list's order): they see the calls the guard lets
 // through, with the notice it wrote in their headers.
-func guardedEnv(t *testing.T, opts interceptor.Options, before ...sdkinterceptor.WorkerInterceptor) (*testsuite.TestWorkflowEnvironment, func() *interceptor.Status) {
+func guardedEnv(t *testing.T, opts interceptor.Options, before ...sdkinterceptor.WorkerInterceptor) (*testsuite.TestWorkflowEnvironment, func() *protocol.Status) {
 	t.Helper()
 	var s testsuite.WorkflowTestSuite
 	s.SetLogger(log.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))))
@@ -85,10 +87,10 @@ func guardedEnv(t *testing.T, opts interceptor.Options, before ...sdkinterceptor
 	require.NoError(t, err)
 	env.SetWorkerOptions(worker.Options{Interceptors: append(before, guard)})
 	Register(env)
-	status := func() *interceptor.Status {
-		v, err := env.QueryWorkflow(interceptor.DefaultStatusQuery)
+	status := func() *protocol.Status {
+		v, err := env.QueryWorkflow(protocol.DefaultStatusQuery)
 		require.NoError(t, err)
-		var st interceptor.Status
+		var st protocol.Status
 		require.NoError(t, v.Get(&st))
 		return &st
 	}
@@ -125,7 +127,7 @@ func TestScenariosWithGuard(t *testing.T) {
 				return
 			}
 			require.NotNil(t, halted, "the guard must halt it")
-			require.Equal(t, interceptor.StateHalted, halted.State)
+			require.Equal(t, protocol.StateHalted, halted.State)
 			require.NotNil(t, halted.Halt)
 			want := wantHalt[sc.Name]
 			t.Logf("%s: %s/%s at %s, turn %d: %s", sc.Name, halted.Halt.HaltReason, halted.Halt.Detector, halted.Halt.Node, res.Iterations, halted.Halt.Message)
@@ -135,7 +137,7 @@ func TestScenariosWithGuard(t *testing.T) {
 			// Budgets halt at once; a detector's halt lists the warning the
 			// agent ignored.
 			wantWarnings := 1
-			if sc.WantReason == interceptor.ReasonBudgetExceeded {
+			if sc.WantReason == protocol.ReasonBudgetExceeded {
 				wantWarnings = 0
 			}
 			assert.Len(t, halted.Halt.Warnings, wantWarnings)
@@ -200,7 +202,7 @@ func TestGuardOptionsMatter(t *testing.T) {
 		// The poller sleeps between polls: it is waiting on the world, not
 		// stalled, so only its call budget bounds it.
 		require.NotNil(t, halted, "a poller that is not exempt is bounded by its budget")
-		assert.Equal(t, interceptor.ReasonBudgetExceeded, halted.Halt.HaltReason)
+		assert.Equal(t, protocol.ReasonBudgetExceeded, halted.Halt.HaltReason)
 		assert.Equal(t, NodeCheckStatus, halted.Halt.Node)
 		assert.Equal(t, OutcomeEscalated, res.Outcome)
 	})
@@ -222,7 +224,7 @@ func TestGuardOptionsMatter(t *testing.T) {
 		require.NotNil(t, halted)
 		// Nothing reads the failing count: every result is new, so only the
 		// iteration budget stops the loop, four turns later.
-		assert.Equal(t, interceptor.ReasonBudgetExceeded, halted.Halt.HaltReason)
+		assert.Equal(t, protocol.ReasonBudgetExceeded, halted.Halt.HaltReason)
 		assert.Equal(t, detect.DetectorCycleIterations, halted.Halt.Detector)
 	})
 }
@@ -248,7 +250,7 @@ func TestWarningDelaysAHaltByAtMostAWindow(t *testing.T) {
 			late := after.res.Iterations - before.res.Iterations
 			t.Logf("%s: halted at turn %d without warnings, %d with one (%d later; window %d)", sc.Name, before.res.Iterations, after.res.Iterations, late, window)
 			assert.LessOrEqual(t, late, window)
-			if sc.WantReason == interceptor.ReasonBudgetExceeded {
+			if sc.WantReason == protocol.ReasonBudgetExceeded {
 				assert.Zero(t, late, "budgets do not warn")
 			}
 		})

@@ -3,6 +3,8 @@ package workflows
 import (
 	"fmt"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/loopguard/loopguard/activities"
@@ -84,7 +86,7 @@ func CoderVerifierLoop(ctx workflow.Context, in LoopInput) (LoopResult, error) {
 // reaches the coder in its notice; no guidance, or a failed review, leaves
 // the halt to a human.
 func askReviewer(in LoopInput) interceptor.HaltHandler {
-	return func(ctx workflow.Context, halt interceptor.HaltEvent) (interceptor.HandlerDecision, error) {
+	return func(ctx workflow.Context, halt protocol.HaltEvent) (interceptor.HandlerDecision, error) {
 		var agents *activities.Agents
 		var note activities.ReviewNote
 		err := workflow.ExecuteActivity(ctx, agents.Review, activities.ReviewRequest{
@@ -98,7 +100,7 @@ func askReviewer(in LoopInput) interceptor.HaltHandler {
 			return interceptor.HandlerDecision{}, err
 		}
 		return interceptor.HandlerDecision{
-			Action:   interceptor.ActionResume,
+			Action:   protocol.ActionResume,
 			Reason:   "the reviewer suggested another approach",
 			Guidance: note.Guidance,
 		}, nil

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/activity"
@@ -47,11 +49,11 @@ func (r *run) execute(t *testing.T, workflowType string, in LoopInput) LoopResul
 }
 
 // escalation is the error a guarded call returns when a human escalates.
-func escalation(node string, reason interceptor.HaltReason) error {
+func escalation(node string, reason protocol.HaltReason) error {
 	esc := interceptor.Escalation{
 		Reason: "the coder is going in circles",
 		By:     "alice",
-		Halt:   interceptor.HaltEvent{HaltReason: reason, Node: node, Seq: 1, CycleID: "cycle-Code-Verify"},
+		Halt:   protocol.HaltEvent{HaltReason: reason, Node: node, Seq: 1, CycleID: "cycle-Code-Verify"},
 	}
 	return temporal.NewNonRetryableApplicationError("loop escalated", interceptor.EscalatedErrorType, nil, esc)
 }
@@ -151,7 +153,7 @@ func TestEscalation(t *testing.T) {
 	r.env.OnActivity("Code", mock.Anything, mock.Anything).Return(
 		func(ctx context.Context, req activities.CodeRequest) (activities.Patch, error) {
 			if req.Turn == 4 { // the guard halted at C4; a human escalated
-				return activities.Patch{}, escalation(NodeVerify, interceptor.ReasonRepeatedError)
+				return activities.Patch{}, escalation(NodeVerify, protocol.ReasonRepeatedError)
 			}
 			return agents.Code(ctx, req)
 		})
@@ -161,7 +163,7 @@ func TestEscalation(t *testing.T) {
 	require.NotNil(t, res.Escalation)
 	require.Equal(t, "the coder is going in circles", res.Escalation.Reason)
 	require.Equal(t, "alice", res.Escalation.By)
-	require.Equal(t, interceptor.ReasonRepeatedError, res.Escalation.Halt.HaltReason)
+	require.Equal(t, protocol.ReasonRepeatedError, res.Escalation.Halt.HaltReason)
 	require.Equal(t, NodeVerify, res.Escalation.Halt.Node)
 	require.Equal(t, -1, res.Failing, "nothing was ever verified")
 	require.Contains(t, res.Final, "revision 3", "the last patch before the halt")
@@ -175,7 +177,7 @@ func TestEscalationKeepsBestPatch(t *testing.T) {
 	r.env.OnActivity("Verify", mock.Anything, mock.Anything).Return(
 		func(ctx context.Context, req activities.VerifyRequest) (activities.Verdict, error) {
 			if req.Turn == 4 { // halted at V4: the coder's A/B period showed at C4
-				return activities.Verdict{}, escalation(NodeCode, interceptor.ReasonOscillating)
+				return activities.Verdict{}, escalation(NodeCode, protocol.ReasonOscillating)
 			}
 			return agents.Verify(ctx, req)
 		})
@@ -184,7 +186,7 @@ func TestEscalationKeepsBestPatch(t *testing.T) {
 	require.Equal(t, 4, res.Iterations)
 	require.Equal(t, 2, res.Failing, "patch B, verified at turn 2, is the best")
 	require.Contains(t, res.Final, "lenient")
-	require.Equal(t, interceptor.ReasonOscillating, res.Escalation.Halt.HaltReason)
+	require.Equal(t, protocol.ReasonOscillating, res.Escalation.Halt.HaltReason)
 }
 
 func TestPlannerResearcherLoop(t *testing.T) {
@@ -211,7 +213,7 @@ func TestPlannerResearcherLoop(t *testing.T) {
 		r.env.OnActivity("Research", mock.Anything, mock.Anything).Return(
 			func(ctx context.Context, req activities.ResearchRequest) (activities.Findings, error) {
 				if req.Step == 4 {
-					return activities.Findings{}, escalation(NodePlan, interceptor.ReasonOscillating)
+					return activities.Findings{}, escalation(NodePlan, protocol.ReasonOscillating)
 				}
 				return agents.Research(ctx, req)
 			})
@@ -249,7 +251,7 @@ func TestChildIterationLoop(t *testing.T) {
 		r.env.OnActivity("Code", mock.Anything, mock.Anything).Return(
 			func(ctx context.Context, req activities.CodeRequest) (activities.Patch, error) {
 				if req.Turn == 3 {
-					return activities.Patch{}, escalation(NodeCode, interceptor.ReasonStalled)
+					return activities.Patch{}, escalation(NodeCode, protocol.ReasonStalled)
 				}
 				return agents.Code(ctx, req)
 			})
@@ -258,7 +260,7 @@ func TestChildIterationLoop(t *testing.T) {
 		require.Equal(t, 3, res.Iterations)
 		require.Equal(t, 4, res.Failing)
 		require.Equal(t, "alice", res.Escalation.By)
-		require.Equal(t, interceptor.ReasonStalled, res.Escalation.Halt.HaltReason)
+		require.Equal(t, protocol.ReasonStalled, res.Escalation.Halt.HaltReason)
 	})
 	t.Run("escalated at the child call", func(t *testing.T) {
 		// The parent's guarded child call is escalated (mocked here as the
@@ -269,7 +271,7 @@ func TestChildIterationLoop(t *testing.T) {
 			func(ctx workflow.Context, in IterationInput) (IterationResult, error) {
 				n++
 				if in.Iteration == 4 {
-					return IterationResult{}, escalation(NodeIteration, interceptor.ReasonStalled)
+					return IterationResult{}, escalation(NodeIteration, protocol.ReasonStalled)
 				}
 				return IterationResult{PatchID: "p", Diff: "same", Failing: 4, FailingTests: []string{"TestA"}}, nil
 			})

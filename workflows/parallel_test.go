@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/converter"
@@ -50,8 +52,8 @@ type callLogOutbound struct {
 func (o *callLogOutbound) ExecuteActivity(ctx workflow.Context, activityType string, args ...any) workflow.Future {
 	l := o.log
 	l.calls++
-	if p := sdkinterceptor.WorkflowHeader(ctx)[interceptor.NoticeHeader]; p != nil {
-		var n interceptor.Notice
+	if p := sdkinterceptor.WorkflowHeader(ctx)[protocol.NoticeHeader]; p != nil {
+		var n protocol.Notice
 		if err := converter.GetDefaultDataConverter().FromPayload(p, &n); err == nil && n.Warning != nil {
 			w := n.Warning
 			if k := fmt.Sprintf("%d/%d %s/%s@%s", w.N, w.Of, w.Reason, w.Detector, w.Node); !l.seen[k] {
@@ -67,11 +69,11 @@ func (o *callLogOutbound) ExecuteActivity(ctx workflow.Context, activityType str
 type parallelRun struct {
 	res  ParallelResult
 	log  *callLog
-	halt *interceptor.HaltEvent
+	halt *protocol.HaltEvent
 	// haltCall is the call the halt paused: the one after the last the
 	// guard let through.
 	haltCall int
-	final    *interceptor.Status
+	final    *protocol.Status
 }
 
 // runParallel runs ParallelToolAgent in the test environment with the
@@ -82,9 +84,9 @@ func runParallel(t *testing.T, opts interceptor.Options, in ParallelInput) paral
 	r := parallelRun{log: &callLog{seen: map[string]bool{}}}
 	env, status := guardedEnv(t, opts, r.log)
 	env.RegisterDelayedCallback(func() {
-		if st := status(); st.State == interceptor.StateHalted {
+		if st := status(); st.State == protocol.StateHalted {
 			r.halt, r.haltCall = st.Halt, r.log.calls+1
-			env.SignalWorkflow(interceptor.DefaultEscalateSignal, interceptor.EscalateRequest{Reason: "stuck", By: "test"})
+			env.SignalWorkflow(protocol.DefaultEscalateSignal, protocol.EscalateRequest{Reason: "stuck", By: "test"})
 		}
 	}, decideAfter)
 	executeWorkflow(t, env, WorkflowParallelTool, in, &r.res)

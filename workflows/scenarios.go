@@ -33,6 +33,7 @@
 package workflows
 
 import (
+	"github.com/loopguard/loopguard/interceptor/protocol"
 	"go.temporal.io/sdk/worker"
 
 	"github.com/loopguard/loopguard/activities"
@@ -92,7 +93,7 @@ type Scenario struct {
 	Want string `json:"want"`
 	// WantReason is the halt reason when Want is WantHalted, and the
 	// reason of the warning or halt a steered scenario recovers from.
-	WantReason interceptor.HaltReason `json:"wantReason,omitempty"`
+	WantReason protocol.HaltReason `json:"wantReason,omitempty"`
 	// Steer is how a scenario that completes is steered back on course
 	// (SteerWarning, SteerReviewer, SteerHuman); "" if it needs no
 	// steering.
@@ -124,7 +125,7 @@ func Scenarios() []Scenario {
 			Workflow:    WorkflowCoderVerifier,
 			Input:       in(activities.ScenarioIdenticalPatch, coderTask),
 			Want:        WantHalted,
-			WantReason:  interceptor.ReasonStalled,
+			WantReason:  protocol.ReasonStalled,
 		},
 		{
 			Name:        activities.ScenarioSameFailingTests,
@@ -132,7 +133,7 @@ func Scenarios() []Scenario {
 			Workflow:    WorkflowCoderVerifier,
 			Input:       in(activities.ScenarioSameFailingTests, coderTask),
 			Want:        WantHalted,
-			WantReason:  interceptor.ReasonStalled,
+			WantReason:  protocol.ReasonStalled,
 		},
 		{
 			Name:        activities.ScenarioOscillating,
@@ -140,7 +141,7 @@ func Scenarios() []Scenario {
 			Workflow:    WorkflowCoderVerifier,
 			Input:       in(activities.ScenarioOscillating, coderTask),
 			Want:        WantHalted,
-			WantReason:  interceptor.ReasonOscillating,
+			WantReason:  protocol.ReasonOscillating,
 		},
 		{
 			Name:        activities.ScenarioRepeatedError,
@@ -148,7 +149,7 @@ func Scenarios() []Scenario {
 			Workflow:    WorkflowCoderVerifier,
 			Input:       in(activities.ScenarioRepeatedError, coderTask),
 			Want:        WantHalted,
-			WantReason:  interceptor.ReasonRepeatedError,
+			WantReason:  protocol.ReasonRepeatedError,
 		},
 		{
 			Name:        activities.ScenarioBudget,
@@ -156,7 +157,7 @@ func Scenarios() []Scenario {
 			Workflow:    WorkflowCoderVerifier,
 			Input:       in(activities.ScenarioBudget, "fix the 41 failing tests of ./suite"),
 			Want:        WantHalted,
-			WantReason:  interceptor.ReasonBudgetExceeded,
+			WantReason:  protocol.ReasonBudgetExceeded,
 		},
 		{
 			Name:        activities.ScenarioPolling,
@@ -171,7 +172,7 @@ func Scenarios() []Scenario {
 			Workflow:    WorkflowPlannerResearcher,
 			Input:       in(activities.ScenarioPlannerResearch, "plan the session-to-token migration"),
 			Want:        WantHalted,
-			WantReason:  interceptor.ReasonOscillating,
+			WantReason:  protocol.ReasonOscillating,
 		},
 		{
 			Name:        activities.ScenarioChildConverging,
@@ -186,7 +187,7 @@ func Scenarios() []Scenario {
 			Workflow:    WorkflowChildIteration,
 			Input:       in(activities.ScenarioChildStalled, coderTask),
 			Want:        WantHalted,
-			WantReason:  interceptor.ReasonStalled,
+			WantReason:  protocol.ReasonStalled,
 		},
 		{
 			Name:        activities.ScenarioHeedsWarning,
@@ -194,7 +195,7 @@ func Scenarios() []Scenario {
 			Workflow:    WorkflowCoderVerifier,
 			Input:       in(activities.ScenarioHeedsWarning, coderTask),
 			Want:        WantCompleted,
-			WantReason:  interceptor.ReasonStalled,
+			WantReason:  protocol.ReasonStalled,
 			Steer:       SteerWarning,
 		},
 		{
@@ -203,7 +204,7 @@ func Scenarios() []Scenario {
 			Workflow:    WorkflowCoderVerifier,
 			Input:       LoopInput{Scenario: activities.ScenarioReviewed, Task: coderTask, MaxTurns: DefaultMaxTurns, Review: true},
 			Want:        WantCompleted,
-			WantReason:  interceptor.ReasonStalled,
+			WantReason:  protocol.ReasonStalled,
 			Steer:       SteerReviewer,
 		},
 		{
@@ -212,7 +213,7 @@ func Scenarios() []Scenario {
 			Workflow:    WorkflowCoderVerifier,
 			Input:       in(activities.ScenarioGuided, coderTask),
 			Want:        WantCompleted,
-			WantReason:  interceptor.ReasonStalled,
+			WantReason:  protocol.ReasonStalled,
 			Steer:       SteerHuman,
 			Guidance:    activities.OperatorGuidance,
 		},

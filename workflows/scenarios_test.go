@@ -7,10 +7,11 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"github.com/stretchr/testify/require"
 
 	"github.com/loopguard/loopguard/activities"
-	"github.com/loopguard/loopguard/interceptor"
 )
 
 func TestScenarios(t *testing.T) {
@@ -28,9 +29,9 @@ func TestScenarios(t *testing.T) {
 			require.Equal(t, sc.Steer == SteerHuman, sc.Guidance != "", sc.Name)
 			require.Equal(t, sc.Steer == SteerReviewer, sc.Input.Review, sc.Name)
 		case WantHalted:
-			require.Contains(t, []interceptor.HaltReason{
-				interceptor.ReasonStalled, interceptor.ReasonOscillating,
-				interceptor.ReasonRepeatedError, interceptor.ReasonBudgetExceeded,
+			require.Contains(t, []protocol.HaltReason{
+				protocol.ReasonStalled, protocol.ReasonOscillating,
+				protocol.ReasonRepeatedError, protocol.ReasonBudgetExceeded,
 			}, sc.WantReason, sc.Name)
 		default:
 			t.Fatalf("%s: bad Want %q", sc.Name, sc.Want)

@@ -1,16 +1,15 @@
 package workflows
 
 import (
+	"github.com/loopguard/loopguard/interceptor/protocol"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/workflow"
-
-	"github.com/loopguard/loopguard/interceptor"
 )
 
 // Supervisor settings.
 const (
 	// HaltedQuery is the Supervisor's query: the halts it received, as
-	// []interceptor.HaltEvent, oldest first.
+	// []protocol.HaltEvent, oldest first.
 	HaltedQuery = "halted"
 	// SupervisorMaxHalts bounds the halts the Supervisor keeps (the newest).
 	SupervisorMaxHalts = 100
@@ -37,22 +36,22 @@ const (
 func Supervisor(ctx workflow.Context) error {
 	logger := workflow.GetLogger(ctx)
 	halts := carriedHalts(ctx)
-	if err := workflow.SetQueryHandler(ctx, HaltedQuery, func() ([]interceptor.HaltEvent, error) {
-		return append([]interceptor.HaltEvent{}, halts...), nil
+	if err := workflow.SetQueryHandler(ctx, HaltedQuery, func() ([]protocol.HaltEvent, error) {
+		return append([]protocol.HaltEvent{}, halts...), nil
 	}); err != nil {
 		return err
 	}
 
-	signals := workflow.GetSignalChannel(ctx, interceptor.DefaultHaltedSignal)
+	signals := workflow.GetSignalChannel(ctx, protocol.DefaultHaltedSignal)
 	received := 0
-	keep := func(ev interceptor.HaltEvent) {
+	keep := func(ev protocol.HaltEvent) {
 		received++
 		halts = appendHalt(halts, ev)
 		logger.Info("Loop halted", "workflowId", ev.WorkflowID, "runId", ev.RunID,
 			"reason", ev.HaltReason, "node", ev.Node, "cycleId", ev.CycleID, "seq", ev.Seq)
 	}
 	for received < SupervisorSignalsPerRun && !workflow.GetInfo(ctx).GetContinueAsNewSuggested() {
-		var ev interceptor.HaltEvent
+		var ev protocol.HaltEvent
 		sel := workflow.NewSelector(ctx)
 		sel.AddReceive(signals, func(c workflow.ReceiveChannel, _ bool) { c.Receive(ctx, &ev) })
 		sel.AddReceive(ctx.Done(), func(workflow.ReceiveChannel, bool) {})
@@ -65,7 +64,7 @@ func Supervisor(ctx workflow.Context) error {
 
 	// Signals delivered before the continue-as-new would be lost: take them.
 	for {
-		var ev interceptor.HaltEvent
+		var ev protocol.HaltEvent
 		if !signals.ReceiveAsync(&ev) {
 			break
 		}
@@ -80,7 +79,7 @@ func Supervisor(ctx workflow.Context) error {
 
 // appendHalt adds ev unless it is already kept, dropping the oldest halts
 // past SupervisorMaxHalts.
-func appendHalt(halts []interceptor.HaltEvent, ev interceptor.HaltEvent) []interceptor.HaltEvent {
+func appendHalt(halts []protocol.HaltEvent, ev protocol.HaltEvent) []protocol.HaltEvent {
 	if ev.WorkflowID != "" && ev.Seq > 0 {
 		for _, h := range halts {
 			if h.WorkflowID == ev.WorkflowID && h.RunID == ev.RunID && h.Seq == ev.Seq {
@@ -96,12 +95,12 @@ func appendHalt(halts []interceptor.HaltEvent, ev interceptor.HaltEvent) []inter
 }
 
 // carriedHalts reads the halts the previous run left in the memo.
-func carriedHalts(ctx workflow.Context) []interceptor.HaltEvent {
+func carriedHalts(ctx workflow.Context) []protocol.HaltEvent {
 	memo := workflow.GetInfo(ctx).Memo
 	if memo == nil || memo.GetFields()[SupervisorMemoKey] == nil {
 		return nil
 	}
-	var halts []interceptor.HaltEvent
+	var halts []protocol.HaltEvent
 	if err := converter.GetDefaultDataConverter().FromPayload(memo.GetFields()[SupervisorMemoKey], &halts); err != nil {
 		workflow.GetLogger(ctx).Warn("Supervisor: cannot read the carried halts, starting empty", "error", err)
 		return nil

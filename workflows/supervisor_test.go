@@ -5,21 +5,21 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
-
-	"github.com/loopguard/loopguard/interceptor"
 )
 
-func halt(wf string, seq int) interceptor.HaltEvent {
-	return interceptor.HaltEvent{
+func halt(wf string, seq int) protocol.HaltEvent {
+	return protocol.HaltEvent{
 		WorkflowID: wf,
 		RunID:      "run-" + wf,
 		Seq:        seq,
-		HaltReason: interceptor.ReasonStalled,
+		HaltReason: protocol.ReasonStalled,
 		Node:       NodeCode,
 		CycleID:    "Code+Verify",
 		Message:    fmt.Sprintf("halt %d of %s", seq, wf),
@@ -33,16 +33,16 @@ func newSupervisorEnv() *testsuite.TestWorkflowEnvironment {
 	return env
 }
 
-func queryHalts(t *testing.T, env *testsuite.TestWorkflowEnvironment) []interceptor.HaltEvent {
+func queryHalts(t *testing.T, env *testsuite.TestWorkflowEnvironment) []protocol.HaltEvent {
 	t.Helper()
 	val, err := env.QueryWorkflow(HaltedQuery)
 	require.NoError(t, err)
-	var halts []interceptor.HaltEvent
+	var halts []protocol.HaltEvent
 	require.NoError(t, val.Get(&halts))
 	return halts
 }
 
-func seqs(halts []interceptor.HaltEvent) []int {
+func seqs(halts []protocol.HaltEvent) []int {
 	out := make([]int, 0, len(halts))
 	for _, h := range halts {
 		out = append(out, h.Seq)
@@ -52,13 +52,13 @@ func seqs(halts []interceptor.HaltEvent) []int {
 
 func TestSupervisorQuery(t *testing.T) {
 	env := newSupervisorEnv()
-	var before, after []interceptor.HaltEvent
+	var before, after []protocol.HaltEvent
 	env.RegisterDelayedCallback(func() {
 		before = queryHalts(t, env)
-		env.SignalWorkflow(interceptor.DefaultHaltedSignal, halt("wf-a", 1))
-		env.SignalWorkflow(interceptor.DefaultHaltedSignal, halt("wf-b", 1))
-		env.SignalWorkflow(interceptor.DefaultHaltedSignal, halt("wf-a", 1)) // delivered twice
-		env.SignalWorkflow(interceptor.DefaultHaltedSignal, halt("wf-a", 2))
+		env.SignalWorkflow(protocol.DefaultHaltedSignal, halt("wf-a", 1))
+		env.SignalWorkflow(protocol.DefaultHaltedSignal, halt("wf-b", 1))
+		env.SignalWorkflow(protocol.DefaultHaltedSignal, halt("wf-a", 1)) // delivered twice
+		env.SignalWorkflow(protocol.DefaultHaltedSignal, halt("wf-a", 2))
 	}, time.Minute)
 	env.RegisterDelayedCallback(func() {
 		after = queryHalts(t, env)
@@ -73,16 +73,16 @@ func TestSupervisorQuery(t *testing.T) {
 	require.Equal(t, []string{"wf-a", "wf-b", "wf-a"}, []string{after[0].WorkflowID, after[1].WorkflowID, after[2].WorkflowID})
 	require.Equal(t, []int{1, 1, 2}, seqs(after), "newest last")
 	require.Equal(t, "halt 2 of wf-a", after[2].Message)
-	require.Equal(t, interceptor.ReasonStalled, after[2].HaltReason)
+	require.Equal(t, protocol.ReasonStalled, after[2].HaltReason)
 }
 
 func TestSupervisorBounded(t *testing.T) {
 	env := newSupervisorEnv()
-	var got []interceptor.HaltEvent
+	var got []protocol.HaltEvent
 	const sent = SupervisorMaxHalts + 30
 	env.RegisterDelayedCallback(func() {
 		for i := 1; i <= sent; i++ {
-			env.SignalWorkflow(interceptor.DefaultHaltedSignal, halt("wf", i))
+			env.SignalWorkflow(protocol.DefaultHaltedSignal, halt("wf", i))
 		}
 	}, time.Minute)
 	env.RegisterDelayedCallback(func() {
@@ -99,21 +99,21 @@ func TestSupervisorBounded(t *testing.T) {
 func TestSupervisorContinuesAsNew(t *testing.T) {
 	env := newSupervisorEnv()
 	const extra = 5
-	var carried []interceptor.HaltEvent
+	var carried []protocol.HaltEvent
 	env.OnUpsertMemo(mock.Anything).Run(func(args mock.Arguments) {
 		memo := args.Get(0).(map[string]any)
-		carried = memo[SupervisorMemoKey].([]interceptor.HaltEvent)
+		carried = memo[SupervisorMemoKey].([]protocol.HaltEvent)
 	}).Return(nil).Once()
 	env.RegisterDelayedCallback(func() {
 		for i := 1; i < SupervisorSignalsPerRun; i++ {
-			env.SignalWorkflow(interceptor.DefaultHaltedSignal, halt("wf", i))
+			env.SignalWorkflow(protocol.DefaultHaltedSignal, halt("wf", i))
 		}
 		// The last signals of the run arrive together, in one workflow
 		// task: the surplus is drained before the continue-as-new, not lost.
 		for i := SupervisorSignalsPerRun; i < SupervisorSignalsPerRun+extra; i++ {
-			env.SignalWorkflowSkippingWorkflowTask(interceptor.DefaultHaltedSignal, halt("wf", i))
+			env.SignalWorkflowSkippingWorkflowTask(protocol.DefaultHaltedSignal, halt("wf", i))
 		}
-		env.SignalWorkflow(interceptor.DefaultHaltedSignal, halt("wf", SupervisorSignalsPerRun+extra))
+		env.SignalWorkflow(protocol.DefaultHaltedSignal, halt("wf", SupervisorSignalsPerRun+extra))
 	}, time.Minute)
 	env.ExecuteWorkflow(Supervisor)
 
@@ -128,9 +128,9 @@ func TestSupervisorContinuesAsNew(t *testing.T) {
 	// The next run starts with the carried halts.
 	next := newSupervisorEnv()
 	require.NoError(t, next.SetMemoOnStart(map[string]any{SupervisorMemoKey: carried}))
-	var got []interceptor.HaltEvent
+	var got []protocol.HaltEvent
 	next.RegisterDelayedCallback(func() {
-		next.SignalWorkflow(interceptor.DefaultHaltedSignal, halt("wf-new", 1))
+		next.SignalWorkflow(protocol.DefaultHaltedSignal, halt("wf-new", 1))
 	}, time.Minute)
 	next.RegisterDelayedCallback(func() {
 		got = queryHalts(t, next)
@@ -152,10 +152,10 @@ func TestSupervisorContinuesAsNewWhenSuggested(t *testing.T) {
 }
 
 func TestAppendHalt(t *testing.T) {
-	var hs []interceptor.HaltEvent
+	var hs []protocol.HaltEvent
 	// Events without an identity are never deduplicated.
-	hs = appendHalt(hs, interceptor.HaltEvent{Message: "x"})
-	hs = appendHalt(hs, interceptor.HaltEvent{Message: "x"})
+	hs = appendHalt(hs, protocol.HaltEvent{Message: "x"})
+	hs = appendHalt(hs, protocol.HaltEvent{Message: "x"})
 	require.Len(t, hs, 2)
 	hs = appendHalt(hs, halt("wf", 1))
 	hs = appendHalt(hs, halt("wf", 1))

@@ -1,6 +1,7 @@
 package history
 
 import (
+	"github.com/loopguard/loopguard/interceptor/protocol"
 	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
@@ -62,7 +63,7 @@ func (r *runReader) ready(i int, e *historypb.HistoryEvent) bool {
 			return ok
 		}
 	case enumspb.EVENT_TYPE_WORKFLOW_PROPERTIES_MODIFIED:
-		if r.judge.Blocked() && r.guardState(e) == interceptor.StateRunning {
+		if r.judge.Blocked() && r.guardState(e) == protocol.StateRunning {
 			_, _, ok := r.handlerNotice(i, r.judge.Held())
 			return ok
 		}
@@ -185,9 +186,9 @@ func (r *runReader) reraisedNode(i int) (string, bool) {
 		switch e.GetEventType() {
 		case enumspb.EVENT_TYPE_WORKFLOW_PROPERTIES_MODIFIED:
 			switch r.guardState(e) {
-			case interceptor.StateRunning:
+			case protocol.StateRunning:
 				resumed = true
-			case interceptor.StateEscalated:
+			case protocol.StateEscalated:
 				if !resumed {
 					return "", false
 				}
@@ -206,7 +207,7 @@ func (r *runReader) reraisedNode(i int) (string, bool) {
 				return "", false
 			}
 			switch ev.HaltReason {
-			case interceptor.ReasonBudgetExceeded, interceptor.ReasonUserStop:
+			case protocol.ReasonBudgetExceeded, protocol.ReasonUserStop:
 				return ev.Node, true
 			}
 			return "", false
@@ -220,7 +221,7 @@ func (r *runReader) reraisedNode(i int) (string, bool) {
 // it, before the next workflow task ends, or (a workflow task that failed
 // and was retried, guard version 1) before it. With commit it matches it (and notes a payload that does not
 // decode as a problem).
-func (r *runReader) echoed(i int, commit bool) (ev interceptor.HaltEvent, found, decided bool) {
+func (r *runReader) echoed(i int, commit bool) (ev protocol.HaltEvent, found, decided bool) {
 	for k := i + 1; k < r.end() && !decided; k++ {
 		switch e := r.at(k); {
 		case r.unmatchedEcho(e):
@@ -263,13 +264,13 @@ func taskEnds(e *historypb.HistoryEvent) bool {
 // a halt yet.
 func (r *runReader) unmatchedEcho(e *historypb.HistoryEvent) bool {
 	a := e.GetWorkflowExecutionSignaledEventAttributes()
-	return a != nil && a.GetSignalName() == interceptor.DefaultHaltedSignal && !r.attempted[e.GetEventId()]
+	return a != nil && a.GetSignalName() == protocol.DefaultHaltedSignal && !r.attempted[e.GetEventId()]
 }
 
 // echo reads the halt of loop.halted signal e; with commit it matches it
 // to the halt being read.
-func (r *runReader) echo(e *historypb.HistoryEvent, commit bool) (interceptor.HaltEvent, bool) {
-	var ev interceptor.HaltEvent
+func (r *runReader) echo(e *historypb.HistoryEvent, commit bool) (protocol.HaltEvent, bool) {
+	var ev protocol.HaltEvent
 	p, problem := plainPayload(r.dc, e.GetWorkflowExecutionSignaledEventAttributes().GetInput())
 	if problem != "" && commit {
 		r.problem(e, "%s", problem)
@@ -313,13 +314,13 @@ func (r *runReader) heldCall(i, seq int) (k int, decided bool) {
 			laterTask = true
 		case enumspb.EVENT_TYPE_WORKFLOW_PROPERTIES_MODIFIED:
 			switch r.guardState(e) {
-			case interceptor.StateHalted:
+			case protocol.StateHalted:
 				candidate = 0 // the handler's calls: it handed the halt over
-			case interceptor.StateRunning, interceptor.StateEscalated:
+			case protocol.StateRunning, protocol.StateEscalated:
 				if candidate > 0 {
 					return candidate, true
 				}
-				if r.guardState(e) == interceptor.StateEscalated {
+				if r.guardState(e) == protocol.StateEscalated {
 					// An escalation refuses the held call (LoopEscalated):
 					// it is in no event, and the next call is another.
 					return 0, true
@@ -349,7 +350,7 @@ func (r *runReader) heldCall(i, seq int) (k int, decided bool) {
 // next halt's loop.halted, whose notice carries the guidance of the halt
 // handler's resume of halt seq: its index (0: none) and the notice. Calls
 // outside the loop carry none.
-func (r *runReader) handlerNotice(from, seq int) (int, interceptor.Notice, bool) {
+func (r *runReader) handlerNotice(from, seq int) (int, protocol.Notice, bool) {
 	for k := from; k < r.end(); k++ {
 		var h map[string]*commonpb.Payload
 		switch e := r.at(k); e.GetEventType() {
@@ -359,14 +360,14 @@ func (r *runReader) handlerNotice(from, seq int) (int, interceptor.Notice, bool)
 			h = e.GetStartChildWorkflowExecutionInitiatedEventAttributes().GetHeader().GetFields()
 		case enumspb.EVENT_TYPE_MARKER_RECORDED:
 			if k > from && r.raising(e) {
-				return 0, interceptor.Notice{}, true
+				return 0, protocol.Notice{}, true
 			}
 		}
-		var n interceptor.Notice
-		if p := h[interceptor.NoticeHeader]; p != nil && converter.GetDefaultDataConverter().FromPayload(p, &n) == nil &&
+		var n protocol.Notice
+		if p := h[protocol.NoticeHeader]; p != nil && converter.GetDefaultDataConverter().FromPayload(p, &n) == nil &&
 			n.By == interceptor.HandlerBy && n.HaltSeq == seq {
 			return k, n, true
 		}
 	}
-	return 0, interceptor.Notice{}, r.closed
+	return 0, protocol.Notice{}, r.closed
 }

@@ -3,11 +3,11 @@ package history
 import (
 	"testing"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
-
-	"github.com/loopguard/loopguard/interceptor"
 )
 
 // TestReaderForeseesTheHalt: once the third identical result is read and
@@ -37,7 +37,7 @@ func TestReaderForeseesTheHalt(t *testing.T) {
 	b.evs = b.evs[:len(b.evs)-1] // the task is in flight: not completed yet
 	feed()
 	ev, policy, ok := r.Ahead()
-	if !ok || ev.Seq != 1 || ev.Detector != "identical_output" || ev.Node != "Think" || policy != interceptor.OnHaltPause {
+	if !ok || ev.Seq != 1 || ev.Detector != "identical_output" || ev.Node != "Think" || policy != protocol.OnHaltPause {
 		t.Fatalf("Ahead = %+v, %s, %v: want halt 1, identical_output on Think, paused", ev, policy, ok)
 	}
 	if got := len(r.Execution().Verdicts); got != 0 {

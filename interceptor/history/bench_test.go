@@ -7,10 +7,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
 
-	"github.com/loopguard/loopguard/interceptor"
 	"github.com/loopguard/loopguard/internal/cputime"
 )
 
@@ -276,7 +277,7 @@ func BenchmarkFollowPausedMemory(b *testing.B) {
 		for _, e := range bl.evs {
 			if a := e.GetWorkflowExecutionPausedEventAttributes(); a != nil {
 				a.Identity, a.RequestId = strings.Clone(a.Identity), strings.Clone(a.RequestId)
-				a.Reason = strings.Clone(PauseReason(interceptor.HaltEvent{Detector: "identical_output", Node: "Think", Iteration: 3, MaxIterations: 3}))
+				a.Reason = strings.Clone(PauseReason(protocol.HaltEvent{Detector: "identical_output", Node: "Think", Iteration: 3, MaxIterations: 3}))
 			}
 			if a := e.GetWorkflowExecutionUnpausedEventAttributes(); a != nil {
 				a.Identity, a.Reason = strings.Clone(a.Identity), strings.Clone(a.Reason)

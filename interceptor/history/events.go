@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
@@ -114,7 +116,7 @@ func (r *runReader) call(i int, e *historypb.HistoryEvent, kind interceptor.Call
 	if e.GetEventId() == r.held && r.judge.Blocked() {
 		// The held call goes on with no decision before it: the halt
 		// handler resumed, publishing nothing (guard versions 7 and 8).
-		r.handled(i, e, interceptor.ActionResume)
+		r.handled(i, e, protocol.ActionResume)
 	}
 	var args []any
 	if r.opts.Guard.NodeName != nil {
@@ -253,10 +255,10 @@ func (r *runReader) raising(e *historypb.HistoryEvent) bool {
 
 // guardState is the state the guard published in a memo upsert, "" when
 // the upsert is not the guard's.
-func (r *runReader) guardState(e *historypb.HistoryEvent) interceptor.State {
+func (r *runReader) guardState(e *historypb.HistoryEvent) protocol.State {
 	p := e.GetWorkflowPropertiesModifiedEventAttributes().GetUpsertedMemo().GetFields()[r.judge.MemoKey()]
 	var memo struct {
-		State interceptor.State `json:"state"`
+		State protocol.State `json:"state"`
 	}
 	if p == nil || r.dc.FromPayload(p, &memo) != nil {
 		return ""
@@ -271,7 +273,7 @@ func (r *runReader) published(i int, e *historypb.HistoryEvent) {
 	state := r.guardState(e)
 	if decided := r.decided; state != "" && decided != 0 {
 		r.decided = 0
-		if (state == interceptor.StateRunning || state == interceptor.StateEscalated) && r.judge.Held() != decided {
+		if (state == protocol.StateRunning || state == protocol.StateEscalated) && r.judge.Held() != decided {
 			// The memo of the decision read before on halt decided, not a
 			// halt handler's on the halt its held call raised since.
 			return
@@ -281,29 +283,29 @@ func (r *runReader) published(i int, e *historypb.HistoryEvent) {
 		return
 	}
 	switch state {
-	case interceptor.StateRunning:
-		r.handled(i, e, interceptor.ActionResume)
-	case interceptor.StateEscalated:
-		r.handled(i, e, interceptor.ActionEscalate)
+	case protocol.StateRunning:
+		r.handled(i, e, protocol.ActionResume)
+	case protocol.StateEscalated:
+		r.handled(i, e, protocol.ActionEscalate)
 	}
 }
 
 // handled hands the halt handler's decision, read at event e (number i), to the
 // Judge, and notes it in Recorded when it ended the halt. A resume's
 // guidance is read from the notice of the first call that carries it.
-func (r *runReader) handled(i int, e *historypb.HistoryEvent, action interceptor.Action) {
+func (r *runReader) handled(i int, e *historypb.HistoryEvent, action protocol.Action) {
 	rec := &r.ex.Recorded
 	// The halt's loop.halted may not be in the history yet: a handler that
 	// decides at once does so in the workflow task that raised it.
 	seq := r.judge.Held()
 	var guidance string
-	if action == interceptor.ActionResume {
+	if action == protocol.ActionResume {
 		_, n, _ := r.handlerNotice(i, seq)
 		guidance = n.Guidance
 	}
 	if r.judge.Handled(action, guidance) {
 		rec.Answers = append(rec.Answers, RecordedAnswer{Event: e.GetEventId(), Name: string(action), Handler: true,
-			Request: interceptor.ResumeRequest{By: interceptor.HandlerBy, Guidance: guidance}, HaltSeq: seq})
+			Request: protocol.ResumeRequest{By: interceptor.HandlerBy, Guidance: guidance}, HaltSeq: seq})
 	}
 }
 
@@ -345,16 +347,16 @@ func (r *runReader) input(e *historypb.HistoryEvent, name string, args *commonpb
 	rec := &r.ex.Recorded
 	if rec.Guarded {
 		switch name {
-		case interceptor.DefaultHaltedSignal:
-			var ev interceptor.HaltEvent
+		case protocol.DefaultHaltedSignal:
+			var ev protocol.HaltEvent
 			if err := r.dc.FromPayload(p, &ev); err != nil {
 				r.problem(e, "loop.halted does not decode: %v", err)
 			} else {
 				rec.Halts = append(rec.Halts, ev)
 			}
-		case interceptor.DefaultResumeSignal, interceptor.DefaultEscalateSignal, interceptor.DefaultHaltSignal:
+		case protocol.DefaultResumeSignal, protocol.DefaultEscalateSignal, protocol.DefaultHaltSignal:
 			ans := RecordedAnswer{Event: e.GetEventId(), Name: name, Update: update, payload: p}
-			if name != interceptor.DefaultHaltSignal {
+			if name != protocol.DefaultHaltSignal {
 				ans.HaltSeq = rec.unanswered()
 			}
 			if p != nil {
@@ -431,16 +433,16 @@ func encoded(p *commonpb.Payload) (string, bool) {
 // whether the guard took a signed answer (its key, signature, window and
 // halt) is the Judge's to say. The error is the plain request's when the
 // payload is neither.
-func recordedRequest(dc converter.DataConverter, p *commonpb.Payload) (interceptor.ResumeRequest, *interceptor.Answer, error) {
-	var req interceptor.ResumeRequest
+func recordedRequest(dc converter.DataConverter, p *commonpb.Payload) (protocol.ResumeRequest, *protocol.Answer, error) {
+	var req protocol.ResumeRequest
 	err := dc.FromPayload(p, &req)
 	if err == nil {
 		return req, nil, nil
 	}
-	var sa interceptor.SignedAnswer
+	var sa protocol.SignedAnswer
 	if dc.FromPayload(p, &sa) != nil || len(sa.Signature) == 0 || sa.Answer.Action == "" {
-		return interceptor.ResumeRequest{}, nil, err
+		return protocol.ResumeRequest{}, nil, err
 	}
 	a := sa.Answer
-	return interceptor.ResumeRequest{Reason: a.Reason, By: a.By, Extend: a.Extend, Guidance: a.Guidance}, &a, nil
+	return protocol.ResumeRequest{Reason: a.Reason, By: a.By, Extend: a.Extend, Guidance: a.Guidance}, &a, nil
 }

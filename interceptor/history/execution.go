@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	commonpb "go.temporal.io/api/common/v1"
 
 	"github.com/loopguard/loopguard/interceptor"
@@ -80,14 +82,14 @@ func (e *Execution) Paused() *Pause { return e.Pauses.now }
 // Unanswered are the halts that pause or fail and that no Workflow Pause
 // answered yet, in order (none when the run is not Pausable). A watcher
 // pauses for the last of them (Pending).
-func (e *Execution) Unanswered() []interceptor.HaltEvent {
+func (e *Execution) Unanswered() []protocol.HaltEvent {
 	if !e.Pausable {
 		return nil
 	}
 	if e.Halted.Len() == 0 {
 		return unanswered(e.Verdicts, e.Pauses)
 	}
-	var out []interceptor.HaltEvent
+	var out []protocol.HaltEvent
 	for _, i := range e.unansweredHalted() {
 		out = append(out, *e.Halted.At(i).Halt)
 	}
@@ -104,7 +106,7 @@ func (e *Execution) unansweredHalted() []int {
 
 // Pending is the newest unanswered halt, the one a watcher pauses the run
 // for (nil: none, or the run is closed or already paused).
-func (e *Execution) Pending() *interceptor.HaltEvent {
+func (e *Execution) Pending() *protocol.HaltEvent {
 	if !e.Pausable || e.Closed || e.Paused() != nil {
 		return nil
 	}
@@ -130,22 +132,22 @@ type Recorded struct {
 	Version int  `json:"version,omitempty"`
 	// Halts are the halts the guard raised (its loop.halted signals), and
 	// Answers the decisions sent to it, in order.
-	Halts   []interceptor.HaltEvent `json:"halts,omitempty"`
-	Answers []RecordedAnswer        `json:"answers,omitempty"`
+	Halts   []protocol.HaltEvent `json:"halts,omitempty"`
+	Answers []RecordedAnswer     `json:"answers,omitempty"`
 }
 
 // RecordedAnswer is a human's (or a program's) resume, escalate or halt sent to a
 // guarded workflow, as the history holds it.
 type RecordedAnswer struct {
-	Event   int64                     `json:"event"`
-	Name    string                    `json:"name"`
-	Update  bool                      `json:"update,omitempty"`
-	Request interceptor.ResumeRequest `json:"request"`
+	Event   int64                  `json:"event"`
+	Name    string                 `json:"name"`
+	Update  bool                   `json:"update,omitempty"`
+	Request protocol.ResumeRequest `json:"request"`
 	// Signed is the answer a SignedAnswer carried (Options.OperatorKeys);
 	// Request then holds its reason, by, guidance and extend. Whether the
 	// guard took it is the Judge's call, not this record's.
-	Signed *interceptor.Answer `json:"signed,omitempty"`
-	Error  string              `json:"error,omitempty"`
+	Signed *protocol.Answer `json:"signed,omitempty"`
+	Error  string           `json:"error,omitempty"`
 	// Refused is why the guard refused the answer, as the Judge found it
 	// (the reason loop.status lists; "" when taken, or not a signal).
 	Refused string `json:"refused,omitempty"`
@@ -201,8 +203,8 @@ func (r Recorded) Told() string {
 }
 
 // Halts returns the execution's would-be halts.
-func (e *Execution) Halts() []interceptor.HaltEvent {
-	var out []interceptor.HaltEvent
+func (e *Execution) Halts() []protocol.HaltEvent {
+	var out []protocol.HaltEvent
 	if e.Halted.Len() > 0 { // Options.Follow: Verdicts holds the newest only
 		for i := range e.Halted.Len() {
 			out = append(out, *e.Halted.At(i).Halt)
@@ -218,8 +220,8 @@ func (e *Execution) Halts() []interceptor.HaltEvent {
 }
 
 // Warnings returns the execution's would-be warnings.
-func (e *Execution) Warnings() []interceptor.Warning {
-	var out []interceptor.Warning
+func (e *Execution) Warnings() []protocol.Warning {
+	var out []protocol.Warning
 	for _, v := range e.Verdicts {
 		if v.Warning != nil {
 			out = append(out, *v.Warning)
@@ -240,7 +242,7 @@ func (r *Recorded) guardAnswers(verdicts []interceptor.Verdict) {
 		for _, h := range r.Halts {
 			if h.Seq == d.HaltSeq {
 				r.Answers = append(r.Answers, RecordedAnswer{Name: string(d.Action), Guard: true,
-					Request: interceptor.ResumeRequest{Reason: d.Reason, By: d.By}, HaltSeq: d.HaltSeq})
+					Request: protocol.ResumeRequest{Reason: d.Reason, By: d.By}, HaltSeq: d.HaltSeq})
 				break
 			}
 		}

@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	historypb "go.temporal.io/api/history/v1"
 
 	"github.com/loopguard/loopguard/interceptor"
@@ -67,7 +69,7 @@ func followed(t testing.TB, opts Options, runs [][]*historypb.HistoryEvent, want
 			call, seq int
 			detector  string
 			node      string
-			decision  *interceptor.Decision
+			decision  *protocol.Decision
 		}
 		var got, wanted []halt
 		for i := range ex.Halted.Len() {
@@ -90,7 +92,7 @@ func followed(t testing.TB, opts Options, runs [][]*historypb.HistoryEvent, want
 				continue
 			}
 			ev := *v.Halt
-			ev.Evidence, ev.Warnings, ev.SuggestedActions, ev.Message = interceptor.Evidence{}, nil, nil, ""
+			ev.Evidence, ev.Warnings, ev.SuggestedActions, ev.Message = protocol.Evidence{}, nil, nil, ""
 			ev.WorkflowTime = ev.WorkflowTime.UTC()
 			kv := ex.Halted.At(k)
 			if !reflect.DeepEqual(*kv.Halt, ev) || kv.Period != v.Period || kv.OnHalt != v.OnHalt {

@@ -4,6 +4,8 @@ import (
 	"math"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"github.com/loopguard/loopguard/interceptor"
 	"github.com/loopguard/loopguard/interceptor/detect"
 	"github.com/loopguard/loopguard/internal/blocks"
@@ -46,7 +48,7 @@ type Halted struct {
 	// decided are the decisions handed over with their halts, found by
 	// seq, but for the resumes of unpauses: pauses are the run's pauses,
 	// which keep those (Pause.Resumed).
-	decided []interceptor.Decision
+	decided []protocol.Decision
 	pauses  Pauses
 }
 
@@ -73,7 +75,7 @@ func (h Halted) stripped(i int) interceptor.Verdict {
 	if k.reason == wideHalt {
 		return h.wide[k.call]
 	}
-	ev := &interceptor.HaltEvent{
+	ev := &protocol.HaltEvent{
 		CycleID: h.names[k.cycle], HaltReason: detect.Reason(h.names[k.reason]),
 		Detector: detect.Detector(h.names[k.detector]), Node: h.names[k.node],
 		Iteration: int(k.iteration), MaxIterations: int(k.limit),
@@ -83,7 +85,7 @@ func (h Halted) stripped(i int) interceptor.Verdict {
 	if k.at != 0 {
 		ev.WorkflowTime = time.Unix(0, k.at).UTC()
 	}
-	return interceptor.Verdict{Call: int(k.call), Halt: ev, Period: int(k.period), OnHalt: interceptor.OnHalt(h.names[k.onHalt])}
+	return interceptor.Verdict{Call: int(k.call), Halt: ev, Period: int(k.period), OnHalt: protocol.OnHalt(h.names[k.onHalt])}
 }
 
 // Seq is halt i's seq, Call its call, without expanding it.
@@ -106,9 +108,9 @@ func (h Halted) Call(i int) int {
 // answers it).
 func (h Halted) observed(i int) bool {
 	if k := h.halts.At(i); k.reason != wideHalt {
-		return interceptor.OnHalt(h.names[k.onHalt]) == interceptor.OnHaltObserve
+		return protocol.OnHalt(h.names[k.onHalt]) == protocol.OnHaltObserve
 	}
-	return h.stripped(i).OnHalt == interceptor.OnHaltObserve
+	return h.stripped(i).OnHalt == protocol.OnHaltObserve
 }
 
 // verdicts are every halt expanded, with room for n more verdicts.
@@ -171,7 +173,7 @@ func (k *haltKeeper) keep(v interceptor.Verdict) {
 	fits = fits && ids == k.ids
 	if !fits {
 		s := *ev
-		s.Evidence, s.Warnings, s.SuggestedActions, s.Message = interceptor.Evidence{}, nil, nil, ""
+		s.Evidence, s.Warnings, s.SuggestedActions, s.Message = protocol.Evidence{}, nil, nil, ""
 		v.Halt, v.Evidence, v.Warning, v.Decision = &s, nil, nil, nil
 		h = keptHalt{reason: wideHalt, call: int32(len(k.wide))}
 		k.wide = append(k.wide, v)

@@ -10,6 +10,8 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"github.com/loopguard/loopguard/interceptor"
 	"github.com/loopguard/loopguard/interceptor/detect"
 )
@@ -21,11 +23,11 @@ import (
 func TestHaltedKeepsWhatItIsGiven(t *testing.T) {
 	at := time.Date(2026, 11, 29, 3, 0, 0, 7, time.UTC)
 	halt := func(call, seq int, when time.Time, node string) interceptor.Verdict {
-		return interceptor.Verdict{Call: call, Period: 2, OnHalt: interceptor.OnHaltPause,
+		return interceptor.Verdict{Call: call, Period: 2, OnHalt: protocol.OnHaltPause,
 			Evidence: &detect.Evidence{}, Warning: nil,
-			Halt: &interceptor.HaltEvent{CycleID: "c-" + node, HaltReason: interceptor.ReasonBudgetExceeded, Detector: detect.DetectorCycleIterations,
+			Halt: &protocol.HaltEvent{CycleID: "c-" + node, HaltReason: protocol.ReasonBudgetExceeded, Detector: detect.DetectorCycleIterations,
 				Node: node, Iteration: 4, MaxIterations: 3, WorkflowTime: when, WorkflowID: "wf", RunID: "run", WorkflowType: "Agent",
-				Seq: seq, Loop: node, Message: "the loop went round", Warnings: []interceptor.Warning{{Node: node}}, SuggestedActions: []string{"resume"}}}
+				Seq: seq, Loop: node, Message: "the loop went round", Warnings: []protocol.Warning{{Node: node}}, SuggestedActions: []string{"resume"}}}
 	}
 	tests := []struct {
 		name string
@@ -76,11 +78,11 @@ func TestHaltedKeepsWhatItIsGiven(t *testing.T) {
 	t.Run("decisions handed with their halts", func(t *testing.T) {
 		tests := []struct {
 			name string
-			give interceptor.Decision
+			give protocol.Decision
 		}{
-			{"packed", interceptor.Decision{Action: interceptor.ActionResume, By: "ops", HaltSeq: 1}},
-			{"every field", interceptor.Decision{Action: interceptor.ActionEscalate, Reason: "looked", By: "ops", HaltSeq: 1, Guidance: "try the other tool", KeyID: "k1"}},
-			{"a seq past int32 (kept whole)", interceptor.Decision{Action: interceptor.ActionResume, By: "ops", HaltSeq: math.MaxInt32 + 1}},
+			{"packed", protocol.Decision{Action: protocol.ActionResume, By: "ops", HaltSeq: 1}},
+			{"every field", protocol.Decision{Action: protocol.ActionEscalate, Reason: "looked", By: "ops", HaltSeq: 1, Guidance: "try the other tool", KeyID: "k1"}},
+			{"a seq past int32 (kept whole)", protocol.Decision{Action: protocol.ActionResume, By: "ops", HaltSeq: math.MaxInt32 + 1}},
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
@@ -134,7 +136,7 @@ func otherRun(v interceptor.Verdict) interceptor.Verdict {
 // stripped is v as Halted keeps it.
 func stripped(v interceptor.Verdict) interceptor.Verdict {
 	ev := *v.Halt
-	ev.Evidence, ev.Warnings, ev.SuggestedActions, ev.Message = interceptor.Evidence{}, nil, nil, ""
+	ev.Evidence, ev.Warnings, ev.SuggestedActions, ev.Message = protocol.Evidence{}, nil, nil, ""
 	ev.WorkflowTime = ev.WorkflowTime.UTC()
 	v.Halt, v.Evidence, v.Warning = &ev, nil, nil
 	return v

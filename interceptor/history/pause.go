@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	historypb "go.temporal.io/api/history/v1"
 
 	"github.com/loopguard/loopguard/interceptor"
@@ -86,7 +88,7 @@ const maxPauseReason = 254
 // PauseReason is the reason a watcher's pause for halt ev gives, short
 // enough for the pause's reason (under 255 bytes): the detector, the
 // node, the loop count and where the full evidence is.
-func PauseReason(ev interceptor.HaltEvent) string {
+func PauseReason(ev protocol.HaltEvent) string {
 	loop := ""
 	if ev.MaxIterations > 0 {
 		loop = fmt.Sprintf(", loop %d/%d", ev.Iteration, ev.MaxIterations)
@@ -229,7 +231,7 @@ func (r *runReader) unpaused(e *historypb.HistoryEvent) {
 		if v.Halt != nil && v.Halt.Seq == p.HaltSeq {
 			if r.judge.Resumed(*v.Halt, a.GetIdentity(), a.GetReason(), e.GetEventTime().AsTime()) {
 				p.Resumed = true
-				r.noteKept(interceptor.Decision{Action: interceptor.ActionResume, Reason: a.GetReason(), By: a.GetIdentity(), HaltSeq: p.HaltSeq})
+				r.noteKept(protocol.Decision{Action: protocol.ActionResume, Reason: a.GetReason(), By: a.GetIdentity(), HaltSeq: p.HaltSeq})
 			}
 			return
 		}
@@ -258,7 +260,7 @@ func (r *runReader) supersedeWhilePaused() {
 // verdicts Options.Follow took from the Judge and has not handed over,
 // as the Judge notes it on those it holds. A halt handed over (Halted)
 // reads it from the pause (Pause.Resumed): kept once, not twice.
-func (r *runReader) noteKept(d interceptor.Decision) {
+func (r *runReader) noteKept(d protocol.Decision) {
 	for i := range r.kept {
 		if h := r.kept[i].Halt; h != nil && h.Seq == d.HaltSeq {
 			r.kept[i].Decision = &d
@@ -272,11 +274,11 @@ func (r *runReader) pause() *Pause { return r.pauses.cur }
 
 // unanswered are the halts of verdicts that pause or fail and that none
 // of pauses answered, in order.
-func unanswered(verdicts []interceptor.Verdict, pauses Pauses) []interceptor.HaltEvent {
-	var out []interceptor.HaltEvent
+func unanswered(verdicts []interceptor.Verdict, pauses Pauses) []protocol.HaltEvent {
+	var out []protocol.HaltEvent
 	for _, i := range unansweredAt(len(verdicts), func(i int) (int, bool) {
 		v := &verdicts[i]
-		return v.Halt.Seq, v.OnHalt == interceptor.OnHaltObserve
+		return v.Halt.Seq, v.OnHalt == protocol.OnHaltObserve
 	}, func(i int) bool { return verdicts[i].Halt != nil }, pauses) {
 		out = append(out, *verdicts[i].Halt)
 	}

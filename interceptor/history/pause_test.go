@@ -6,14 +6,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
 	taskqueuepb "go.temporal.io/api/taskqueue/v1"
 	"go.temporal.io/sdk/converter"
 	"google.golang.org/protobuf/types/known/timestamppb"
-
-	"github.com/loopguard/loopguard/interceptor"
 )
 
 // builder writes a synthetic history of an agent that calls one activity
@@ -169,7 +169,7 @@ func TestPauseRequestIDAndReason(t *testing.T) {
 			t.Errorf("RequestedHalt(%q) = %d, want %d", give, got, want)
 		}
 	}
-	ev := interceptor.HaltEvent{Detector: "identical_output", Node: "Think", Iteration: 3, MaxIterations: 8}
+	ev := protocol.HaltEvent{Detector: "identical_output", Node: "Think", Iteration: 3, MaxIterations: 8}
 	if got, want := PauseReason(ev), "loopguard: identical_output on Think, loop 3/8; evidence: watcher log and /status, or worker analyze"; got != want {
 		t.Errorf("PauseReason = %q, want %q", got, want)
 	}
@@ -227,7 +227,7 @@ func TestWorkflowPauseAnswersHalts(t *testing.T) {
 			if p.HaltSeq != 1 || len(p.Superseded) != 0 || !p.ByWatcher() || !p.Unpaused || p.UnpausedBy != "ops" {
 				t.Fatalf("pause %+v: want halt 1 answered by the watcher, unpaused by ops", p)
 			}
-			if d := ex.Verdicts[0].Decision; d == nil || d.Action != interceptor.ActionResume || d.By != "ops" || d.HaltSeq != 1 {
+			if d := ex.Verdicts[0].Decision; d == nil || d.Action != protocol.ActionResume || d.By != "ops" || d.HaltSeq != 1 {
 				t.Fatalf("halt 1's decision %+v: want a resume by ops", d)
 			}
 		},

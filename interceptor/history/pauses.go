@@ -9,7 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/loopguard/loopguard/interceptor"
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"github.com/loopguard/loopguard/internal/blocks"
 )
 
@@ -195,7 +196,7 @@ func (p Pauses) List() []Pause {
 
 // resumed is the resume the unpause of the pause that answered halt seq
 // noted on it (false: none did).
-func (p Pauses) resumed(seq int) (interceptor.Decision, bool) {
+func (p Pauses) resumed(seq int) (protocol.Decision, bool) {
 	for i := p.Len() - 1; i >= 0; i-- {
 		if i < p.kept.Len() {
 			// The common case, read without expanding the pause.
@@ -204,10 +205,10 @@ func (p Pauses) resumed(seq int) (interceptor.Decision, bool) {
 			}
 		}
 		if q := p.At(i); q.Resumed && q.HaltSeq == seq {
-			return interceptor.Decision{Action: interceptor.ActionResume, Reason: q.UnpauseReason, By: q.UnpausedBy, HaltSeq: seq}, true
+			return protocol.Decision{Action: protocol.ActionResume, Reason: q.UnpauseReason, By: q.UnpausedBy, HaltSeq: seq}, true
 		}
 	}
-	return interceptor.Decision{}, false
+	return protocol.Decision{}, false
 }
 
 // MarshalJSON writes the pauses as a list of Pause.

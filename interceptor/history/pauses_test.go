@@ -9,7 +9,7 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/loopguard/loopguard/interceptor"
+	"github.com/loopguard/loopguard/interceptor/protocol"
 )
 
 // TestPausesKeepWhatTheyAreGiven: a pause kept compact comes back as the
@@ -156,8 +156,8 @@ func TestResumeKeptOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	ex := r.Execution()
-	want := interceptor.Decision{Action: interceptor.ActionResume, Reason: "looked at it", By: "ops", HaltSeq: 1}
-	var handed *interceptor.Decision
+	want := protocol.Decision{Action: protocol.ActionResume, Reason: "looked at it", By: "ops", HaltSeq: 1}
+	var handed *protocol.Decision
 	for _, v := range ex.Verdicts {
 		if v.Halt != nil && v.Halt.Seq == 1 {
 			handed = v.Decision

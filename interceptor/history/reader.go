@@ -4,10 +4,10 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
-
-	"github.com/loopguard/loopguard/interceptor"
 )
 
 // Reader reads the history of one workflow execution as it grows: a run,
@@ -165,10 +165,10 @@ func (r *Reader) Execution() Execution {
 // before the call is scheduled; the pause's request id names the halt
 // (PauseRequestID), so that the Paused event answers the halt once the
 // call raises it, as a pause after the halt does.
-func (r *Reader) Ahead() (interceptor.HaltEvent, interceptor.OnHalt, bool) {
+func (r *Reader) Ahead() (protocol.HaltEvent, protocol.OnHalt, bool) {
 	run := r.run
 	if r.final != nil || run == nil || run.judge == nil || !run.set || !run.pausable() || run.pause() != nil {
-		return interceptor.HaltEvent{}, "", false
+		return protocol.HaltEvent{}, "", false
 	}
 	return run.judge.Ahead()
 }

@@ -4,6 +4,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -46,7 +48,7 @@ func TestResetRunNamedAsTheServerNamesIt(t *testing.T) {
 		}
 		require.NotNil(t, first)
 		require.NotNil(t, first.Decision)
-		assert.Equal(t, interceptor.Decision{Action: interceptor.ActionResume, By: "alice", HaltSeq: 1,
+		assert.Equal(t, protocol.Decision{Action: protocol.ActionResume, By: "alice", HaltSeq: 1,
 			Guidance: "check the API version", KeyID: "alice"}, *first.Decision)
 		for _, a := range ex.Recorded.Answers {
 			assert.False(t, a.Handler, "answer at event %d", a.Event)

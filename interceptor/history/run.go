@@ -3,8 +3,10 @@ package history
 import (
 	"errors"
 	"fmt"
-	updatepb "go.temporal.io/api/update/v1"
 	"slices"
+
+	"github.com/loopguard/loopguard/interceptor/protocol"
+	updatepb "go.temporal.io/api/update/v1"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
@@ -240,7 +242,7 @@ func (r *runReader) judged(e *historypb.HistoryEvent) {
 			r.pauses.end()
 		}
 	}
-	if a := e.GetWorkflowExecutionSignaledEventAttributes(); a != nil && a.GetSignalName() == interceptor.DefaultHaltedSignal &&
+	if a := e.GetWorkflowExecutionSignaledEventAttributes(); a != nil && a.GetSignalName() == protocol.DefaultHaltedSignal &&
 		r.opts.AsRecorded && !r.attempted[e.GetEventId()] {
 		r.halted = append(r.halted, e)
 	}
@@ -377,7 +379,7 @@ func (r *runReader) execution(final bool) Execution {
 		}
 	}
 	for _, v := range ex.Verdicts {
-		if v.Halt != nil && v.OnHalt != interceptor.OnHaltObserve && ex.Halted.Len() == 0 {
+		if v.Halt != nil && v.OnHalt != protocol.OnHaltObserve && ex.Halted.Len() == 0 {
 			ex.Saved = ex.FirstCall + ex.Called - v.Call
 			break
 		}

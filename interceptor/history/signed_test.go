@@ -6,10 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
-
-	"github.com/loopguard/loopguard/interceptor"
 )
 
 // TestRecordedSignedAnswers: the analysis reads a signed answer (a
@@ -24,8 +24,8 @@ func TestRecordedSignedAnswers(t *testing.T) {
 		t.Fatal(err)
 	}
 	at := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
-	signed, err := interceptor.SignAnswer(interceptor.Answer{WorkflowID: testWorkflowID, RunID: testRunID, HaltSeq: 1,
-		Action: interceptor.ActionResume, Reason: "looked", By: "alice", Guidance: "use the v2 API", KeyID: "alice",
+	signed, err := protocol.SignAnswer(protocol.Answer{WorkflowID: testWorkflowID, RunID: testRunID, HaltSeq: 1,
+		Action: protocol.ActionResume, Reason: "looked", By: "alice", Guidance: "use the v2 API", KeyID: "alice",
 		NotBefore: at, NotAfter: at.Add(10 * time.Minute)}, key)
 	if err != nil {
 		t.Fatal(err)
@@ -35,7 +35,7 @@ func TestRecordedSignedAnswers(t *testing.T) {
 	for _, give := range []any{signed, map[string]any{"reason": "plain", "guidance": "use the v1 API"}, map[string]any{"bogus": 1}} {
 		b.add(enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED, func(e *historypb.HistoryEvent) {
 			e.Attributes = &historypb.HistoryEvent_WorkflowExecutionSignaledEventAttributes{WorkflowExecutionSignaledEventAttributes: &historypb.WorkflowExecutionSignaledEventAttributes{
-				SignalName: interceptor.DefaultResumeSignal, Input: b.payloads(give), Identity: "alice"}}
+				SignalName: protocol.DefaultResumeSignal, Input: b.payloads(give), Identity: "alice"}}
 		})
 		b.task()
 	}

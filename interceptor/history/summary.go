@@ -1,7 +1,7 @@
 package history
 
 import (
-	"github.com/loopguard/loopguard/interceptor"
+	"github.com/loopguard/loopguard/interceptor/protocol"
 )
 
 // Summary sums up the analysis of a set of histories.
@@ -16,8 +16,8 @@ type Summary struct {
 	Warnings  int `json:"warnings"`
 	Halts     int `json:"halts"`
 	// ByReason and ByDetector count the halts.
-	ByReason   map[interceptor.HaltReason]int `json:"byReason"`
-	ByDetector map[string]int                 `json:"byDetector"`
+	ByReason   map[protocol.HaltReason]int `json:"byReason"`
+	ByDetector map[string]int              `json:"byDetector"`
 	// Saved counts the calls halts that pause or fail would have saved.
 	Saved int `json:"saved"`
 	// RecordedGuarded and RecordedHalts count the histories recorded with
@@ -56,7 +56,7 @@ func (s *Summary) add(ex *Execution) {
 		s.Halts++
 		halted = true
 		if s.ByReason == nil {
-			s.ByReason, s.ByDetector = map[interceptor.HaltReason]int{}, map[string]int{}
+			s.ByReason, s.ByDetector = map[protocol.HaltReason]int{}, map[string]int{}
 		}
 		s.ByReason[v.Halt.HaltReason]++
 		s.ByDetector[string(v.Halt.Detector)]++

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/loopguard/loopguard/interceptor"
@@ -38,10 +40,10 @@ type Handling struct {
 // decision hands the halt to a human. A call that returns
 // LoopEscalated is skipped and the loop goes on with the next turn, as an
 // agent that takes an escalation as "drop this approach" would.
-func HandledLoop(ctx workflow.Context, turns []Turn, decisions []interceptor.Action, how Handling) (HandledResult, error) {
+func HandledLoop(ctx workflow.Context, turns []Turn, decisions []protocol.Action, how Handling) (HandledResult, error) {
 	ctx = workflow.WithActivityOptions(ctx, activityOptions())
 	var res HandledResult
-	review := func(ctx workflow.Context, h interceptor.HaltEvent) (interceptor.HandlerDecision, error) {
+	review := func(ctx workflow.Context, h protocol.HaltEvent) (interceptor.HandlerDecision, error) {
 		res.Reviews++
 		if how.Sleep > 0 {
 			if err := workflow.Sleep(ctx, how.Sleep); err != nil {
@@ -54,7 +56,7 @@ func HandledLoop(ctx workflow.Context, turns []Turn, decisions []interceptor.Act
 				return interceptor.HandlerDecision{}, err
 			}
 		}
-		action := interceptor.ActionResume
+		action := protocol.ActionResume
 		if h.Seq <= len(decisions) {
 			action = decisions[h.Seq-1]
 		}

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
@@ -71,7 +73,7 @@ func TestAdoption(t *testing.T) {
 		assert.False(t, res.Escalated)
 		s, err := testsuite.QueryStatus(ctx, c, id, "")
 		require.NoError(t, err)
-		assert.Equal(t, interceptor.StateDisabled, s.State, "%s: the guard leaves an execution it did not start alone", id)
+		assert.Equal(t, protocol.StateDisabled, s.State, "%s: the guard leaves an execution it did not start alone", id)
 		assert.Zero(t, s.Halts)
 		h := requireHealthyHistory(t, ctx, c, id, "")
 		assert.False(t, testsuite.Inspect(h).Guarded, "no guard marker was added to the adopted history")
@@ -89,6 +91,6 @@ func TestAdoption(t *testing.T) {
 	assert.True(t, testsuite.Inspect(h2).Guarded, "run 2 started on the guarded worker: a new execution, guarded")
 	s, err := testsuite.QueryStatus(ctx, c, id, "")
 	require.NoError(t, err)
-	assert.Equal(t, interceptor.StateRunning, s.State)
+	assert.Equal(t, protocol.StateRunning, s.State)
 	assert.Equal(t, 3, s.TotalCalls, "run 2's guard starts afresh: nothing carried from an unguarded run")
 }

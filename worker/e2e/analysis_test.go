@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"github.com/stretchr/testify/require"
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/converter"
@@ -104,8 +106,8 @@ func TestAnalysisAgreesWithLiveGuard(t *testing.T) {
 // warning before a halt; and the zero Options, whose agent-turn budgets
 // halt these runs again and again.
 var agreementOptions = []interceptor.Options{
-	{Grain: interceptor.GrainToolCall, Warnings: 1, OnHalt: interceptor.OnHaltObserve, Workflows: []string{traces.WorkflowType}},
-	{OnHalt: interceptor.OnHaltObserve},
+	{Grain: interceptor.GrainToolCall, Warnings: 1, OnHalt: protocol.OnHaltObserve, Workflows: []string{traces.WorkflowType}},
+	{OnHalt: protocol.OnHaltObserve},
 }
 
 func verdictLines(ex testsuite.Execution) []string {
@@ -120,11 +122,11 @@ func verdictLines(ex testsuite.Execution) []string {
 	return out
 }
 
-func warningLine(call int, w interceptor.Warning) string {
+func warningLine(call int, w protocol.Warning) string {
 	return fmt.Sprintf("call %d: warning %d/%d %s/%s@%s", call, w.N, w.Of, w.Reason, w.Detector, w.Node)
 }
 
-func haltLine(call int, h interceptor.HaltEvent) string {
+func haltLine(call int, h protocol.HaltEvent) string {
 	return fmt.Sprintf("call %d: halt %d %s/%s@%s loop %d/%d, %d unheeded warnings", call, h.Seq, h.HaltReason, h.Detector, h.Node, h.Iteration, h.MaxIterations, len(h.Warnings))
 }
 
@@ -138,10 +140,10 @@ func liveVerdicts(t *testing.T, h *historypb.History, unguarded ...string) []str
 	var out []string
 	calls, halts := 0, 0
 	seen := map[string]bool{}
-	var echoes []interceptor.HaltEvent
+	var echoes []protocol.HaltEvent
 	for _, e := range h.GetEvents() {
-		if a := e.GetWorkflowExecutionSignaledEventAttributes(); a != nil && a.GetSignalName() == interceptor.DefaultHaltedSignal {
-			var ev interceptor.HaltEvent
+		if a := e.GetWorkflowExecutionSignaledEventAttributes(); a != nil && a.GetSignalName() == protocol.DefaultHaltedSignal {
+			var ev protocol.HaltEvent
 			require.NoError(t, dc.FromPayloads(a.GetInput(), &ev))
 			echoes = append(echoes, ev)
 		}
@@ -158,8 +160,8 @@ func liveVerdicts(t *testing.T, h *historypb.History, unguarded ...string) []str
 			continue
 		}
 		calls++
-		if p := a.GetHeader().GetFields()[interceptor.NoticeHeader]; p != nil {
-			var n interceptor.Notice
+		if p := a.GetHeader().GetFields()[protocol.NoticeHeader]; p != nil {
+			var n protocol.Notice
 			require.NoError(t, dc.FromPayload(p, &n))
 			if w := n.Warning; w != nil {
 				if k := warningLine(0, *w); !seen[k] {
@@ -189,39 +191,39 @@ func TestAnalysisFollowsTheHaltHandler(t *testing.T) {
 	c := devtest.NewClient(t, sharedServer(t))
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	resume, escalate, handOver := interceptor.ActionResume, interceptor.ActionEscalate, interceptor.Action("")
+	resume, escalate, handOver := protocol.ActionResume, protocol.ActionEscalate, protocol.Action("")
 	byHandler, byHuman, byGuard := " by "+interceptor.HandlerBy, " by e2e", " by loopguard"
 	human := func(id string) {
-		waitStatus(t, ctx, c, id, func(s interceptor.Status) bool { return s.State == interceptor.StateHalted && !s.Handling })
-		require.NoError(t, c.SignalWorkflow(ctx, id, "", interceptor.DefaultResumeSignal, interceptor.ResumeRequest{By: "e2e", Reason: "go on"}))
+		waitStatus(t, ctx, c, id, func(s protocol.Status) bool { return s.State == protocol.StateHalted && !s.Handling })
+		require.NoError(t, c.SignalWorkflow(ctx, id, "", protocol.DefaultResumeSignal, protocol.ResumeRequest{By: "e2e", Reason: "go on"}))
 	}
 	cancelPaused := func(id string) {
-		waitStatus(t, ctx, c, id, func(s interceptor.Status) bool { return s.State == interceptor.StateHalted && !s.Handling })
+		waitStatus(t, ctx, c, id, func(s protocol.Status) bool { return s.State == protocol.StateHalted && !s.Handling })
 		require.NoError(t, c.CancelWorkflow(ctx, id, ""))
 	}
 	for _, tc := range []struct {
 		name      string
 		opts      interceptor.Options
-		decisions []interceptor.Action
+		decisions []protocol.Action
 		how       scripted.Handling
 		answer    func(id string)
 		want      []string // each halt's decision
 	}{
-		{name: "resumes", decisions: []interceptor.Action{resume, resume, resume},
+		{name: "resumes", decisions: []protocol.Action{resume, resume, resume},
 			want: []string{"resume" + byHandler, "resume" + byHandler, "resume" + byHandler}},
-		{name: "at once", decisions: []interceptor.Action{resume, escalate, resume}, how: scripted.Handling{AtOnce: true},
+		{name: "at once", decisions: []protocol.Action{resume, escalate, resume}, how: scripted.Handling{AtOnce: true},
 			want: []string{"resume" + byHandler, "escalate" + byHandler, "resume" + byHandler}},
-		{name: "escalates", decisions: []interceptor.Action{resume, escalate, resume},
+		{name: "escalates", decisions: []protocol.Action{resume, escalate, resume},
 			want: []string{"resume" + byHandler, "escalate" + byHandler, "resume" + byHandler}},
 		{name: "handler sleeps", opts: interceptor.Options{PauseTimeout: time.Minute},
-			decisions: []interceptor.Action{resume, resume, resume}, how: scripted.Handling{Sleep: 500 * time.Millisecond},
+			decisions: []protocol.Action{resume, resume, resume}, how: scripted.Handling{Sleep: 500 * time.Millisecond},
 			want: []string{"resume" + byHandler, "resume" + byHandler, "resume" + byHandler}},
-		{name: "human", decisions: []interceptor.Action{handOver, resume, resume}, answer: human,
+		{name: "human", decisions: []protocol.Action{handOver, resume, resume}, answer: human,
 			want: []string{"resume" + byHuman, "resume" + byHandler, "resume" + byHandler}},
 		{name: "timeout", opts: interceptor.Options{PauseTimeout: time.Second, OnPauseTimeout: interceptor.TimeoutResume},
-			decisions: []interceptor.Action{handOver, resume, resume},
+			decisions: []protocol.Action{handOver, resume, resume},
 			want:      []string{"resume" + byGuard, "resume" + byHandler, "resume" + byHandler}},
-		{name: "canceled", decisions: []interceptor.Action{handOver}, answer: cancelPaused,
+		{name: "canceled", decisions: []protocol.Action{handOver}, answer: cancelPaused,
 			want: []string{"cancel" + byGuard}},
 	} {
 		queue := queueFor(t) + "-" + strings.ReplaceAll(tc.name, " ", "-")

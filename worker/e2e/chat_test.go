@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	sdkinterceptor "go.temporal.io/sdk/interceptor"
@@ -38,13 +40,13 @@ func TestChatAgentOnServer(t *testing.T) {
 	assert.Equal(t, workflows.OutcomeCompleted, heeded.Outcome, "%+v", heeded)
 	require.Len(t, heeded.Told, 1)
 	assert.Contains(t, heeded.Told[0], "warning: ")
-	st := r.waitStatus(ctx, "chat-heeds", func(interceptor.Status) bool { return true })
+	st := r.waitStatus(ctx, "chat-heeds", func(protocol.Status) bool { return true })
 	assert.Zero(t, st.Halts, "never halted")
 
 	run = r.start(ctx, "chat-guided", workflows.ChatAgent, workflows.ChatInput{Task: "make the cache tests pass", Stubborn: true})
-	r.waitStatus(ctx, "chat-guided", func(s interceptor.Status) bool { return s.State == interceptor.StateHalted })
-	require.NoError(t, r.client.SignalWorkflow(ctx, "chat-guided", "", interceptor.DefaultResumeSignal,
-		interceptor.ResumeRequest{By: "e2e", Guidance: workflows.ChatGuidance}))
+	r.waitStatus(ctx, "chat-guided", func(s protocol.Status) bool { return s.State == protocol.StateHalted })
+	require.NoError(t, r.client.SignalWorkflow(ctx, "chat-guided", "", protocol.DefaultResumeSignal,
+		protocol.ResumeRequest{By: "e2e", Guidance: workflows.ChatGuidance}))
 	var guided workflows.ChatResult
 	require.NoError(t, run.Get(ctx, &guided))
 	assert.Equal(t, workflows.OutcomeCompleted, guided.Outcome, "%+v", guided)

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
@@ -54,7 +56,7 @@ func TestEncryptionCodec(t *testing.T) {
 		{"own-json", scripted.OwnJSONDataConverter(), false},
 	} {
 		runs = append(runs,
-			run{conv.name + "-observe", conv.dc, conv.encrypted, interceptor.Options{OnHalt: interceptor.OnHaltObserve}},
+			run{conv.name + "-observe", conv.dc, conv.encrypted, interceptor.Options{OnHalt: protocol.OnHaltObserve}},
 			run{conv.name + "-pause", conv.dc, conv.encrypted, interceptor.Options{MaxCost: 1000, PauseTimeout: time.Hour,
 				IgnoreFields: []string{"at"}, Nodes: map[string]interceptor.NodeOptions{"Code": {MaxCalls: 20}}}},
 		)
@@ -69,11 +71,11 @@ func TestEncryptionCodec(t *testing.T) {
 			testsuite.StartWorker(t, c, queue, testsuite.WorkerOptions{Guard: guardPtr(tc.opts), Register: fixtures.Register})
 			id := queue + "-wf"
 			run := start(t, ctx, c, queue, id, fixtures.WorkflowScripted, fixtures.Stalling("Code", 8, 2))
-			if tc.opts.OnHalt != interceptor.OnHaltObserve {
+			if tc.opts.OnHalt != protocol.OnHaltObserve {
 				halted := waitStatus(t, ctx, c, id, testsuite.Halted(1))
-				assert.Equal(t, interceptor.ReasonStalled, halted.Halt.HaltReason)
-				require.NoError(t, c.SignalWorkflow(ctx, id, "", interceptor.DefaultResumeSignal,
-					interceptor.ResumeRequest{By: "ana", Reason: "through the encrypting client"}))
+				assert.Equal(t, protocol.ReasonStalled, halted.Halt.HaltReason)
+				require.NoError(t, c.SignalWorkflow(ctx, id, "", protocol.DefaultResumeSignal,
+					protocol.ResumeRequest{By: "ana", Reason: "through the encrypting client"}))
 			}
 			res := result(t, ctx, run)
 			assert.Equal(t, 8, res.Calls)
@@ -89,7 +91,7 @@ func TestEncryptionCodec(t *testing.T) {
 			assert.True(t, info.Guarded)
 			assert.Equal(t, interceptor.GuardVersion, info.GuardVersion, "what new executions run")
 			assert.Equal(t, 1, countEvents(t, ctx, c, id, enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED)-
-				map[bool]int{true: 0, false: 1}[tc.opts.OnHalt == interceptor.OnHaltObserve], "loop.halted once")
+				map[bool]int{true: 0, false: 1}[tc.opts.OnHalt == protocol.OnHaltObserve], "loop.halted once")
 			if tc.encrypted {
 				raw, err := testsuite.MarshalHistory(h)
 				require.NoError(t, err)
@@ -132,8 +134,8 @@ func TestRetireOnServer(t *testing.T) {
 
 	fixtureWorker(t, c, queue, guardPtr(interceptor.Options{Retire: true}))
 	s := waitStatus(t, ctx, c, guarded, testsuite.Halted(1))
-	assert.Equal(t, interceptor.ReasonStalled, s.Halt.HaltReason, "the retiring worker replays the pause")
-	require.NoError(t, c.SignalWorkflow(ctx, guarded, "", interceptor.DefaultResumeSignal, nil))
+	assert.Equal(t, protocol.ReasonStalled, s.Halt.HaltReason, "the retiring worker replays the pause")
+	require.NoError(t, c.SignalWorkflow(ctx, guarded, "", protocol.DefaultResumeSignal, nil))
 	assert.Equal(t, 8, result(t, ctx, run).Calls)
 	h := requireHealthyHistory(t, ctx, c, guarded, "")
 	require.NoError(t, testsuite.ReplayHistory(h, testsuite.ReplayOptions{Guard: interceptor.Options{Retire: true}, Register: fixtures.RegisterWorkflows}))

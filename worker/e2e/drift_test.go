@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
@@ -48,9 +50,9 @@ func TestConfigDrift(t *testing.T) {
 	id := queue + "-wf"
 	run := start(t, ctx, c, queue, id, fixtures.WorkflowScripted, driftScript())
 	before := waitStatus(t, ctx, c, id, testsuite.Halted(1))
-	require.Equal(t, interceptor.ReasonStalled, before.Halt.HaltReason)
+	require.Equal(t, protocol.ReasonStalled, before.Halt.HaltReason)
 	require.Equal(t, "Code", before.Halt.Node)
-	require.Equal(t, interceptor.OnHaltPause, before.Policy)
+	require.Equal(t, protocol.OnHaltPause, before.Policy)
 
 	stopOld()
 	drifted := fixtures.DriftedOptions()
@@ -60,20 +62,20 @@ func TestConfigDrift(t *testing.T) {
 	// replay from scratch on a worker that has not cached it).
 	after := waitStatus(t, ctx, c, id, testsuite.Halted(1))
 	assert.Equal(t, before.Halt, after.Halt, "the same halt, evidence and all")
-	assert.Equal(t, interceptor.OnHaltPause, after.Policy, "the pinned policy, not the new worker's fail")
+	assert.Equal(t, protocol.OnHaltPause, after.Policy, "the pinned policy, not the new worker's fail")
 	assert.Equal(t, before.TotalCalls, after.TotalCalls)
 
-	require.NoError(t, c.SignalWorkflow(ctx, id, "", interceptor.DefaultResumeSignal, map[string]string{"by": "test", "reason": "after the redeploy"}))
+	require.NoError(t, c.SignalWorkflow(ctx, id, "", protocol.DefaultResumeSignal, map[string]string{"by": "test", "reason": "after the redeploy"}))
 	res := result(t, ctx, run)
 	assert.Equal(t, len(driftScript()), res.Calls, "the loop ran to its end under the pinned thresholds")
 	assert.False(t, res.Escalated)
 
 	final, err := testsuite.QueryStatus(ctx, c, id, "")
 	require.NoError(t, err)
-	assert.Equal(t, interceptor.StateRunning, final.State)
+	assert.Equal(t, protocol.StateRunning, final.State)
 	assert.Equal(t, 1, final.Halts)
 	require.NotNil(t, final.LastDecision)
-	assert.Equal(t, interceptor.ActionResume, final.LastDecision.Action)
+	assert.Equal(t, protocol.ActionResume, final.LastDecision.Action)
 	assert.Equal(t, 1, countEvents(t, ctx, c, id, enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED)-1, "loop.halted once, plus the resume")
 
 	requireHealthyHistory(t, ctx, c, id, "")

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	commonpb "go.temporal.io/api/common/v1"
@@ -112,17 +114,17 @@ func TestHostileInput(t *testing.T) {
 	runningRun := start(t, ctx, c, queue, ids["running"], fixtures.WorkflowSession, fixtures.SessionInput{Turns: []fixtures.Turn{
 		{Node: "Plan", Output: "a"}, {Node: "Plan", Output: "b", WaitSignal: true}, {Node: "Plan", Output: "c"},
 	}})
-	base := map[string]interceptor.Status{
+	base := map[string]protocol.Status{
 		"halted":  waitStatus(t, ctx, c, ids["halted"], testsuite.Halted(1)),
-		"running": waitStatus(t, ctx, c, ids["running"], func(s interceptor.Status) bool { return s.TotalCalls == 1 }),
+		"running": waitStatus(t, ctx, c, ids["running"], func(s protocol.Status) bool { return s.TotalCalls == 1 }),
 	}
-	require.Equal(t, interceptor.StateRunning, base["running"].State)
-	last := map[string]*interceptor.Rejection{}
+	require.Equal(t, protocol.StateRunning, base["running"].State)
+	last := map[string]*protocol.Rejection{}
 
 	for _, h := range hostileInputs() {
 		t.Run(h.name, func(t *testing.T) {
 			id := ids[h.target]
-			var st interceptor.Status
+			var st protocol.Status
 			if h.update {
 				var args []any
 				if h.payload != nil {
@@ -138,7 +140,7 @@ func TestHostileInput(t *testing.T) {
 				}
 				require.Error(t, err, "the update must be refused")
 				assert.Contains(t, err.Error(), h.want)
-				st = waitStatus(t, ctx, c, id, func(interceptor.Status) bool { return true })
+				st = waitStatus(t, ctx, c, id, func(protocol.Status) bool { return true })
 				assert.Equal(t, last[h.target], st.LastRejected, "a rejected update leaves no trace in the workflow")
 			} else {
 				if h.args != nil {
@@ -154,7 +156,7 @@ func TestHostileInput(t *testing.T) {
 					require.NoError(t, c.SignalWorkflow(ctx, id, "", h.signal, h.payload))
 				}
 				prev := last[h.target]
-				st = waitStatus(t, ctx, c, id, func(s interceptor.Status) bool {
+				st = waitStatus(t, ctx, c, id, func(s protocol.Status) bool {
 					return s.LastRejected != nil && (prev == nil || *s.LastRejected != *prev)
 				})
 				last[h.target] = st.LastRejected
@@ -174,9 +176,9 @@ func TestHostileInput(t *testing.T) {
 	t.Run("over Temporal's own size limit", func(t *testing.T) {
 		err := c.SignalWorkflow(ctx, ids["halted"], "", "resume", oversize(3<<20))
 		require.Error(t, err, "the server refuses a 3 MiB signal")
-		st := waitStatus(t, ctx, c, ids["halted"], func(interceptor.Status) bool { return true })
+		st := waitStatus(t, ctx, c, ids["halted"], func(protocol.Status) bool { return true })
 		assert.Equal(t, base["halted"].Halt, st.Halt)
-		assert.Equal(t, interceptor.StateHalted, st.State)
+		assert.Equal(t, protocol.StateHalted, st.State)
 	})
 
 	// The workflows were never disturbed: they finish normally.
@@ -222,13 +224,13 @@ func TestEscalateTwiceAndRaces(t *testing.T) {
 		id := queue + "-twice"
 		run := halted(id)
 		require.NoError(t, c.SignalWorkflow(ctx, id, "", "escalate", map[string]string{"reason": "first", "by": "ana"}))
-		waitStatus(t, ctx, c, id, func(s interceptor.Status) bool { return s.State == interceptor.StateEscalated })
+		waitStatus(t, ctx, c, id, func(s protocol.Status) bool { return s.State == protocol.StateEscalated })
 		require.NoError(t, c.SignalWorkflow(ctx, id, "", "escalate", map[string]string{"reason": "second", "by": "bob"}))
-		st := waitStatus(t, ctx, c, id, func(s interceptor.Status) bool { return s.LastRejected != nil })
+		st := waitStatus(t, ctx, c, id, func(s protocol.Status) bool { return s.LastRejected != nil })
 		assert.Equal(t, "escalate", st.LastRejected.Name)
 		assert.Contains(t, st.LastRejected.Reason, "already escalated")
 		require.NotNil(t, st.LastDecision)
-		assert.Equal(t, interceptor.Decision{Action: "escalate", Reason: "first", By: "ana", HaltSeq: 1}, *st.LastDecision)
+		assert.Equal(t, protocol.Decision{Action: "escalate", Reason: "first", By: "ana", HaltSeq: 1}, *st.LastDecision)
 
 		handle, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
 			WorkflowID: id, UpdateName: "escalate", Args: []any{map[string]string{"reason": "third"}}, WaitForStage: client.WorkflowUpdateStageCompleted,
@@ -276,7 +278,7 @@ func TestEscalateTwiceAndRaces(t *testing.T) {
 			}
 			wg.Wait()
 
-			st := waitStatus(t, ctx, c, id, func(s interceptor.Status) bool {
+			st := waitStatus(t, ctx, c, id, func(s protocol.Status) bool {
 				return s.LastDecision != nil && (mode == "updates" || s.LastRejected != nil)
 			})
 			winner := st.LastDecision.Action

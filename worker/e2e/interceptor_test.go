@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
@@ -53,12 +55,12 @@ func (r *realServer) start(ctx context.Context, id string, wf any, args ...any) 
 }
 
 // waitStatus polls the status query until cond holds.
-func (r *realServer) waitStatus(ctx context.Context, id string, cond func(interceptor.Status) bool) interceptor.Status {
+func (r *realServer) waitStatus(ctx context.Context, id string, cond func(protocol.Status) bool) protocol.Status {
 	r.t.Helper()
 	for {
-		v, err := r.client.QueryWorkflow(ctx, id, "", interceptor.DefaultStatusQuery)
+		v, err := r.client.QueryWorkflow(ctx, id, "", protocol.DefaultStatusQuery)
 		if err == nil {
-			var s interceptor.Status
+			var s protocol.Status
 			require.NoError(r.t, v.Get(&s))
 			if cond(s) {
 				return s
@@ -133,26 +135,26 @@ func TestRealServerHaltResumeEscalateReplay(t *testing.T) {
 				WorkflowID: id, UpdateName: name, Args: []any{payload}, WaitForStage: client.WorkflowUpdateStageCompleted,
 			})
 			require.NoError(t, err)
-			var d interceptor.Decision
+			var d protocol.Decision
 			require.NoError(t, h.Get(ctx, &d))
-			assert.Equal(t, interceptor.Action(name), d.Action)
+			assert.Equal(t, protocol.Action(name), d.Action)
 		}
 	}
 	tests := []struct {
 		name       string
 		give       []turn
 		answers    []answer
-		wantReason []interceptor.HaltReason
+		wantReason []protocol.HaltReason
 		wantEsc    bool
 		wantCalls  int
 	}{
-		{"stalled, resumed by signal", repeat(4, "Code", "same"), []answer{signal("resume", map[string]string{"by": "test"})}, []interceptor.HaltReason{interceptor.ReasonStalled}, false, 4},
-		{"stalled, escalated by update", repeat(4, "Code", "same"), []answer{update("escalate", map[string]string{"reason": "stop"})}, []interceptor.HaltReason{interceptor.ReasonStalled}, true, 4},
-		{"oscillating, resumed by update", []turn{{Node: "Code", Output: "A"}, {Node: "Code", Output: "B"}, {Node: "Code", Output: "A"}, {Node: "Code", Output: "B"}, {Node: "Plan", Output: "x"}}, []answer{update("resume", nil)}, []interceptor.HaltReason{interceptor.ReasonOscillating}, false, 5},
-		{"repeated error, escalated by signal", []turn{{Node: "Verify", Err: "boom 1"}, {Node: "Verify", Err: "boom 2"}, {Node: "Verify", Err: "boom 3"}, {Node: "Verify", Output: "ok"}}, []answer{signal("escalate", nil)}, []interceptor.HaltReason{interceptor.ReasonRepeatedError}, true, 4},
+		{"stalled, resumed by signal", repeat(4, "Code", "same"), []answer{signal("resume", map[string]string{"by": "test"})}, []protocol.HaltReason{protocol.ReasonStalled}, false, 4},
+		{"stalled, escalated by update", repeat(4, "Code", "same"), []answer{update("escalate", map[string]string{"reason": "stop"})}, []protocol.HaltReason{protocol.ReasonStalled}, true, 4},
+		{"oscillating, resumed by update", []turn{{Node: "Code", Output: "A"}, {Node: "Code", Output: "B"}, {Node: "Code", Output: "A"}, {Node: "Code", Output: "B"}, {Node: "Plan", Output: "x"}}, []answer{update("resume", nil)}, []protocol.HaltReason{protocol.ReasonOscillating}, false, 5},
+		{"repeated error, escalated by signal", []turn{{Node: "Verify", Err: "boom 1"}, {Node: "Verify", Err: "boom 2"}, {Node: "Verify", Err: "boom 3"}, {Node: "Verify", Output: "ok"}}, []answer{signal("escalate", nil)}, []protocol.HaltReason{protocol.ReasonRepeatedError}, true, 4},
 		{"no improvement then budget, resumed twice", codeVerify([]string{"p1", "p2", "p3", "p4", "p5", "p6", "p7", "p8", "p9"}, []int{9, 5, 5, 5, 5, 4, 3, 2, 1}),
 			[]answer{signal("resume", nil), signal("resume", map[string]any{"extend": map[string]int{"maxCycleIterations": 1}})},
-			[]interceptor.HaltReason{interceptor.ReasonStalled, interceptor.ReasonBudgetExceeded}, false, 18},
+			[]protocol.HaltReason{protocol.ReasonStalled, protocol.ReasonBudgetExceeded}, false, 18},
 		{"converging, never halted", codeVerify([]string{"p1", "p2", "p3"}, []int{5, 2, 0}), nil, nil, false, 6},
 	}
 	for i, tt := range tests {
@@ -160,7 +162,7 @@ func TestRealServerHaltResumeEscalateReplay(t *testing.T) {
 			id := fmt.Sprintf("real-%d", i)
 			run := rs.start(ctx, id, scriptLoop, tt.give)
 			for k, a := range tt.answers {
-				s := rs.waitStatus(ctx, id, func(s interceptor.Status) bool { return s.State == interceptor.StateHalted && s.Halts == k+1 })
+				s := rs.waitStatus(ctx, id, func(s protocol.Status) bool { return s.State == protocol.StateHalted && s.Halts == k+1 })
 				assert.Equal(t, tt.wantReason[k], s.Halt.HaltReason)
 				a(id)
 			}
@@ -170,9 +172,9 @@ func TestRealServerHaltResumeEscalateReplay(t *testing.T) {
 			assert.Equal(t, tt.wantEsc, res.Escalated)
 
 			h := rs.history(ctx, id)
-			assert.Equal(t, len(tt.answers), signalsNamed(h, interceptor.DefaultHaltedSignal), "each halt is in the workflow's own history")
+			assert.Equal(t, len(tt.answers), signalsNamed(h, protocol.DefaultHaltedSignal), "each halt is in the workflow's own history")
 			require.NoError(t, replay(t, h, opts), "replay with the same options")
-			require.NoError(t, replay(t, h, interceptor.Options{MaxCycleIterations: 2, RepeatThreshold: 2, OnHalt: interceptor.OnHaltFail}), "replay after a redeploy with other options")
+			require.NoError(t, replay(t, h, interceptor.Options{MaxCycleIterations: 2, RepeatThreshold: 2, OnHalt: protocol.OnHaltFail}), "replay after a redeploy with other options")
 			if len(tt.answers) > 0 {
 				require.Error(t, replay(t, h, interceptor.Options{MaxTotalCalls: -1}), "a halted history needs the guard to replay")
 			}

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	commonpb "go.temporal.io/api/common/v1"
@@ -44,7 +46,7 @@ func remoteAgentLoop(ctx workflow.Context, queue string, n int) ([]string, error
 // notice it could read.
 type remoteAgent struct {
 	mu      sync.Mutex
-	notices []interceptor.Notice
+	notices []protocol.Notice
 }
 
 func (a *remoteAgent) Run(ctx context.Context, task string) (string, error) {
@@ -110,11 +112,11 @@ func TestNoticeAcrossWorkers(t *testing.T) {
 			require.Len(t, s.Halt.Warnings, 1, "warned once, then halted")
 
 			h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
-				WorkflowID: id, UpdateName: interceptor.DefaultResumeUpdate, WaitForStage: client.WorkflowUpdateStageCompleted,
-				Args: []any{interceptor.ResumeRequest{By: "ana", Guidance: guidance}},
+				WorkflowID: id, UpdateName: protocol.DefaultResumeUpdate, WaitForStage: client.WorkflowUpdateStageCompleted,
+				Args: []any{protocol.ResumeRequest{By: "ana", Guidance: guidance}},
 			})
 			require.NoError(t, err)
-			var d interceptor.Decision
+			var d protocol.Decision
 			require.NoError(t, h.Get(ctx, &d))
 			assert.Equal(t, guidance, d.Guidance)
 
@@ -153,4 +155,4 @@ func noticeHeaders(t *testing.T, ctx context.Context, c client.Client, id string
 	return n
 }
 
-func hasNotice(f map[string]*commonpb.Payload) bool { return f[interceptor.NoticeHeader] != nil }
+func hasNotice(f map[string]*commonpb.Payload) bool { return f[protocol.NoticeHeader] != nil }

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/workflowservice/v1"
@@ -142,14 +144,14 @@ func resumeHalted(t testing.TB, ctx context.Context, c client.Client, queue stri
 			var memo struct {
 				State string `json:"state"`
 			}
-			if json.Unmarshal(m.GetData(), &memo) != nil || memo.State != string(interceptor.StateHalted) {
+			if json.Unmarshal(m.GetData(), &memo) != nil || memo.State != string(protocol.StateHalted) {
 				continue
 			}
 			sent[id] = true
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				if err := c.SignalWorkflow(ctx, id, "", interceptor.DefaultResumeSignal, map[string]string{"by": "load test"}); err != nil {
+				if err := c.SignalWorkflow(ctx, id, "", protocol.DefaultResumeSignal, map[string]string{"by": "load test"}); err != nil {
 					t.Errorf("resume %s: %v", id, err)
 					return
 				}

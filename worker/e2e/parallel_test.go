@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/worker"
@@ -73,7 +75,7 @@ func TestParallelToolAgentOnServer(t *testing.T) {
 		if tt.scenario == activities.ParallelStuck {
 			_, err := testsuite.WaitStatus(ctx, c, id, testsuite.Halted(1))
 			require.NoError(t, err, name)
-			require.NoError(t, c.SignalWorkflow(ctx, id, "", interceptor.DefaultEscalateSignal, interceptor.EscalateRequest{Reason: "stuck", By: "e2e"}))
+			require.NoError(t, c.SignalWorkflow(ctx, id, "", protocol.DefaultEscalateSignal, protocol.EscalateRequest{Reason: "stuck", By: "e2e"}))
 		}
 		var res workflows.ParallelResult
 		require.NoError(t, run.Get(ctx, &res), name)

@@ -3,14 +3,17 @@ package e2e_test
 import (
 	"log/slog"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"context"
-	"go.temporal.io/sdk/log"
 	"os"
 	"regexp"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"go.temporal.io/sdk/log"
 
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
@@ -136,7 +139,7 @@ func waitEvents(t testing.TB, ctx context.Context, c client.Client, id string, t
 	}
 }
 
-func waitStatus(t testing.TB, ctx context.Context, c client.Client, id string, cond func(interceptor.Status) bool) interceptor.Status {
+func waitStatus(t testing.TB, ctx context.Context, c client.Client, id string, cond func(protocol.Status) bool) protocol.Status {
 	t.Helper()
 	s, err := testsuite.WaitStatus(ctx, c, id, cond)
 	require.NoError(t, err)

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
@@ -42,7 +44,7 @@ func TestFailPolicyHaltCompletesCleanly(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	queue := queueFor(t)
-	fixtureWorker(t, c, queue, guardPtr(interceptor.Options{OnHalt: interceptor.OnHaltFail}))
+	fixtureWorker(t, c, queue, guardPtr(interceptor.Options{OnHalt: protocol.OnHaltFail}))
 
 	id := queue + "-wf"
 	began := time.Now()

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -64,7 +66,7 @@ func TestServerRestart(t *testing.T) {
 	assert.Equal(t, before.TotalCalls, after.TotalCalls)
 	assert.Equal(t, firstRunID, after.Halt.RunID)
 
-	require.NoError(t, c2.SignalWorkflow(ctx, id, "", interceptor.DefaultResumeSignal, nil))
+	require.NoError(t, c2.SignalWorkflow(ctx, id, "", protocol.DefaultResumeSignal, nil))
 	var res fixtures.Result
 	require.NoError(t, c2.GetWorkflow(ctx, id, "").Get(ctx, &res))
 	assert.Equal(t, 6, res.Calls)

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	commonpb "go.temporal.io/api/common/v1"
@@ -54,7 +56,7 @@ func healthyScripted(t *testing.T, ctx context.Context, c client.Client, id stri
 	t.Helper()
 	h := exportHistory(t, ctx, c, id, "")
 	require.Zero(t, testsuite.Inspect(h).WorkflowTaskFailures, "workflow task failures in %s", id)
-	for _, g := range []interceptor.Options{{}, {RepeatThreshold: 2, OnHalt: interceptor.OnHaltFail}} {
+	for _, g := range []interceptor.Options{{}, {RepeatThreshold: 2, OnHalt: protocol.OnHaltFail}} {
 		require.NoError(t, testsuite.ReplayHistory(h, testsuite.ReplayOptions{Guard: g, Register: scripted.RegisterWorkflows}))
 	}
 	return h
@@ -69,13 +71,13 @@ func TestRealServerParallelBranchesShareOneHalt(t *testing.T) {
 			// stalls; the other branch calls on in the same workflow tasks
 			// and meets the same pending trip.
 			run := startScripted(t, ctx, c, queue, id, scripted.TwoBranches, repeat(5, "Code", "same"), repeat(5, "Verify", "same verdict"))
-			s := waitStatus(t, ctx, c, id, func(s interceptor.Status) bool { return s.State == interceptor.StateHalted })
+			s := waitStatus(t, ctx, c, id, func(s protocol.Status) bool { return s.State == protocol.StateHalted })
 			assert.Equal(t, 1, s.Halts)
 			// Until the decision, the pause shows and no second halt comes.
 			waitEvents(t, ctx, c, id, enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED, 1)
 			for range 5 {
-				s = waitStatus(t, ctx, c, id, func(interceptor.Status) bool { return true })
-				assert.Equal(t, interceptor.StateHalted, s.State)
+				s = waitStatus(t, ctx, c, id, func(protocol.Status) bool { return true })
+				assert.Equal(t, protocol.StateHalted, s.State)
 				assert.Equal(t, 1, s.Halts, "one trip, one halt")
 				time.Sleep(20 * time.Millisecond)
 			}
@@ -93,8 +95,8 @@ func TestRealServerParallelBranchesShareOneHalt(t *testing.T) {
 				assert.True(t, res[1].Escalated || res[1].Calls == 5, "%+v", res[1])
 			}
 			h := healthyScripted(t, ctx, c, id)
-			final := waitStatus(t, ctx, c, id, func(interceptor.Status) bool { return true })
-			assert.Equal(t, final.Halts, signalsNamed(h, interceptor.DefaultHaltedSignal), "one loop.halted per halt")
+			final := waitStatus(t, ctx, c, id, func(protocol.Status) bool { return true })
+			assert.Equal(t, final.Halts, signalsNamed(h, protocol.DefaultHaltedSignal), "one loop.halted per halt")
 		})
 	}
 }
@@ -103,15 +105,15 @@ func TestRealServerCancelWhilePaused(t *testing.T) {
 	ctx, c, queue := safetyServer(t, interceptor.Options{})
 	id := queue + "-wf"
 	run := startScripted(t, ctx, c, queue, id, scriptLoop, repeat(6, "Code", "same"))
-	waitStatus(t, ctx, c, id, func(s interceptor.Status) bool { return s.State == interceptor.StateHalted })
+	waitStatus(t, ctx, c, id, func(s protocol.Status) bool { return s.State == protocol.StateHalted })
 	require.NoError(t, c.CancelWorkflow(ctx, id, ""))
 	err := run.Get(ctx, nil)
 	var canceled *temporal.CanceledError
 	require.True(t, errors.As(err, &canceled), "the workflow ends canceled, got %v", err)
-	s := waitStatus(t, ctx, c, id, func(interceptor.Status) bool { return true })
-	assert.Equal(t, interceptor.StateRunning, s.State, "not escalated")
+	s := waitStatus(t, ctx, c, id, func(protocol.Status) bool { return true })
+	assert.Equal(t, protocol.StateRunning, s.State, "not escalated")
 	require.NotNil(t, s.LastDecision)
-	assert.Equal(t, interceptor.ActionCancel, s.LastDecision.Action)
+	assert.Equal(t, protocol.ActionCancel, s.LastDecision.Action)
 	h := healthyScripted(t, ctx, c, id)
 	events := h.GetEvents()
 	assert.Equal(t, enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_CANCELED, events[len(events)-1].GetEventType())
@@ -120,14 +122,14 @@ func TestRealServerCancelWhilePaused(t *testing.T) {
 func TestRealServerSignalWithStartHalt(t *testing.T) {
 	ctx, c, queue := safetyServer(t, interceptor.Options{})
 	id := queue + "-wf"
-	run, err := c.SignalWithStartWorkflow(ctx, id, interceptor.DefaultHaltSignal, map[string]string{"by": "ana", "reason": "hold it"},
+	run, err := c.SignalWithStartWorkflow(ctx, id, protocol.DefaultHaltSignal, map[string]string{"by": "ana", "reason": "hold it"},
 		client.StartWorkflowOptions{TaskQueue: queue, WorkflowExecutionTimeout: 5 * time.Minute}, scriptLoop, distinctTurns(3, "Plan"))
 	require.NoError(t, err)
-	s := waitStatus(t, ctx, c, id, func(s interceptor.Status) bool { return s.State == interceptor.StateHalted })
+	s := waitStatus(t, ctx, c, id, func(s protocol.Status) bool { return s.State == protocol.StateHalted })
 	require.NotNil(t, s.Halt)
-	assert.Equal(t, interceptor.ReasonUserStop, s.Halt.HaltReason)
+	assert.Equal(t, protocol.ReasonUserStop, s.Halt.HaltReason)
 	assert.Contains(t, s.Halt.Message, "ana asked to stop: hold it")
-	require.NoError(t, c.SignalWorkflow(ctx, id, "", interceptor.DefaultEscalateSignal, nil))
+	require.NoError(t, c.SignalWorkflow(ctx, id, "", protocol.DefaultEscalateSignal, nil))
 	var res loopResult
 	require.NoError(t, run.Get(ctx, &res))
 	assert.True(t, res.Escalated)
@@ -141,7 +143,7 @@ func TestRealServerWorkflowsOwnSignals(t *testing.T) {
 	run := startScripted(t, ctx, c, queue, id, scripted.OwnSignals, repeat(5, "Code", "same"))
 	// Nothing is halted: the job's own resume reaches it.
 	require.NoError(t, c.SignalWorkflow(ctx, id, "", "resume", nil))
-	waitStatus(t, ctx, c, id, func(s interceptor.Status) bool { return s.State == interceptor.StateHalted })
+	waitStatus(t, ctx, c, id, func(s protocol.Status) bool { return s.State == protocol.StateHalted })
 	// The workflow's own "escalate" update replaces the guard's.
 	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: id, UpdateName: "escalate", WaitForStage: client.WorkflowUpdateStageCompleted})
 	require.NoError(t, err)
@@ -163,8 +165,8 @@ func TestRealServerSelectorOverEscalatedChild(t *testing.T) {
 	ctx, c, queue := safetyServer(t, interceptor.Options{})
 	id := queue + "-wf"
 	run := startScripted(t, ctx, c, queue, id, scripted.ChildLoop, distinctTurns(2, "Plan"), 6)
-	waitStatus(t, ctx, c, id, func(s interceptor.Status) bool { return s.State == interceptor.StateHalted })
-	require.NoError(t, c.SignalWorkflow(ctx, id, "", interceptor.DefaultEscalateSignal, map[string]string{"reason": "enough children"}))
+	waitStatus(t, ctx, c, id, func(s protocol.Status) bool { return s.State == protocol.StateHalted })
+	require.NoError(t, c.SignalWorkflow(ctx, id, "", protocol.DefaultEscalateSignal, map[string]string{"reason": "enough children"}))
 	var res loopResult
 	require.NoError(t, run.Get(ctx, &res))
 	assert.True(t, res.Escalated)
@@ -174,7 +176,7 @@ func TestRealServerSelectorOverEscalatedChild(t *testing.T) {
 }
 
 func TestRealServerObserveAndFailEndCleanly(t *testing.T) {
-	for _, policy := range []interceptor.OnHalt{interceptor.OnHaltObserve, interceptor.OnHaltFail} {
+	for _, policy := range []protocol.OnHalt{protocol.OnHaltObserve, protocol.OnHaltFail} {
 		t.Run(string(policy), func(t *testing.T) {
 			ctx, c, queue := safetyServer(t, interceptor.Options{OnHalt: policy})
 			id := queue + "-wf"
@@ -182,10 +184,10 @@ func TestRealServerObserveAndFailEndCleanly(t *testing.T) {
 			var res loopResult
 			require.NoError(t, run.Get(ctx, &res))
 			h := healthyScripted(t, ctx, c, id)
-			s := waitStatus(t, ctx, c, id, func(interceptor.Status) bool { return true })
-			assert.Equal(t, s.Halts, signalsNamed(h, interceptor.DefaultHaltedSignal), "every loop.halted is in history before the workflow ends")
+			s := waitStatus(t, ctx, c, id, func(protocol.Status) bool { return true })
+			assert.Equal(t, s.Halts, signalsNamed(h, protocol.DefaultHaltedSignal), "every loop.halted is in history before the workflow ends")
 			assert.Positive(t, s.Halts)
-			if policy == interceptor.OnHaltObserve {
+			if policy == protocol.OnHaltObserve {
 				// The observed call goes on in the task that raised the
 				// halt: it does not wait a workflow task for the echo.
 				assert.Equal(t, s.Halts, callsRightAfterHalt(h), "calls scheduled in the same task as the halt's marker")
@@ -206,12 +208,12 @@ func answerLaterHalts(ctx context.Context, c client.Client, run client.WorkflowR
 			return err
 		case <-time.After(100 * time.Millisecond):
 		}
-		v, err := c.QueryWorkflow(ctx, run.GetID(), "", interceptor.DefaultStatusQuery)
+		v, err := c.QueryWorkflow(ctx, run.GetID(), "", protocol.DefaultStatusQuery)
 		if err != nil {
 			continue
 		}
-		var s interceptor.Status
-		if v.Get(&s) == nil && s.State == interceptor.StateHalted && s.Halts > answered {
+		var s protocol.Status
+		if v.Get(&s) == nil && s.State == protocol.StateHalted && s.Halts > answered {
 			if err := c.SignalWorkflow(ctx, run.GetID(), "", decision, nil); err != nil {
 				return err
 			}
@@ -226,7 +228,7 @@ func answerLaterHalts(ctx context.Context, c client.Client, run client.WorkflowR
 // waits for its echoes before it ends: the stale echo must neither reach
 // the workflow nor wedge it, and the new run's history must replay.
 func TestRealServerResetReappliesOldEcho(t *testing.T) {
-	ctx, c, queue := safetyServer(t, interceptor.Options{OnHalt: interceptor.OnHaltFail})
+	ctx, c, queue := safetyServer(t, interceptor.Options{OnHalt: protocol.OnHaltFail})
 	id := queue + "-wf"
 	run := startScripted(t, ctx, c, queue, id, scriptLoop, repeat(6, "Code", "same"))
 	var res loopResult
@@ -259,8 +261,8 @@ func TestRealServerResetReappliesOldEcho(t *testing.T) {
 			t.Errorf("event %d: workflow task failed: %s: the stale echo let the run end before its own echo", e.GetEventId(), a.GetCause())
 		}
 	}
-	assert.Equal(t, 2, signalsNamed(h, interceptor.DefaultHaltedSignal), "the old run's echo, re-applied, and the new run's")
-	for _, g := range []interceptor.Options{{}, {OnHalt: interceptor.OnHaltFail}} {
+	assert.Equal(t, 2, signalsNamed(h, protocol.DefaultHaltedSignal), "the old run's echo, re-applied, and the new run's")
+	for _, g := range []interceptor.Options{{}, {OnHalt: protocol.OnHaltFail}} {
 		require.NoError(t, testsuite.ReplayHistory(h, testsuite.ReplayOptions{Guard: g, Register: scripted.RegisterWorkflows}))
 	}
 }

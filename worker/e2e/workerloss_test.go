@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
@@ -136,7 +138,7 @@ func TestWorkerLoss(t *testing.T) {
 		{Node: "Plan", Output: "plan"}, turn1, {Node: "Plan", Output: "after the gate"},
 	})
 	before := waitStatus(t, ctx, c, pausedID, testsuite.Halted(1))
-	require.Equal(t, interceptor.ReasonStalled, before.Halt.HaltReason)
+	require.Equal(t, protocol.ReasonStalled, before.Halt.HaltReason)
 	waitFile(started1)
 
 	// Loss 1: a paused workflow and a running guarded activity.
@@ -159,7 +161,7 @@ func TestWorkerLoss(t *testing.T) {
 	after = waitStatus(t, ctx, c, pausedID, testsuite.Halted(1))
 	assert.Equal(t, before.Halt, after.Halt, "same halt and evidence after the second worker was lost")
 
-	require.NoError(t, c.SignalWorkflow(ctx, pausedID, "", interceptor.DefaultResumeSignal, map[string]string{"by": "test", "reason": "third worker"}))
+	require.NoError(t, c.SignalWorkflow(ctx, pausedID, "", protocol.DefaultResumeSignal, map[string]string{"by": "test", "reason": "third worker"}))
 	res := result(t, ctx, paused)
 	assert.Equal(t, 6, res.Calls)
 	assert.False(t, res.Escalated)

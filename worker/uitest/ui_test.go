@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -90,7 +92,7 @@ func TestResumeAHaltFromTheWebUI(t *testing.T) {
 	sc := scenarios[i]
 	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: workflowID, TaskQueue: taskQueue}, sc.Workflow, sc.Input)
 	require.NoError(t, err)
-	halted := waitStatus(t, ctx, c, func(s interceptor.Status) bool { return s.State == interceptor.StateHalted })
+	halted := waitStatus(t, ctx, c, func(s protocol.Status) bool { return s.State == protocol.StateHalted })
 	require.Equal(t, sc.WantReason, halted.Halt.HaltReason)
 
 	b := newBrowser(t, ctx, chromium)
@@ -127,7 +129,7 @@ func TestResumeAHaltFromTheWebUI(t *testing.T) {
 	}{
 		{"open More Actions", clickVisible(`button[aria-controls="workflow-actions"]`)},
 		{"choose Send a Signal", clickVisible(`[data-testid="signal-button"]`)},
-		{"type the signal name", chromedp.Steps(clickVisible(`#signal-name`), chromedp.KeyEvent(interceptor.DefaultResumeSignal))},
+		{"type the signal name", chromedp.Steps(clickVisible(`#signal-name`), chromedp.KeyEvent(protocol.DefaultResumeSignal))},
 		{"type the payload", chromedp.Steps(clickVisible(data), chromedp.KeyEvent(resume))},
 		{"submit", clickVisible(`#signal-confirmation-modal button[type="submit"]:not([disabled])`)},
 	} {
@@ -137,9 +139,9 @@ func TestResumeAHaltFromTheWebUI(t *testing.T) {
 	// 4. The loop goes on: the guard took the UI's resume, by its sender,
 	// and the workflow calls its agents again (it either completes or
 	// runs on; with these scripts it stalls again later).
-	resumed := waitStatus(t, ctx, c, func(s interceptor.Status) bool { return s.LastDecision != nil })
-	assert.Equal(t, interceptor.Decision{Action: "resume", Reason: "reviewed in the Web UI", By: operator, HaltSeq: 1}, *resumed.LastDecision)
-	waitStatus(t, ctx, c, func(s interceptor.Status) bool { return s.TotalCalls > halted.TotalCalls })
+	resumed := waitStatus(t, ctx, c, func(s protocol.Status) bool { return s.LastDecision != nil })
+	assert.Equal(t, protocol.Decision{Action: "resume", Reason: "reviewed in the Web UI", By: operator, HaltSeq: 1}, *resumed.LastDecision)
+	waitStatus(t, ctx, c, func(s protocol.Status) bool { return s.TotalCalls > halted.TotalCalls })
 
 	// And the UI shows it: the resume signal in the history, the workflow
 	// running or completed.
@@ -197,11 +199,11 @@ func clickVisible(css string) chromedp.Action[chromedp.Void] {
 }
 
 // waitStatus polls the guard's status query until ok says so.
-func waitStatus(t *testing.T, ctx context.Context, c client.Client, ok func(interceptor.Status) bool) interceptor.Status {
+func waitStatus(t *testing.T, ctx context.Context, c client.Client, ok func(protocol.Status) bool) protocol.Status {
 	t.Helper()
-	var last interceptor.Status
+	var last protocol.Status
 	for {
-		v, err := c.QueryWorkflow(ctx, workflowID, "", interceptor.DefaultStatusQuery)
+		v, err := c.QueryWorkflow(ctx, workflowID, "", protocol.DefaultStatusQuery)
 		if err == nil && v.Get(&last) == nil && ok(last) {
 			return last
 		}

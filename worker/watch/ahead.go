@@ -5,12 +5,13 @@ import (
 	"errors"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.uber.org/zap"
 
-	"github.com/loopguard/loopguard/interceptor"
 	"github.com/loopguard/loopguard/interceptor/history"
 )
 
@@ -41,13 +42,13 @@ import (
 // unjudged, in a run the watcher pauses (not the interceptor's), for a
 // halt whose pause the history does not hold yet and that the run's
 // options do not merely observe.
-func (r *reader) ahead(ex history.Execution, s *snapshot) *interceptor.HaltEvent {
+func (r *reader) ahead(ex history.Execution, s *snapshot) *protocol.HaltEvent {
 	if r.lastType != enumspb.EVENT_TYPE_WORKFLOW_TASK_STARTED || ex.Closed || s.Paused || !s.PausesJudged ||
 		ex.Recorded.Version != 0 || ex.Pending() != nil {
 		return nil
 	}
 	ev, policy, ok := r.r.Ahead()
-	if !ok || policy == interceptor.OnHaltObserve {
+	if !ok || policy == protocol.OnHaltObserve {
 		return nil
 	}
 	id := PauseRequestID(ex.WorkflowID, ex.RunID, ev.Seq)

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
 	"google.golang.org/protobuf/proto"
@@ -173,8 +175,8 @@ func BenchmarkStatusHalts(b *testing.B) {
 	var pauses []history.Pause
 	for i := range n {
 		seq := i + 1
-		verdicts = append(verdicts, interceptor.Verdict{Call: 10 * seq, OnHalt: interceptor.OnHaltPause,
-			Halt: &interceptor.HaltEvent{Seq: seq, Detector: "identical_output", Node: "Think", WorkflowID: "w", RunID: "r"}})
+		verdicts = append(verdicts, interceptor.Verdict{Call: 10 * seq, OnHalt: protocol.OnHaltPause,
+			Halt: &protocol.HaltEvent{Seq: seq, Detector: "identical_output", Node: "Think", WorkflowID: "w", RunID: "r"}})
 		pauses = append(pauses, history.Pause{Event: int64(100 * seq), Identity: PauseIdentity, RequestID: PauseRequestID("w", "r", seq),
 			HaltSeq: seq, Ended: int64(100*seq + 1), Unpaused: true, UnpausedBy: "ops", Called: 10 * seq, CalledBefore: 10 * seq})
 	}

@@ -4,7 +4,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/loopguard/loopguard/interceptor"
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"github.com/loopguard/loopguard/interceptor/detect"
 )
 
@@ -72,7 +73,7 @@ func (c *closedRun) status() ExecutionStatus {
 			Call: int(l.call), Seq: int(l.seq), Detector: string(l.detector), Node: l.node,
 			Answered: l.answered, PausedBy: l.pausedBy, Action: actions[l.action], CallsBefore: int(l.callsBefore),
 			TrippedAt: fromUnixNano(l.trippedAt), PausedAt: fromUnixNano(l.pausedAt),
-			Event: interceptor.HaltEvent{
+			Event: protocol.HaltEvent{
 				Seq: int(l.seq), Detector: l.detector, Node: l.node,
 				WorkflowID: c.workflowID, RunID: c.runID, WorkflowType: c.workflowType,
 			},

@@ -8,7 +8,7 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/loopguard/loopguard/interceptor"
+	"github.com/loopguard/loopguard/interceptor/protocol"
 )
 
 // A closed run's listing keeps every field of its halts but the event's
@@ -19,7 +19,7 @@ func TestClosedLine(t *testing.T) {
 		return HaltStatus{
 			Call: 10 * seq, Seq: seq, Detector: "cycle", Node: "search", Answered: pausedBy != "", PausedBy: pausedBy,
 			Action: action, TrippedAt: tripped, PausedAt: paused, CallsBefore: 2,
-			Event: interceptor.HaltEvent{
+			Event: protocol.HaltEvent{
 				Seq: seq, Detector: "cycle", Node: "search", Message: "a long message", SuggestedActions: []string{"resume"},
 				WorkflowID: "wf", RunID: "run", WorkflowType: "Agent",
 			},
@@ -71,7 +71,7 @@ func BenchmarkClosedListing(b *testing.B) {
 	line := func(r int) ExecutionStatus {
 		es := ExecutionStatus{WorkflowID: "wf-" + string(rune('a'+r%26)), RunID: time.Unix(int64(r), 0).String(), WorkflowType: "Agent"}
 		for s := 1; s <= halts; s++ {
-			ev := interceptor.HaltEvent{Seq: s, Detector: "cycle", Node: "search", Message: "a loop", WorkflowID: es.WorkflowID, RunID: es.RunID}
+			ev := protocol.HaltEvent{Seq: s, Detector: "cycle", Node: "search", Message: "a loop", WorkflowID: es.WorkflowID, RunID: es.RunID}
 			es.Halts = append(es.Halts, HaltStatus{
 				Call: 10 * s, Seq: s, Detector: "cycle", Node: "search", Answered: true,
 				PausedBy: PauseRequestID(es.WorkflowID, es.RunID, s), Action: "pause",

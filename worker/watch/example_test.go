@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"go.temporal.io/sdk/client"
 
 	"github.com/loopguard/loopguard/interceptor"
@@ -38,7 +40,7 @@ func Example() {
 // The pause of a halt has a request id derived from the halt alone, and
 // a short reason that says where the evidence is.
 func ExamplePauseReason() {
-	ev := interceptor.HaltEvent{Detector: "identical_output", Node: "WebSearch", Iteration: 3, MaxIterations: 3, Seq: 1}
+	ev := protocol.HaltEvent{Detector: "identical_output", Node: "WebSearch", Iteration: 3, MaxIterations: 3, Seq: 1}
 	fmt.Println(watch.PauseRequestID("agent-7", "0199a2c4", ev.Seq))
 	fmt.Println(watch.PauseReason(ev))
 	// Output:

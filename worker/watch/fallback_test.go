@@ -7,12 +7,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/converter"
 
 	"github.com/loopguard/loopguard/activities"
-	"github.com/loopguard/loopguard/interceptor"
 )
 
 // Where the server refuses Workflow Pause, the refusal is reported once
@@ -106,10 +107,10 @@ func TestWatchPauseRefused(t *testing.T) {
 			t.Errorf("observe acted %d times on the run", n)
 		}
 		// The warning before the halt was signalled, once.
-		var warnings []interceptor.Warning
+		var warnings []protocol.Warning
 		for _, e := range events {
 			if a := e.GetWorkflowExecutionSignaledEventAttributes(); a != nil && a.GetSignalName() == WarningSignal {
-				var w interceptor.Warning
+				var w protocol.Warning
 				if err := converter.GetDefaultDataConverter().FromPayloads(a.GetInput(), &w); err != nil {
 					t.Fatalf("loop.warning payload: %v", err)
 				}
@@ -124,15 +125,15 @@ func TestWatchPauseRefused(t *testing.T) {
 }
 
 // halted decodes the loop.halted signals of a history.
-func halted(t *testing.T, events []*historypb.HistoryEvent) []interceptor.HaltEvent {
+func halted(t *testing.T, events []*historypb.HistoryEvent) []protocol.HaltEvent {
 	t.Helper()
-	var out []interceptor.HaltEvent
+	var out []protocol.HaltEvent
 	for _, e := range events {
 		a := e.GetWorkflowExecutionSignaledEventAttributes()
 		if a == nil || a.GetSignalName() != HaltedSignal {
 			continue
 		}
-		var ev interceptor.HaltEvent
+		var ev protocol.HaltEvent
 		if err := converter.GetDefaultDataConverter().FromPayloads(a.GetInput(), &ev); err != nil {
 			t.Fatalf("loop.halted payload: %v", err)
 		}

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
@@ -62,7 +64,7 @@ type follower struct {
 	// halt without them (history.Halted), and /status shows an operator
 	// the same halt analyze and the live guard's loop.halted do. At most
 	// maxFullHalts, the newest last.
-	full []interceptor.HaltEvent
+	full []protocol.HaltEvent
 }
 
 // maxFullHalts bounds the halts of a run /status shows whole: the one a
@@ -77,7 +79,7 @@ func (f *follower) keepFull(vs []interceptor.Verdict) {
 		if v.Halt == nil {
 			continue
 		}
-		f.full = slices.DeleteFunc(f.full, func(ev interceptor.HaltEvent) bool { return ev.Seq == v.Halt.Seq && ev.RunID == v.Halt.RunID })
+		f.full = slices.DeleteFunc(f.full, func(ev protocol.HaltEvent) bool { return ev.Seq == v.Halt.Seq && ev.RunID == v.Halt.RunID })
 		f.full = append(f.full, *v.Halt)
 		if len(f.full) > maxFullHalts {
 			f.full = slices.Delete(f.full, 0, len(f.full)-maxFullHalts)
@@ -86,7 +88,7 @@ func (f *follower) keepFull(vs []interceptor.Verdict) {
 }
 
 // fullHalt is halt ev whole, when it is kept.
-func (f *follower) fullHalt(ev *interceptor.HaltEvent) interceptor.HaltEvent {
+func (f *follower) fullHalt(ev *protocol.HaltEvent) protocol.HaltEvent {
 	for i := len(f.full) - 1; i >= 0; i-- {
 		if f.full[i].Seq == ev.Seq && f.full[i].RunID == ev.RunID {
 			return f.full[i]

@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/api/workflowservice/v1"
@@ -58,9 +60,9 @@ func tasks(b testing.TB, path string) ([][]*historypb.HistoryEvent, int) {
 func TestWatchOnHalt(t *testing.T) {
 	pages, _ := tasks(t, "../../testsuite/testdata/histories/workload-1000-unguarded.json")
 	for _, tc := range []struct {
-		onHalt interceptor.OnHalt
+		onHalt protocol.OnHalt
 		pause  bool
-	}{{"", true}, {interceptor.OnHaltFail, true}, {interceptor.OnHaltObserve, false}} {
+	}{{"", true}, {protocol.OnHaltFail, true}, {protocol.OnHaltObserve, false}} {
 		svc := &nopService{}
 		w, err := New(Options{Service: svc, Guard: interceptor.Options{OnHalt: tc.onHalt}})
 		if err != nil {

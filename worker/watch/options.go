@@ -6,6 +6,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
@@ -61,7 +63,7 @@ type Shard struct {
 // Signal names the watcher sends.
 const (
 	// HaltedSignal carries a HaltEvent (FallbackSignal).
-	HaltedSignal = interceptor.DefaultHaltedSignal
+	HaltedSignal = protocol.DefaultHaltedSignal
 	// WarningSignal carries a Warning (Options.SignalWarnings).
 	WarningSignal = history.WarningSignal
 )

@@ -4,6 +4,8 @@ import (
 	"math"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/converter"
@@ -38,7 +40,7 @@ const resetterIdentity = "history-resetter"
 // PauseReason is a pause's reason: the detector, the node, the loop's
 // count and where the full evidence is, in less than 255 bytes
 // (history.PauseReason).
-func PauseReason(ev interceptor.HaltEvent) string { return history.PauseReason(ev) }
+func PauseReason(ev protocol.HaltEvent) string { return history.PauseReason(ev) }
 
 // halt is one halt of a snapshot and how the history answered it, as
 // snapshot.halts expands it.
@@ -102,7 +104,7 @@ type snapshot struct {
 	// while the workflow task that reads the results deciding it is in
 	// flight (the last event read is its start), when no halt waits and
 	// no pause holds (ahead.go; nil: none).
-	Ahead *interceptor.HaltEvent
+	Ahead *protocol.HaltEvent
 	// PausesJudged is set when every pause read is judged.
 	PausesJudged bool
 	// Paused is set while the run is paused; PauseRequestID and

@@ -3,6 +3,8 @@ package watch
 import (
 	"testing"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -22,7 +24,7 @@ func TestWatchNamesAResetRunAsTheServer(t *testing.T) {
 	pages, _ := tasks(t, "../../interceptor/history/testdata/reset-signed.json")
 	r, err := newReader(interceptor.Options{}, nil)
 	require.NoError(t, err)
-	var halts []interceptor.HaltEvent
+	var halts []protocol.HaltEvent
 	for _, p := range pages {
 		r.add(p...)
 		for _, v := range r.snapshot().Verdicts {

@@ -3,6 +3,8 @@ package watch
 import (
 	"testing"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"github.com/loopguard/loopguard/interceptor"
 	"github.com/loopguard/loopguard/interceptor/history"
 )
@@ -33,7 +35,7 @@ func TestCountedBefore(t *testing.T) {
 	// haltAt is a snapshot with one halt at call, answered by a pause of
 	// request id pausedBy ("": none).
 	haltAt := func(call int, pausedBy string) snapshot {
-		s := snapshot{Halted: history.HaltedOf(interceptor.Verdict{Call: call, Halt: &interceptor.HaltEvent{Seq: 1}})}
+		s := snapshot{Halted: history.HaltedOf(interceptor.Verdict{Call: call, Halt: &protocol.HaltEvent{Seq: 1}})}
 		if pausedBy != "" {
 			s.Pauses = history.PausesOf(history.Pause{Event: 30, RequestID: pausedBy, HaltSeq: 1})
 		}

@@ -10,13 +10,13 @@ import (
 	"sync"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.uber.org/zap"
-
-	"github.com/loopguard/loopguard/interceptor"
 )
 
 // Metric names of the watcher.
@@ -322,10 +322,10 @@ type HaltStatus struct {
 	Action string `json:"action,omitempty"`
 	// TrippedAt is the time of the tripping call's event, PausedAt the
 	// pause's, CallsBefore the calls scheduled between them.
-	TrippedAt   time.Time             `json:"trippedAt"`
-	PausedAt    time.Time             `json:"pausedAt,omitzero"`
-	CallsBefore int                   `json:"callsBefore,omitempty"`
-	Event       interceptor.HaltEvent `json:"event"`
+	TrippedAt   time.Time          `json:"trippedAt"`
+	PausedAt    time.Time          `json:"pausedAt,omitzero"`
+	CallsBefore int                `json:"callsBefore,omitempty"`
+	Event       protocol.HaltEvent `json:"event"`
 }
 
 // Status says what the watcher follows and did.

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/api/workflowservice/v1"
@@ -115,13 +117,13 @@ func TestWatchPausesLoop(t *testing.T) {
 
 // judgedHalts are the halts the analysis of the history (as worker
 // analyze runs it, under the watcher's options) raises, by seq.
-func judgedHalts(t *testing.T, events []*historypb.HistoryEvent) map[int]interceptor.HaltEvent {
+func judgedHalts(t *testing.T, events []*historypb.HistoryEvent) map[int]protocol.HaltEvent {
 	t.Helper()
 	a, err := history.NewAnalyzer(history.Options{Guard: workflows.ParallelGuardOptions()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := map[int]interceptor.HaltEvent{}
+	out := map[int]protocol.HaltEvent{}
 	for _, v := range a.History(&historypb.History{Events: events}, "").Verdicts {
 		if v.Halt != nil {
 			out[v.Halt.Seq] = *v.Halt

@@ -35,6 +35,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
@@ -122,15 +124,15 @@ func late(a answer) answer { a.signed, a.late = true, true; return a }
 
 // signAnswer builds and signs the SignedAnswer a stands for, for halt s of
 // workflow id.
-func signAnswer(id string, a answer, s interceptor.Status, key ed25519.PrivateKey, keyID string) (interceptor.SignedAnswer, error) {
+func signAnswer(id string, a answer, s protocol.Status, key ed25519.PrivateKey, keyID string) (protocol.SignedAnswer, error) {
 	fields, _ := a.payload.(map[string]string)
 	now := time.Now().UTC().Truncate(time.Second)
 	from := now.Add(-time.Minute)
 	if a.late {
 		from = time.Now().UTC()
 	}
-	return interceptor.SignAnswer(interceptor.Answer{
-		WorkflowID: id, RunID: s.Halt.RunID, HaltSeq: s.Halt.Seq, Action: interceptor.Action(a.action),
+	return protocol.SignAnswer(protocol.Answer{
+		WorkflowID: id, RunID: s.Halt.RunID, HaltSeq: s.Halt.Seq, Action: protocol.Action(a.action),
 		Reason: fields["reason"], By: fields["by"], Guidance: fields["guidance"], KeyID: keyID,
 		NotBefore: from, NotAfter: from.Add(10 * time.Minute),
 	}, key)
@@ -396,7 +398,7 @@ func specs() []spec {
 		{name: "user-message-between-repeats", desc: "Code returns the same patch twice, the workflow waits for its own proceed signal (a user's message), then Code returns it twice more and Verify passes: no repetition spans the outside input, no halt, the loop completes (version 5 halted before the fourth Code call)",
 			registry: "fixtures", guard: "defaults", workflow: fixtures.WorkflowScripted, input: message,
 			during: func(ctx context.Context, c client.Client, id string) error {
-				if _, err := testsuite.WaitStatus(ctx, c, id, func(s interceptor.Status) bool { return s.TotalCalls >= 2 }); err != nil {
+				if _, err := testsuite.WaitStatus(ctx, c, id, func(s protocol.Status) bool { return s.TotalCalls >= 2 }); err != nil {
 					return err
 				}
 				return c.SignalWorkflow(ctx, id, "", fixtures.ProceedSignal, nil)
@@ -408,7 +410,7 @@ func specs() []spec {
 				if err := waitWorkflowTaskAfter(ctx, c, id, enumspb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED, 3); err != nil {
 					return err
 				}
-				if err := c.SignalWorkflow(ctx, id, "", interceptor.DefaultHaltSignal, by("wrong repository")); err != nil {
+				if err := c.SignalWorkflow(ctx, id, "", protocol.DefaultHaltSignal, by("wrong repository")); err != nil {
 					return err
 				}
 				return c.SignalWorkflow(ctx, id, "", fixtures.ProceedSignal, nil)
@@ -439,10 +441,10 @@ func specs() []spec {
 			registry: "fixtures", guard: "defaults-observe", workflow: fixtures.WorkflowScripted, input: observeStop,
 			answers: []answer{signal("resume", by("false alarm, carry on"))},
 			during: func(ctx context.Context, c client.Client, id string) error {
-				if _, err := testsuite.WaitStatus(ctx, c, id, func(s interceptor.Status) bool { return s.TotalCalls >= 2 }); err != nil {
+				if _, err := testsuite.WaitStatus(ctx, c, id, func(s protocol.Status) bool { return s.TotalCalls >= 2 }); err != nil {
 					return err
 				}
-				return c.SignalWorkflow(ctx, id, "", interceptor.DefaultHaltSignal, by("is this the right environment?"))
+				return c.SignalWorkflow(ctx, id, "", protocol.DefaultHaltSignal, by("is this the right environment?"))
 			}},
 		{name: "parallel-branches", desc: "two branches (workflow.Go): Code repeats itself and halts with identical_output; the Research branch's next call comes while Code is paused and waits for the same decision instead of raising a halt of its own; one halt, resumed by signal; both branches complete",
 			registry: "fixtures", guard: "defaults", workflow: fixtures.WorkflowParallel, input: parallel,
@@ -483,10 +485,10 @@ func specs() []spec {
 			registry: "fixtures", guard: "defaults", workflow: fixtures.WorkflowScripted, input: userStop,
 			answers: []answer{signal("resume", by("checked, carry on"))},
 			during: func(ctx context.Context, c client.Client, id string) error {
-				if _, err := testsuite.WaitStatus(ctx, c, id, func(s interceptor.Status) bool { return s.TotalCalls >= 2 }); err != nil {
+				if _, err := testsuite.WaitStatus(ctx, c, id, func(s protocol.Status) bool { return s.TotalCalls >= 2 }); err != nil {
 					return err
 				}
-				if err := c.SignalWorkflow(ctx, id, "", interceptor.DefaultHaltSignal, by("checking the plan")); err != nil {
+				if err := c.SignalWorkflow(ctx, id, "", protocol.DefaultHaltSignal, by("checking the plan")); err != nil {
 					return err
 				}
 				return c.SignalWorkflow(ctx, id, "", fixtures.ProceedSignal, nil)
@@ -824,28 +826,28 @@ func record(ctx context.Context, c client.Client, out string, sp spec) ([]fixtur
 
 // waitHaltOrClose waits until the workflow is paused on a halt later than
 // halt number after, or closed.
-func waitHaltOrClose(ctx context.Context, c client.Client, id string, after int) (interceptor.Status, bool, error) {
+func waitHaltOrClose(ctx context.Context, c client.Client, id string, after int) (protocol.Status, bool, error) {
 	for {
 		d, err := c.DescribeWorkflowExecution(ctx, id, "")
 		if err != nil {
-			return interceptor.Status{}, false, err
+			return protocol.Status{}, false, err
 		}
 		if d.GetWorkflowExecutionInfo().GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
-			return interceptor.Status{}, true, nil
+			return protocol.Status{}, true, nil
 		}
-		if s, err := testsuite.QueryStatus(ctx, c, id, ""); err == nil && s.State == interceptor.StateHalted && s.Halt != nil && s.Halt.Seq > after {
+		if s, err := testsuite.QueryStatus(ctx, c, id, ""); err == nil && s.State == protocol.StateHalted && s.Halt != nil && s.Halt.Seq > after {
 			return s, false, nil
 		}
 		select {
 		case <-ctx.Done():
-			return interceptor.Status{}, false, fmt.Errorf("waiting for a halt after halt %d: %w", after, ctx.Err())
+			return protocol.Status{}, false, fmt.Errorf("waiting for a halt after halt %d: %w", after, ctx.Err())
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
 }
 
 // send answers a halt as a human would.
-func send(ctx context.Context, c client.Client, id string, a answer, s interceptor.Status) error {
+func send(ctx context.Context, c client.Client, id string, a answer, s protocol.Status) error {
 	if a.late {
 		select {
 		case <-ctx.Done():
@@ -876,7 +878,7 @@ func send(ctx context.Context, c client.Client, id string, a answer, s intercept
 	if err != nil {
 		return err
 	}
-	var d interceptor.Decision
+	var d protocol.Decision
 	if err := h.Get(ctx, &d); err != nil {
 		return err
 	}
@@ -891,10 +893,10 @@ func halts(h *historypb.History) []fixtures.Halt {
 	out := []fixtures.Halt{}
 	for _, e := range h.GetEvents() {
 		a := e.GetWorkflowExecutionSignaledEventAttributes()
-		if a == nil || a.GetSignalName() != interceptor.DefaultHaltedSignal || len(a.GetInput().GetPayloads()) == 0 {
+		if a == nil || a.GetSignalName() != protocol.DefaultHaltedSignal || len(a.GetInput().GetPayloads()) == 0 {
 			continue
 		}
-		var ev interceptor.HaltEvent
+		var ev protocol.HaltEvent
 		if err := converter.GetDefaultDataConverter().FromPayload(a.GetInput().GetPayloads()[0], &ev); err != nil {
 			continue
 		}
@@ -1020,7 +1022,7 @@ func waitBranchHeld(ctx context.Context, c client.Client, id string, _ int) erro
 		for i, e := range h.GetEvents() {
 			switch e.GetEventType() {
 			case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED:
-				if halted < 0 && e.GetWorkflowExecutionSignaledEventAttributes().GetSignalName() == interceptor.DefaultHaltedSignal {
+				if halted < 0 && e.GetWorkflowExecutionSignaledEventAttributes().GetSignalName() == protocol.DefaultHaltedSignal {
 					halted = i
 				}
 			case enumspb.EVENT_TYPE_TIMER_FIRED:

@@ -6,9 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"go.temporal.io/sdk/client"
 
-	"github.com/loopguard/loopguard/interceptor"
 	"github.com/loopguard/loopguard/testsuite"
 	"github.com/loopguard/loopguard/worker/devserver"
 	"github.com/loopguard/loopguard/worker/devserver/devtest"
@@ -36,7 +37,7 @@ func ExampleStartServer() {
 			t.Fatal(err)
 		}
 		t.Log("halted:", s.Halt.HaltReason, s.Halt.Message)
-		if err := c.SignalWorkflow(ctx, "loop-1", "", "escalate", interceptor.EscalateRequest{Reason: "stuck", By: "test"}); err != nil {
+		if err := c.SignalWorkflow(ctx, "loop-1", "", "escalate", protocol.EscalateRequest{Reason: "stuck", By: "test"}); err != nil {
 			t.Fatal(err)
 		}
 		var res workflows.LoopResult

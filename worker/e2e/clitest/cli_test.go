@@ -32,6 +32,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
@@ -189,24 +191,24 @@ func (c cli) mustRun(ctx context.Context, args ...string) string {
 }
 
 // status reads loop.status with `temporal workflow query -o json`.
-func (c cli) status(ctx context.Context, id string) interceptor.Status {
+func (c cli) status(ctx context.Context, id string) protocol.Status {
 	c.t.Helper()
-	out := c.mustRun(ctx, "workflow", "query", "--workflow-id", id, "--type", interceptor.DefaultStatusQuery, "--output", "json")
+	out := c.mustRun(ctx, "workflow", "query", "--workflow-id", id, "--type", protocol.DefaultStatusQuery, "--output", "json")
 	var resp struct {
-		QueryResult []interceptor.Status `json:"queryResult"`
+		QueryResult []protocol.Status `json:"queryResult"`
 	}
 	require.NoError(c.t, json.Unmarshal([]byte(out), &resp), out)
 	require.Len(c.t, resp.QueryResult, 1, out)
 	return resp.QueryResult[0]
 }
 
-func (c cli) waitHalted(ctx context.Context, id string, seq int) interceptor.Status {
+func (c cli) waitHalted(ctx context.Context, id string, seq int) protocol.Status {
 	c.t.Helper()
 	for {
-		out, err := c.run(ctx, "workflow", "query", "--workflow-id", id, "--type", interceptor.DefaultStatusQuery, "--output", "json")
+		out, err := c.run(ctx, "workflow", "query", "--workflow-id", id, "--type", protocol.DefaultStatusQuery, "--output", "json")
 		if err == nil {
 			var resp struct {
-				QueryResult []interceptor.Status `json:"queryResult"`
+				QueryResult []protocol.Status `json:"queryResult"`
 			}
 			if json.Unmarshal([]byte(out), &resp) == nil && len(resp.QueryResult) == 1 && testsuite.Halted(seq)(resp.QueryResult[0]) {
 				return resp.QueryResult[0]
@@ -284,38 +286,38 @@ func TestCLI(t *testing.T) {
 		sh.t = t
 		run := startLoop("cli-resume", activities.ScenarioIdenticalPatch, 3)
 		s := sh.waitHalted(ctx, "cli-resume", 1)
-		assert.Equal(t, interceptor.ReasonStalled, s.Halt.HaltReason)
+		assert.Equal(t, protocol.ReasonStalled, s.Halt.HaltReason)
 		assert.Equal(t, workflows.NodeCode, s.Halt.Node)
 		sh.mustRun(ctx, "workflow", "signal", "--workflow-id", "cli-resume", "--name", "resume", "--input", `{"reason":"reviewed the evidence","by":"cli"}`)
 		res := loopResult(run)
 		assert.Equal(t, workflows.OutcomeGaveUp, res.Outcome, "resumed, the 3-turn loop ran out of turns")
 		after := sh.status(ctx, "cli-resume")
-		assert.Equal(t, interceptor.StateRunning, after.State)
+		assert.Equal(t, protocol.StateRunning, after.State)
 		require.NotNil(t, after.LastDecision)
-		assert.Equal(t, interceptor.Decision{Action: "resume", Reason: "reviewed the evidence", By: "cli", HaltSeq: 1}, *after.LastDecision)
+		assert.Equal(t, protocol.Decision{Action: "resume", Reason: "reviewed the evidence", By: "cli", HaltSeq: 1}, *after.LastDecision)
 	})
 
 	t.Run("escalate with a signal", func(t *testing.T) {
 		sh.t = t
 		run := startLoop("cli-escalate", activities.ScenarioOscillating, 0)
 		s := sh.waitHalted(ctx, "cli-escalate", 1)
-		assert.Equal(t, interceptor.ReasonOscillating, s.Halt.HaltReason)
+		assert.Equal(t, protocol.ReasonOscillating, s.Halt.HaltReason)
 		sh.mustRun(ctx, "workflow", "signal", "--workflow-id", "cli-escalate", "--name", "escalate", "--input", `{"reason":"patches keep flipping","by":"cli"}`)
 		res := loopResult(run)
 		assert.Equal(t, workflows.OutcomeEscalated, res.Outcome)
 		require.NotNil(t, res.Escalation)
 		assert.Equal(t, "patches keep flipping", res.Escalation.Reason)
-		assert.Equal(t, interceptor.StateEscalated, sh.status(ctx, "cli-escalate").State)
+		assert.Equal(t, protocol.StateEscalated, sh.status(ctx, "cli-escalate").State)
 	})
 
 	t.Run("bad input is refused", func(t *testing.T) {
 		sh.t = t
 		run := startLoop("cli-bad", activities.ScenarioRepeatedError, 0)
 		before := sh.waitHalted(ctx, "cli-bad", 1)
-		assert.Equal(t, interceptor.ReasonRepeatedError, before.Halt.HaltReason)
+		assert.Equal(t, protocol.ReasonRepeatedError, before.Halt.HaltReason)
 
 		sh.mustRun(ctx, "workflow", "signal", "--workflow-id", "cli-bad", "--name", "resume", "--input", `{"reason":"typo","extend":{"maxTurns":2}}`)
-		var s interceptor.Status
+		var s protocol.Status
 		for s = sh.status(ctx, "cli-bad"); s.LastRejected == nil; s = sh.status(ctx, "cli-bad") {
 			time.Sleep(100 * time.Millisecond)
 		}

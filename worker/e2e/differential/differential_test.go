@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
@@ -398,7 +400,7 @@ func keys(m map[string]bool) []string {
 }
 
 // verdictLine is one verdict, as both sides print it.
-func verdictLine(call int, w *interceptor.Warning, h *interceptor.HaltEvent, dec *interceptor.Decision) string {
+func verdictLine(call int, w *protocol.Warning, h *protocol.HaltEvent, dec *protocol.Decision) string {
 	if w != nil {
 		return fmt.Sprintf("call %d: warning %d/%d %s/%s@%s", call, w.N, w.Of, w.Reason, w.Detector, w.Node)
 	}

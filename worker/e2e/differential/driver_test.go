@@ -9,12 +9,13 @@ import (
 	"sync"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 
-	"github.com/loopguard/loopguard/interceptor"
 	"github.com/loopguard/loopguard/worker/e2e/differential"
 )
 
@@ -36,11 +37,11 @@ type driver struct {
 	p  differential.Plan
 	id string
 
-	answers   int                             // halts answered so far
-	attempts  map[int]int                     // per halt seq of this phase
-	lastTry   map[int]time.Time               // per halt seq of this phase
-	decisions [2]map[int]interceptor.Decision // per phase, by halt seq
-	refused   map[string]bool                 // live refusals: "name: reason"
+	answers   int                          // halts answered so far
+	attempts  map[int]int                  // per halt seq of this phase
+	lastTry   map[int]time.Time            // per halt seq of this phase
+	decisions [2]map[int]protocol.Decision // per phase, by halt seq
+	refused   map[string]bool              // live refusals: "name: reason"
 	phase     int
 	resetRun  string // the reset run's id, once reset
 	fallbacks int    // answers sent again after a refusal
@@ -48,7 +49,7 @@ type driver struct {
 
 func newDriver(c client.Client, p differential.Plan, id string) *driver {
 	return &driver{c: c, p: p, id: id, attempts: map[int]int{}, lastTry: map[int]time.Time{},
-		decisions: [2]map[int]interceptor.Decision{{}, {}}, refused: map[string]bool{}}
+		decisions: [2]map[int]protocol.Decision{{}, {}}, refused: map[string]bool{}}
 }
 
 // drive answers halts until the execution's latest run closes, and
@@ -65,7 +66,7 @@ func (d *driver) drive(ctx context.Context) (string, error) {
 			d.poll(ctx, run) // the last decision, read by replay
 			return run, nil
 		}
-		if st, ok := d.poll(ctx, ""); ok && st.State == interceptor.StateHalted && st.Halt != nil && !st.Handling {
+		if st, ok := d.poll(ctx, ""); ok && st.State == protocol.StateHalted && st.Halt != nil && !st.Handling {
 			if err := d.answer(ctx, *st.Halt); err != nil {
 				return "", err
 			}
@@ -79,9 +80,9 @@ func (d *driver) drive(ctx context.Context) (string, error) {
 }
 
 // poll reads loop.status of run and notes its decision and refusals.
-func (d *driver) poll(ctx context.Context, run string) (interceptor.Status, bool) {
-	var st interceptor.Status
-	v, err := d.c.QueryWorkflow(ctx, d.id, run, interceptor.DefaultStatusQuery)
+func (d *driver) poll(ctx context.Context, run string) (protocol.Status, bool) {
+	var st protocol.Status
+	v, err := d.c.QueryWorkflow(ctx, d.id, run, protocol.DefaultStatusQuery)
 	if err != nil || v.Get(&st) != nil {
 		return st, false
 	}
@@ -97,7 +98,7 @@ func (d *driver) poll(ctx context.Context, run string) (interceptor.Status, bool
 // answer answers halt h as the plan says; a second try, when the first
 // was refused, goes by update (signed, from a window opened a minute
 // back, when keys are set).
-func (d *driver) answer(ctx context.Context, h interceptor.HaltEvent) error {
+func (d *driver) answer(ctx context.Context, h protocol.HaltEvent) error {
 	n := d.attempts[h.Seq]
 	if n > 0 && time.Since(d.lastTry[h.Seq]) < 2*time.Second {
 		return nil // give the answer sent time to land
@@ -115,14 +116,14 @@ func (d *driver) answer(ctx context.Context, h interceptor.HaltEvent) error {
 	}
 	d.attempts[h.Seq] = n + 1
 	defer func() { d.lastTry[h.Seq] = time.Now() }()
-	name, action := interceptor.DefaultResumeSignal, interceptor.ActionResume
-	var payload any = interceptor.ResumeRequest{Reason: "looked at it", By: By, Guidance: a.Guidance}
+	name, action := protocol.DefaultResumeSignal, protocol.ActionResume
+	var payload any = protocol.ResumeRequest{Reason: "looked at it", By: By, Guidance: a.Guidance}
 	if a.Escalate {
-		name, action = interceptor.DefaultEscalateSignal, interceptor.ActionEscalate
-		payload = interceptor.EscalateRequest{Reason: "over to a human", By: By}
+		name, action = protocol.DefaultEscalateSignal, protocol.ActionEscalate
+		payload = protocol.EscalateRequest{Reason: "over to a human", By: By}
 	}
 	if d.p.Keys {
-		ans := interceptor.Answer{WorkflowID: d.id, RunID: h.RunID, HaltSeq: h.Seq, Action: action, By: By, KeyID: keyID}
+		ans := protocol.Answer{WorkflowID: d.id, RunID: h.RunID, HaltSeq: h.Seq, Action: action, By: By, KeyID: keyID}
 		if a.Escalate {
 			ans.Reason = "over to a human"
 		} else {
@@ -151,13 +152,13 @@ func (d *driver) answer(ctx context.Context, h interceptor.HaltEvent) error {
 
 // sign signs a with the driver's key, valid from now (or a minute back)
 // for half an hour.
-func sign(a interceptor.Answer, back bool) interceptor.SignedAnswer {
+func sign(a protocol.Answer, back bool) protocol.SignedAnswer {
 	now := time.Now().UTC()
 	a.NotBefore, a.NotAfter = now, now.Add(30*time.Minute)
 	if back {
 		a.NotBefore = now.Add(-time.Minute)
 	}
-	s, err := interceptor.SignAnswer(a, operatorKey)
+	s, err := protocol.SignAnswer(a, operatorKey)
 	if err != nil {
 		panic(err) // the key is a fixed, valid one
 	}
@@ -199,7 +200,7 @@ func (d *driver) input(ctx context.Context, wg *sync.WaitGroup) {
 				return
 			case <-time.After(d.p.HaltAfter):
 			}
-			var payload any = interceptor.HaltRequest{Reason: "stop here", By: By}
+			var payload any = protocol.HaltRequest{Reason: "stop here", By: By}
 			if d.p.Keys {
 				st, ok := d.poll(ctx, "")
 				if !ok {
@@ -209,10 +210,10 @@ func (d *driver) input(ctx context.Context, wg *sync.WaitGroup) {
 				if err != nil {
 					return
 				}
-				payload = sign(interceptor.Answer{WorkflowID: d.id, RunID: desc.GetWorkflowExecutionInfo().GetExecution().GetRunId(),
-					HaltSeq: st.Halts, Action: interceptor.ActionHalt, Reason: "stop here", By: By, KeyID: keyID}, true)
+				payload = sign(protocol.Answer{WorkflowID: d.id, RunID: desc.GetWorkflowExecutionInfo().GetExecution().GetRunId(),
+					HaltSeq: st.Halts, Action: protocol.ActionHalt, Reason: "stop here", By: By, KeyID: keyID}, true)
 			}
-			_ = d.c.SignalWorkflow(ctx, d.id, "", interceptor.DefaultHaltSignal, payload)
+			_ = d.c.SignalWorkflow(ctx, d.id, "", protocol.DefaultHaltSignal, payload)
 		}()
 	}
 }

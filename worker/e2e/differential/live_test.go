@@ -4,11 +4,12 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	commonpb "go.temporal.io/api/common/v1"
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/converter"
 
-	"github.com/loopguard/loopguard/interceptor"
 	"github.com/loopguard/loopguard/interceptor/detect"
 	"github.com/loopguard/loopguard/worker/e2e/differential"
 )
@@ -23,10 +24,10 @@ const memoKey = "loopguard"
 
 // memoWarning is what the guard's memo says of a warning in force.
 type memoWarning struct {
-	N      int                    `json:"n"`
-	Of     int                    `json:"of"`
-	Reason interceptor.HaltReason `json:"reason"`
-	Node   string                 `json:"node"`
+	N      int                 `json:"n"`
+	Of     int                 `json:"of"`
+	Reason protocol.HaltReason `json:"reason"`
+	Node   string              `json:"node"`
 }
 
 func (w memoWarning) key() string { return fmt.Sprintf("%d/%d %s@%s", w.N, w.Of, w.Reason, w.Node) }
@@ -56,7 +57,7 @@ func liveLines(d *driver, chain []*historypb.History, phase int) ([]string, erro
 	warned := func(w memoWarning) {
 		if !inForce[w.key()] {
 			inForce[w.key()] = true
-			out = append(out, verdictLine(calls+1, &interceptor.Warning{N: w.N, Of: w.Of, Reason: w.Reason, Node: w.Node, Detector: detectors[w.key()]}, nil, nil))
+			out = append(out, verdictLine(calls+1, &protocol.Warning{N: w.N, Of: w.Of, Reason: w.Reason, Node: w.Node, Detector: detectors[w.key()]}, nil, nil))
 		}
 	}
 	ids := runIDs(chain)
@@ -129,7 +130,7 @@ func liveLines(d *driver, chain []*historypb.History, phase int) ([]string, erro
 					if !ok {
 						dec, ok = d.decisions[0][ev.Seq]
 					}
-					var decp *interceptor.Decision
+					var decp *protocol.Decision
 					if ok {
 						decp = &dec
 					}
@@ -153,13 +154,13 @@ func liveLines(d *driver, chain []*historypb.History, phase int) ([]string, erro
 
 // haltEchoes reads h's loop.halted signals by seq, and their seqs in
 // order.
-func haltEchoes(h *historypb.History) (map[int]interceptor.HaltEvent, []int, error) {
+func haltEchoes(h *historypb.History) (map[int]protocol.HaltEvent, []int, error) {
 	dc := converter.GetDefaultDataConverter()
-	echoes := map[int]interceptor.HaltEvent{}
+	echoes := map[int]protocol.HaltEvent{}
 	var order []int
 	for _, e := range h.GetEvents() {
-		if a := e.GetWorkflowExecutionSignaledEventAttributes(); a != nil && a.GetSignalName() == interceptor.DefaultHaltedSignal {
-			var ev interceptor.HaltEvent
+		if a := e.GetWorkflowExecutionSignaledEventAttributes(); a != nil && a.GetSignalName() == protocol.DefaultHaltedSignal {
+			var ev protocol.HaltEvent
 			if err := dc.FromPayloads(a.GetInput(), &ev); err != nil {
 				return nil, nil, fmt.Errorf("loop.halted at event %d: %w", e.GetEventId(), err)
 			}
@@ -187,14 +188,14 @@ func localActivity(e *historypb.HistoryEvent) (data struct{ ActivityID, Activity
 func warningDetectors(d *driver, chain []*historypb.History) (map[string]detect.Detector, error) {
 	dc := converter.GetDefaultDataConverter()
 	out := map[string]detect.Detector{}
-	note := func(w *interceptor.Warning) {
+	note := func(w *protocol.Warning) {
 		if w != nil {
 			out[memoWarning{N: w.N, Of: w.Of, Reason: w.Reason, Node: w.Node}.key()] = w.Detector
 		}
 	}
 	header := func(p map[string]*commonpb.Payload) {
-		var n interceptor.Notice
-		if x := p[interceptor.NoticeHeader]; x != nil && dc.FromPayload(x, &n) == nil {
+		var n protocol.Notice
+		if x := p[protocol.NoticeHeader]; x != nil && dc.FromPayload(x, &n) == nil {
 			note(n.Warning)
 		}
 	}
@@ -218,7 +219,7 @@ func warningDetectors(d *driver, chain []*historypb.History) (map[string]detect.
 					w, ok = differential.Notices.Load(d.resetRun + "/" + data.ActivityID)
 				}
 				if ok {
-					warning := w.(interceptor.Warning)
+					warning := w.(protocol.Warning)
 					note(&warning)
 				}
 			}

@@ -7,13 +7,14 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
 	sdkinterceptor "go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/loopguard/loopguard/interceptor"
 	"github.com/loopguard/loopguard/interceptor/detect"
 	"github.com/loopguard/loopguard/worker/e2e/differential"
 )
@@ -35,7 +36,7 @@ import (
 type recorded struct {
 	call    int
 	halt    bool
-	warning interceptor.Warning
+	warning protocol.Warning
 }
 
 // accounts holds, by run id, the accounts of the run's executions.
@@ -155,12 +156,12 @@ type recordLog struct {
 func (l *recordLog) Warn(msg string, keyvals ...any) {
 	switch msg {
 	case "loopguard: loop warned":
-		w := interceptor.Warning{}
+		w := protocol.Warning{}
 		for i := 0; i+1 < len(keyvals); i += 2 {
 			v := fmt.Sprint(keyvals[i+1])
 			switch keyvals[i] {
 			case "reason":
-				w.Reason = interceptor.HaltReason(v)
+				w.Reason = protocol.HaltReason(v)
 			case "detector":
 				w.Detector = detect.Detector(v)
 			case "node":

@@ -45,7 +45,7 @@ func Register(r worker.Registry) {
 // run id and activity id (which its marker holds): a local activity's
 // header is in no event, so its own reading is the only record of a
 // warning it carried.
-var Notices sync.Map // "runID/activityID" → interceptor.Warning
+var Notices sync.Map // "runID/activityID" → protocol.Warning
 
 // Agent answers as asked, and notes the warning its notice carries.
 func Agent(ctx context.Context, c Call) (string, error) {

@@ -28,6 +28,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
@@ -304,7 +306,7 @@ func TestProductionRecipe(t *testing.T) {
 	require.NoError(t, err)
 	s, err := testsuite.WaitStatus(ctx, c, pausedID, testsuite.Halted(1))
 	require.NoError(t, err)
-	assert.Equal(t, interceptor.ReasonStalled, s.Halt.HaltReason)
+	assert.Equal(t, protocol.ReasonStalled, s.Halt.HaltReason)
 	haltedQuery := fmt.Sprintf(`WorkflowId = %q AND %s`, pausedID, interceptor.PausedQuery("LoopGuardState"))
 	waitFor(t, ctx, nil, 500*time.Millisecond, "visibility lists the paused workflow", func() (bool, error) {
 		resp, err := c.CountWorkflow(ctx, &workflowservice.CountWorkflowExecutionsRequest{Namespace: namespace, Query: haltedQuery})

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
@@ -94,12 +96,12 @@ func AgentLoop(ctx workflow.Context, task string) (string, error) {
 	}
 }
 
-func askReviewer(ctx workflow.Context, h interceptor.HaltEvent) (interceptor.HandlerDecision, error) {
+func askReviewer(ctx workflow.Context, h protocol.HaltEvent) (interceptor.HandlerDecision, error) {
 	var advice string
 	if err := workflow.ExecuteActivity(ctx, "Review", h.Message).Get(ctx, &advice); err != nil || advice == "" {
 		return interceptor.HandlerDecision{}, err // no decision: a human decides
 	}
-	return interceptor.HandlerDecision{Action: interceptor.ActionResume, Guidance: advice}, nil
+	return interceptor.HandlerDecision{Action: protocol.ActionResume, Guidance: advice}, nil
 }
 
 // README block 2 end
@@ -222,11 +224,11 @@ func TestReadmeListingFindsEveryHalt(t *testing.T) {
 	}, time.Minute, 200*time.Millisecond, "the README's listing never found both halts")
 	assert.ElementsMatch(t, []string{"readme-stuck Running", "readme-paused Paused"}, listed)
 
-	var st interceptor.Status
-	v, err := c.QueryWorkflow(ctx, stuck.GetID(), "", interceptor.DefaultStatusQuery)
+	var st protocol.Status
+	v, err := c.QueryWorkflow(ctx, stuck.GetID(), "", protocol.DefaultStatusQuery)
 	require.NoError(t, err)
 	require.NoError(t, v.Get(&st))
-	assert.Equal(t, interceptor.StateHalted, st.State, "the guard's state")
+	assert.Equal(t, protocol.StateHalted, st.State, "the guard's state")
 }
 
 // TestRegisterSearchAttributes: registering is idempotent, does nothing

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"go.temporal.io/sdk/activity"
 	sdkinterceptor "go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/temporal"
@@ -42,7 +44,7 @@ func (in *interp) setHandler(ctx workflow.Context) error {
 
 // handle is the halt handler: it does what the plan says for the halt's
 // seq, and notes what it returned for the driver.
-func (in *interp) handle(ctx workflow.Context, h interceptor.HaltEvent) (d interceptor.HandlerDecision, err error) {
+func (in *interp) handle(ctx workflow.Context, h protocol.HaltEvent) (d interceptor.HandlerDecision, err error) {
 	kind := HandlerFor(in.handlers, h.Seq)
 	defer func() {
 		// A panic goes on to the guard, noted as handing the halt over.
@@ -53,7 +55,7 @@ func (in *interp) handle(ctx workflow.Context, h interceptor.HaltEvent) (d inter
 		in.handled = append(in.handled, note)
 	}()
 	tag := fmt.Sprintf("%s%d-%s", HandlerTagPrefix, h.Seq, kind)
-	resume := interceptor.HandlerDecision{Action: interceptor.ActionResume, Reason: "handler " + string(kind), Guidance: HandlerGuidance(kind, h.Seq)}
+	resume := interceptor.HandlerDecision{Action: protocol.ActionResume, Reason: "handler " + string(kind), Guidance: HandlerGuidance(kind, h.Seq)}
 	switch kind {
 	case HandlerReview:
 		var r AgentResult
@@ -63,7 +65,7 @@ func (in *interp) handle(ctx workflow.Context, h interceptor.HaltEvent) (d inter
 		resume.Guidance = r.Output
 		return resume, nil
 	case HandlerEscalate:
-		return interceptor.HandlerDecision{Action: interceptor.ActionEscalate, Reason: "handler escalate"}, nil
+		return interceptor.HandlerDecision{Action: protocol.ActionEscalate, Reason: "handler escalate"}, nil
 	case HandlerError:
 		return interceptor.HandlerDecision{}, errors.New("handler error: the reviewer is unavailable")
 	case HandlerPanic:
@@ -97,7 +99,7 @@ func (in *interp) handle(ctx workflow.Context, h interceptor.HaltEvent) (d inter
 			return interceptor.HandlerDecision{}, err
 		}
 		if kind == HandlerSlowEscalate {
-			return interceptor.HandlerDecision{Action: interceptor.ActionEscalate, Reason: "handler slow-escalate"}, nil
+			return interceptor.HandlerDecision{Action: protocol.ActionEscalate, Reason: "handler slow-escalate"}, nil
 		}
 		return resume, nil
 	case HandlerOversize:
@@ -112,7 +114,7 @@ type NoticeSeen struct {
 	Tag    string
 	Node   string
 	Local  bool
-	Notice *interceptor.Notice // nil: none
+	Notice *protocol.Notice // nil: none
 	// Bytes is the size of the notice header's payload.
 	Bytes int
 }
@@ -131,7 +133,7 @@ func recordNotice(ctx context.Context, tag string) {
 	if n, ok := interceptor.NoticeFrom(ctx); ok {
 		s.Notice = &n
 	}
-	if p := sdkinterceptor.Header(ctx)[interceptor.NoticeHeader]; p != nil {
+	if p := sdkinterceptor.Header(ctx)[protocol.NoticeHeader]; p != nil {
 		s.Bytes = proto.Size(p)
 	}
 	notices.Lock()

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	commonpb "go.temporal.io/api/common/v1"
@@ -14,7 +16,6 @@ import (
 	"go.temporal.io/sdk/converter"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
-	"github.com/loopguard/loopguard/interceptor"
 	"github.com/loopguard/loopguard/interceptor/detect"
 	"github.com/loopguard/loopguard/worker/e2e/schedule"
 )
@@ -191,9 +192,9 @@ func task(s float64) event {
 // timedEcho is the loop.halted echo of halt seq, tripped at s seconds.
 func timedEcho(seq int, d detect.Detector, node, loop string, s float64, msg string) event {
 	return func(t *testing.T) *historypb.HistoryEvent {
-		ev := interceptor.HaltEvent{Seq: seq, Detector: d, Node: node, Loop: loop, Message: msg, WorkflowTime: t0.Add(seconds(s))}
+		ev := protocol.HaltEvent{Seq: seq, Detector: d, Node: node, Loop: loop, Message: msg, WorkflowTime: t0.Add(seconds(s))}
 		return &historypb.HistoryEvent{EventType: enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED, Attributes: &historypb.HistoryEvent_WorkflowExecutionSignaledEventAttributes{
-			WorkflowExecutionSignaledEventAttributes: &historypb.WorkflowExecutionSignaledEventAttributes{SignalName: interceptor.DefaultHaltedSignal, Input: &commonpb.Payloads{Payloads: []*commonpb.Payload{payload(t, ev)}}}}}
+			WorkflowExecutionSignaledEventAttributes: &historypb.WorkflowExecutionSignaledEventAttributes{SignalName: protocol.DefaultHaltedSignal, Input: &commonpb.Payloads{Payloads: []*commonpb.Payload{payload(t, ev)}}}}}
 	}
 }
 
@@ -208,7 +209,7 @@ func cancelRequested() event {
 // withRunID sets the run id of an echo's halt.
 func withRunID(t *testing.T, e *historypb.HistoryEvent, id string) *historypb.HistoryEvent {
 	a := e.GetWorkflowExecutionSignaledEventAttributes()
-	var ev interceptor.HaltEvent
+	var ev protocol.HaltEvent
 	require.NoError(t, converter.GetDefaultDataConverter().FromPayload(a.GetInput().GetPayloads()[0], &ev))
 	ev.RunID = id
 	a.Input.Payloads[0] = payload(t, ev)

@@ -6,10 +6,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/converter"
 
-	"github.com/loopguard/loopguard/interceptor"
 	"github.com/loopguard/loopguard/interceptor/detect"
 	"github.com/loopguard/loopguard/testsuite"
 	"github.com/loopguard/loopguard/worker/e2e/schedule"
@@ -76,7 +77,7 @@ var chargedRuntime = regexp.MustCompile(` for ([0-9][^ ,]*), limit [^ ,]+$`)
 // the time since the cycle's anchor, HaltEvent.Loop, first ran (an
 // anchor, once replaced by a member that ran earlier, never comes back,
 // so two halts with one Loop are one cycle's).
-func runtimeKey(ev interceptor.HaltEvent) string {
+func runtimeKey(ev protocol.HaltEvent) string {
 	if ev.Detector == detect.DetectorCycleRuntime {
 		return ev.Loop
 	}
@@ -124,7 +125,7 @@ func (d *driver) checkHandlerTime(hs []hist) {
 	}
 	for id, byseq := range d.lad.handled {
 		for seq, h := range byseq {
-			if h.Action == interceptor.ActionResume && h.Took > schedule.RuntimeBudget && d.lad.decided[fmt.Sprintf("%s/%d", id, seq)] {
+			if h.Action == protocol.ActionResume && h.Took > schedule.RuntimeBudget && d.lad.decided[fmt.Sprintf("%s/%d", id, seq)] {
 				d.r.slowResumes++
 			}
 		}
@@ -177,7 +178,7 @@ type runtimeCheck struct {
 // accepts.
 func runtimeViolations(chain []hist, dc converter.DataConverter, counts func(span) bool) runtimeCheck {
 	type halt struct {
-		ev    interceptor.HaltEvent
+		ev    protocol.HaltEvent
 		where string
 	}
 	var (
@@ -216,13 +217,13 @@ func runtimeViolations(chain []hist, dc converter.DataConverter, counts func(spa
 			}
 			if m, ok := guardMemo(e, dc); ok {
 				switch {
-				case m.State == string(interceptor.StateHalted):
+				case m.State == string(protocol.StateHalted):
 					if m.Seq != open { // a memo written again for the same halt is not a new pause
 						open, from, cancel = m.Seq, e.GetEventTime().AsTime(), false
 					}
 				case open > 0:
 					end := pauseEscalated
-					if m.State == string(interceptor.StateRunning) {
+					if m.State == string(protocol.StateRunning) {
 						end = pauseResumed
 						if cancel {
 							end = pauseCanceled
@@ -237,10 +238,10 @@ func runtimeViolations(chain []hist, dc converter.DataConverter, counts func(spa
 				continue
 			}
 			a := e.GetWorkflowExecutionSignaledEventAttributes()
-			if a == nil || a.GetSignalName() != interceptor.DefaultHaltedSignal || len(a.GetInput().GetPayloads()) == 0 {
+			if a == nil || a.GetSignalName() != protocol.DefaultHaltedSignal || len(a.GetInput().GetPayloads()) == 0 {
 				continue
 			}
-			var ev interceptor.HaltEvent
+			var ev protocol.HaltEvent
 			if dc.FromPayload(a.GetInput().GetPayloads()[0], &ev) != nil || !ownEcho(x.h, ev) || seen[ev.Seq] {
 				continue
 			}

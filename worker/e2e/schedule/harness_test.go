@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
@@ -258,7 +260,7 @@ type driver struct {
 	canceled   bool
 	terminated bool
 	children   []string
-	last       map[string]interceptor.Status
+	last       map[string]protocol.Status
 	lad        ladder
 	// extends counts the resume-extend answers sent to the root: each
 	// lengthens what its stuck loop may take (stuck-halts).
@@ -293,7 +295,7 @@ func (d *driver) drive(ctx context.Context) (schedule.Outcome, error, bool) {
 			time.Sleep(100 * time.Millisecond)
 		}
 	}()
-	d.nth, d.last = map[string]int{}, map[string]interceptor.Status{}
+	d.nth, d.last = map[string]int{}, map[string]protocol.Status{}
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	d.moved = time.Now()
@@ -359,7 +361,7 @@ func (d *driver) step(ctx context.Context) {
 		d.last[id] = st
 		d.observe(id, st)
 		fp += fmt.Sprintf("%s:%s/%d/%d;", id, st.State, st.Halts, st.TotalCalls)
-		if st.State != interceptor.StateHalted || st.Halt == nil {
+		if st.State != protocol.StateHalted || st.Halt == nil {
 			continue
 		}
 		key := fmt.Sprintf("%s/%d", st.Halt.RunID, st.Halt.Seq)
@@ -428,12 +430,12 @@ func (d *driver) cancelOnHalt(calls int) bool {
 	return false
 }
 
-func (d *driver) status(ctx context.Context, id string) (interceptor.Status, error) {
-	v, err := d.c.QueryWorkflow(ctx, id, "", interceptor.DefaultStatusQuery)
+func (d *driver) status(ctx context.Context, id string) (protocol.Status, error) {
+	v, err := d.c.QueryWorkflow(ctx, id, "", protocol.DefaultStatusQuery)
 	if err != nil {
-		return interceptor.Status{}, err
+		return protocol.Status{}, err
 	}
-	var s interceptor.Status
+	var s protocol.Status
 	return s, v.Get(&s)
 }
 
@@ -631,7 +633,7 @@ func (d *driver) checkDecision() {
 	if dec == nil || dec.Action != "escalate" || dec.By == By {
 		return
 	}
-	if dec.By == interceptor.HandlerBy && schedule.HandlerFor(d.p.Handlers, dec.HaltSeq).Action() == interceptor.ActionEscalate {
+	if dec.By == interceptor.HandlerBy && schedule.HandlerFor(d.p.Handlers, dec.HaltSeq).Action() == protocol.ActionEscalate {
 		return
 	}
 	if dec.By == "loopguard" && (strings.HasPrefix(dec.Reason, "policy:") || strings.Contains(dec.Reason, "pause timeout")) {
@@ -725,11 +727,11 @@ func (d *driver) checkStartHalt(h *historypb.History) {
 			}
 		}
 		a := e.GetWorkflowExecutionSignaledEventAttributes()
-		if a == nil || a.GetSignalName() != interceptor.DefaultHaltedSignal || len(a.GetInput().GetPayloads()) == 0 {
+		if a == nil || a.GetSignalName() != protocol.DefaultHaltedSignal || len(a.GetInput().GetPayloads()) == 0 {
 			continue
 		}
-		var ev interceptor.HaltEvent
-		if err := dc.FromPayload(a.GetInput().GetPayloads()[0], &ev); err == nil && ev.HaltReason == interceptor.ReasonUserStop {
+		var ev protocol.HaltEvent
+		if err := dc.FromPayload(a.GetInput().GetPayloads()[0], &ev); err == nil && ev.HaltReason == protocol.ReasonUserStop {
 			return
 		}
 	}
@@ -839,7 +841,7 @@ func haltedSignalNext(events []*historypb.HistoryEvent) bool {
 		if e.GetEventType() == enumspb.EVENT_TYPE_WORKFLOW_TASK_STARTED {
 			return false
 		}
-		if a := e.GetWorkflowExecutionSignaledEventAttributes(); a != nil && a.GetSignalName() == interceptor.DefaultHaltedSignal {
+		if a := e.GetWorkflowExecutionSignaledEventAttributes(); a != nil && a.GetSignalName() == protocol.DefaultHaltedSignal {
 			return true
 		}
 	}

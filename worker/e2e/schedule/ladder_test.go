@@ -8,6 +8,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
@@ -89,10 +91,10 @@ func (d *driver) maxGuidance(id string) string {
 	d.lad.n++
 	b := []byte(fmt.Sprintf("guidance %d of the driver for %s, at the limit: ", d.lad.n, id))
 	fill := []string{"<", "界", "&", "\x01", "é", "\u2028", ">", "\""}
-	for i := 0; len(b)+len(fill[i%len(fill)]) <= interceptor.MaxGuidanceBytes; i++ {
+	for i := 0; len(b)+len(fill[i%len(fill)]) <= protocol.MaxGuidanceBytes; i++ {
 		b = append(b, fill[i%len(fill)]...)
 	}
-	for len(b) < interceptor.MaxGuidanceBytes {
+	for len(b) < protocol.MaxGuidanceBytes {
 		b = append(b, 'x')
 	}
 	d.mayTake(id, string(b))
@@ -147,7 +149,7 @@ type hostileInput struct {
 
 func (d *driver) hostile(id string) []hostileInput {
 	over := fmt.Sprintf("guidance of %s one byte over the limit ", id)
-	over += strings.Repeat("x", interceptor.MaxGuidanceBytes+1-len(over))
+	over += strings.Repeat("x", protocol.MaxGuidanceBytes+1-len(over))
 	// JSON text holding a byte that is not UTF-8: the guard refuses it, or
 	// decodes it as U+FFFD as encoding/json does; either way no notice
 	// carries the byte.
@@ -160,7 +162,7 @@ func (d *driver) hostile(id string) []hostileInput {
 	})
 	return []hostileInput{
 		{what: "guidance of 513 bytes", name: "resume", payload: map[string]any{"by": HostileBy, "guidance": over},
-			refusal: fmt.Sprintf(`"guidance" is %d bytes, at most %d`, interceptor.MaxGuidanceBytes+1, interceptor.MaxGuidanceBytes)},
+			refusal: fmt.Sprintf(`"guidance" is %d bytes, at most %d`, protocol.MaxGuidanceBytes+1, protocol.MaxGuidanceBytes)},
 		{what: "guidance", name: "escalate", payload: map[string]any{"by": HostileBy, "guidance": "escalate with guidance"},
 			refusal: `"guidance" is only accepted by resume`},
 		{what: "an invalid byte in its guidance", name: "resume", payload: raw},
@@ -178,7 +180,7 @@ func (d *driver) tryUpdate(ctx context.Context, id, name string, arg any) error 
 	if err != nil {
 		return err
 	}
-	var dec interceptor.Decision
+	var dec protocol.Decision
 	if err := hd.Get(uctx, &dec); err != nil {
 		return err
 	}
@@ -199,7 +201,7 @@ func (d *driver) leaveToHandler(id, key string, seq int) bool {
 		return false
 	}
 	if hd, ok := d.lad.handled[id][seq]; ok {
-		if a := hd.Action; a == interceptor.ActionResume || a == interceptor.ActionEscalate {
+		if a := hd.Action; a == protocol.ActionResume || a == protocol.ActionEscalate {
 			// The progress was read before this status: the handler's
 			// decision should have ended the halt in the same task.
 			d.r.fail("handler-decision-lost", "%s: the halt handler returned %q for halt %d, and the workflow is still halted on it", id, a, seq)
@@ -247,7 +249,7 @@ func (d *driver) childHandled(ctx context.Context, id string) {
 // observe checks what a loop.status of workflow id shows of the ladder:
 // the guidance in force, the last decision, and no node for the handler's
 // own calls.
-func (d *driver) observe(id string, st interceptor.Status) {
+func (d *driver) observe(id string, st protocol.Status) {
 	if g := st.Guidance; g != nil {
 		calls := 0
 		for _, n := range st.Nodes {
@@ -281,7 +283,7 @@ func (d *driver) observe(id string, st interceptor.Status) {
 // decided first; a handler that hands a halt over never decides it; a
 // handler that decided before any human answered is the one the decision
 // names.
-func (d *driver) checkHandlerDecision(id string, dec interceptor.Decision) {
+func (d *driver) checkHandlerDecision(id string, dec protocol.Decision) {
 	k := schedule.HandlerFor(d.p.Handlers, dec.HaltSeq)
 	if dec.By == interceptor.HandlerBy {
 		key := fmt.Sprintf("%s/%d", id, dec.HaltSeq)
@@ -297,14 +299,14 @@ func (d *driver) checkHandlerDecision(id string, dec interceptor.Decision) {
 			d.r.fail("handler-decision", "%s: halt %d decided by the halt handler (%+v), whose kind %q hands it to a human", id, dec.HaltSeq, dec, k)
 		case dec.Action != k.Action():
 			d.r.fail("handler-decision", "%s: halt %d: the halt handler of kind %q decided %q, want %q", id, dec.HaltSeq, k, dec.Action, k.Action())
-		case dec.Action == interceptor.ActionResume:
+		case dec.Action == protocol.ActionResume:
 			d.checkGuidance(id, "lastDecision", dec.Guidance, dec.By, dec.HaltSeq)
 		}
 		return
 	}
 	hd, ok := d.lad.handled[id][dec.HaltSeq]
 	returned := hd.Action
-	if !ok || returned == "" || k.Action() == "" || k == schedule.HandlerSleep || dec.Action == interceptor.ActionCancel {
+	if !ok || returned == "" || k.Action() == "" || k == schedule.HandlerSleep || dec.Action == protocol.ActionCancel {
 		return
 	}
 	if timeout := d.p.Options().PauseTimeout; dec.By == "loopguard" && timeout > 0 && hd.Took >= timeout {
@@ -323,7 +325,7 @@ func (d *driver) checkGuidance(id, where, text, by string, seq int) {
 	if text == "" {
 		return
 	}
-	if len(text) > interceptor.MaxGuidanceBytes || !utf8.ValidString(text) {
+	if len(text) > protocol.MaxGuidanceBytes || !utf8.ValidString(text) {
 		d.r.fail("guidance-invalid", "%s: %s shows guidance of %d bytes (valid UTF-8 %v) by %q", id, where, len(text), utf8.ValidString(text), by)
 	}
 	switch by {
@@ -334,7 +336,7 @@ func (d *driver) checkGuidance(id, where, text, by string, seq int) {
 	case interceptor.HandlerBy:
 		k := schedule.HandlerFor(d.p.Handlers, seq)
 		want := strings.ToValidUTF8(schedule.HandlerGuidance(k, seq), "")
-		if !strings.HasPrefix(want, text) || (len(want) <= interceptor.MaxGuidanceBytes && text != want) {
+		if !strings.HasPrefix(want, text) || (len(want) <= protocol.MaxGuidanceBytes && text != want) {
 			d.r.fail("guidance-unsent", "%s: %s shows guidance %q by the halt handler for halt %d, whose kind %q gives %q", id, where, firstLine(text), seq, k, firstLine(want))
 		}
 	default:
@@ -343,16 +345,16 @@ func (d *driver) checkGuidance(id, where, text, by string, seq int) {
 }
 
 // cutOf reports whether notice n carries guidance g, whole or, when the
-// header had to be cut to interceptor.MaxNoticeBytes (guard version 8),
+// header had to be cut to protocol.MaxNoticeBytes (guard version 8),
 // cut: its by, then its text, are prefixes of g's.
-func cutOf(g guidanceKey, n interceptor.Notice) bool {
+func cutOf(g guidanceKey, n protocol.Notice) bool {
 	return n.Guidance != "" && strings.HasPrefix(g.text, n.Guidance) && strings.HasPrefix(g.by, n.By)
 }
 
 // uncut returns the guidance text and sender a notice's guidance was cut
 // from: the guidance in force that loop.status showed, or one the driver
 // sent, or the notice's own when none matches.
-func (d *driver) uncut(id string, n interceptor.Notice) (text, by string) {
+func (d *driver) uncut(id string, n protocol.Notice) (text, by string) {
 	for g := range d.lad.inForce[id] {
 		if g.haltSeq == n.HaltSeq && cutOf(g, n) {
 			return g.text, g.by
@@ -372,7 +374,7 @@ func (d *driver) uncut(id string, n interceptor.Notice) (text, by string) {
 type noticed struct {
 	where  string
 	event  int // index of the call's event in the history
-	notice interceptor.Notice
+	notice protocol.Notice
 	bytes  int
 }
 
@@ -408,7 +410,7 @@ func (d *driver) checkNotices(hs []hist) {
 			}
 		}
 		for _, n := range byID[id] {
-			if n.bytes > interceptor.MaxNoticeBytes {
+			if n.bytes > protocol.MaxNoticeBytes {
 				d.r.fail("notice-size", "%s: %s carried a notice header of %d bytes (guidance %d bytes)", id, n.where, n.bytes, len(n.notice.Guidance))
 			}
 			text, by := d.uncut(id, n.notice)
@@ -443,11 +445,11 @@ func headerNotices(x hist) []noticed {
 		default:
 			continue
 		}
-		p := h.GetFields()[interceptor.NoticeHeader]
+		p := h.GetFields()[protocol.NoticeHeader]
 		if p == nil {
 			continue
 		}
-		var n interceptor.Notice
+		var n protocol.Notice
 		if err := converter.GetDefaultDataConverter().FromPayload(p, &n); err != nil {
 			n.Guidance = "(undecodable notice: " + err.Error() + ")"
 		}

@@ -1,7 +1,7 @@
 package schedule_test
 
 import (
-	"github.com/loopguard/loopguard/interceptor"
+	"github.com/loopguard/loopguard/interceptor/protocol"
 	"github.com/loopguard/loopguard/testsuite"
 	"github.com/loopguard/loopguard/worker/e2e/schedule"
 	enumspb "go.temporal.io/api/enums/v1"
@@ -47,10 +47,10 @@ func (d *driver) checkOneLoop(hs []hist) {
 				continue
 			}
 			a := e.GetWorkflowExecutionSignaledEventAttributes()
-			if e.GetEventType() != enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED || a.GetSignalName() != interceptor.DefaultHaltedSignal {
+			if e.GetEventType() != enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED || a.GetSignalName() != protocol.DefaultHaltedSignal {
 				continue
 			}
-			var ev interceptor.HaltEvent
+			var ev protocol.HaltEvent
 			if dc.FromPayload(a.GetInput().GetPayloads()[0], &ev) != nil || ev.Observed || !ownEcho(x.h, ev) {
 				continue
 			}
@@ -66,7 +66,7 @@ func (d *driver) checkOneLoop(hs []hist) {
 
 // ownEcho reports whether ev is the halt of the execution whose history h
 // is (not a halt another workflow reported).
-func ownEcho(h *historypb.History, ev interceptor.HaltEvent) bool {
+func ownEcho(h *historypb.History, ev protocol.HaltEvent) bool {
 	evs := h.GetEvents()
 	if len(evs) == 0 {
 		return false

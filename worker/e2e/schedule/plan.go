@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/loopguard/loopguard/interceptor"
+	"github.com/loopguard/loopguard/interceptor/protocol"
 )
 
 // CallKind is the kind of a guarded call.
@@ -137,12 +137,12 @@ func HandlerFor(handlers []HandlerKind, n int) HandlerKind {
 
 // Action is the action a handler of kind k returns ("" when it hands the
 // halt to a human).
-func (k HandlerKind) Action() interceptor.Action {
+func (k HandlerKind) Action() protocol.Action {
 	switch k {
 	case HandlerEscalate, HandlerSlowEscalate:
-		return interceptor.ActionEscalate
+		return protocol.ActionEscalate
 	case HandlerReview, HandlerRepeat, HandlerSleep, HandlerOversize, HandlerSlow:
-		return interceptor.ActionResume
+		return protocol.ActionResume
 	}
 	return ""
 }

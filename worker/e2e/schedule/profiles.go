@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"github.com/loopguard/loopguard/interceptor"
 )
 
@@ -79,8 +81,8 @@ var profiles = map[string]func() interceptor.Options{
 			Graph: []interceptor.Edge{{From: "Code", To: "Verify"}},
 		}
 	},
-	ProfileObserve: func() interceptor.Options { return interceptor.Options{OnHalt: interceptor.OnHaltObserve} },
-	ProfileFail:    func() interceptor.Options { return interceptor.Options{OnHalt: interceptor.OnHaltFail} },
+	ProfileObserve: func() interceptor.Options { return interceptor.Options{OnHalt: protocol.OnHaltObserve} },
+	ProfileFail:    func() interceptor.Options { return interceptor.Options{OnHalt: protocol.OnHaltFail} },
 	ProfileTimeout: func() interceptor.Options {
 		return interceptor.Options{PauseTimeout: time.Second, OnPauseTimeout: interceptor.TimeoutResume}
 	},

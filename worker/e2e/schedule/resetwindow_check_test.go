@@ -3,7 +3,8 @@ package schedule_test
 import (
 	"testing"
 
-	"github.com/loopguard/loopguard/interceptor"
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"github.com/loopguard/loopguard/interceptor/detect"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -81,8 +82,8 @@ func local() event {
 func warned(node string) event {
 	return func(t *testing.T) *historypb.HistoryEvent {
 		e := call(node)(t)
-		n := interceptor.Notice{Warning: &interceptor.Warning{Detector: detect.DetectorEdgeWithoutProgress, N: 1, Of: 1, Node: node, Nodes: []string{node}, Loop: node}}
-		e.GetActivityTaskScheduledEventAttributes().Header = &commonpb.Header{Fields: map[string]*commonpb.Payload{interceptor.NoticeHeader: payload(t, n)}}
+		n := protocol.Notice{Warning: &protocol.Warning{Detector: detect.DetectorEdgeWithoutProgress, N: 1, Of: 1, Node: node, Nodes: []string{node}, Loop: node}}
+		e.GetActivityTaskScheduledEventAttributes().Header = &commonpb.Header{Fields: map[string]*commonpb.Payload{protocol.NoticeHeader: payload(t, n)}}
 		return e
 	}
 }
@@ -95,15 +96,15 @@ func memo(state string, seq int) event {
 	}
 }
 
-func halted(seq int) event { return memo(string(interceptor.StateHalted), seq) }
-func running() event       { return memo(string(interceptor.StateRunning), 0) }
+func halted(seq int) event { return memo(string(protocol.StateHalted), seq) }
+func running() event       { return memo(string(protocol.StateRunning), 0) }
 func escalated() event     { return memo("escalated", 1) }
 
 // echo is the loop.halted echo of halt seq of loop Code.
 func echo(seq int, d detect.Detector) event {
 	return func(t *testing.T) *historypb.HistoryEvent {
-		ev := interceptor.HaltEvent{Seq: seq, Detector: d, Node: "Code", Loop: "Code", RunID: "run"}
+		ev := protocol.HaltEvent{Seq: seq, Detector: d, Node: "Code", Loop: "Code", RunID: "run"}
 		return &historypb.HistoryEvent{EventType: enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED, Attributes: &historypb.HistoryEvent_WorkflowExecutionSignaledEventAttributes{
-			WorkflowExecutionSignaledEventAttributes: &historypb.WorkflowExecutionSignaledEventAttributes{SignalName: interceptor.DefaultHaltedSignal, Input: &commonpb.Payloads{Payloads: []*commonpb.Payload{payload(t, ev)}}}}}
+			WorkflowExecutionSignaledEventAttributes: &historypb.WorkflowExecutionSignaledEventAttributes{SignalName: protocol.DefaultHaltedSignal, Input: &commonpb.Payloads{Payloads: []*commonpb.Payload{payload(t, ev)}}}}}
 	}
 }

@@ -5,7 +5,8 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/loopguard/loopguard/interceptor"
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"github.com/loopguard/loopguard/interceptor/detect"
 	"github.com/loopguard/loopguard/testsuite"
 	enumspb "go.temporal.io/api/enums/v1"
@@ -81,14 +82,14 @@ func (d *driver) checkResetWindow(hs []hist) {
 // It returns how many halts it checked against a reset, and the violations.
 func resetWindowViolations(x hist, dc converter.DataConverter) (int, []string) {
 	evs := x.h.GetEvents()
-	halts := map[int]interceptor.HaltEvent{} // own halts by seq
-	echoAt := map[int]int{}                  // seq → index of its echo
+	halts := map[int]protocol.HaltEvent{} // own halts by seq
+	echoAt := map[int]int{}               // seq → index of its echo
 	for i, e := range evs {
 		a := e.GetWorkflowExecutionSignaledEventAttributes()
-		if a == nil || a.GetSignalName() != interceptor.DefaultHaltedSignal || len(a.GetInput().GetPayloads()) == 0 {
+		if a == nil || a.GetSignalName() != protocol.DefaultHaltedSignal || len(a.GetInput().GetPayloads()) == 0 {
 			continue
 		}
-		var ev interceptor.HaltEvent
+		var ev protocol.HaltEvent
 		if dc.FromPayload(a.GetInput().GetPayloads()[0], &ev) != nil || !ownEcho(x.h, ev) {
 			continue
 		}
@@ -130,15 +131,15 @@ func resetWindowViolations(x hist, dc converter.DataConverter) (int, []string) {
 		if !ok {
 			continue
 		}
-		if _, seen := raisedAt[m.Seq]; m.Seq > 0 && !seen && (m.State == string(interceptor.StateHalted) || m.State == string(interceptor.StateEscalated)) {
+		if _, seen := raisedAt[m.Seq]; m.Seq > 0 && !seen && (m.State == string(protocol.StateHalted) || m.State == string(protocol.StateEscalated)) {
 			raisedAt[m.Seq] = i
 		}
 		switch {
-		case m.State == string(interceptor.StateHalted):
+		case m.State == string(protocol.StateHalted):
 			if m.Seq != open { // a memo written again for the same halt is not the halt
 				shownAt, open, canceled = i, m.Seq, false
 			}
-		case m.State == string(interceptor.StateRunning) && open > 0:
+		case m.State == string(protocol.StateRunning) && open > 0:
 			// A cancellation ends the pause without starting the loop over.
 			if ev, ok := halts[open]; ok && ev.Loop != "" && !canceled {
 				resets = append(resets, reset{loop: ev.Loop, what: fmt.Sprintf("halt %d resumed", open), seq: open, at: shownAt, seen: shownAt})

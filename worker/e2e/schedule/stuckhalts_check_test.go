@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	commonpb "go.temporal.io/api/common/v1"
@@ -39,9 +41,9 @@ func TestStuckHaltsCheck(t *testing.T) {
 	warnedLoop := func(from, n, warned, nth int) []event {
 		var evs []event
 		for i := from; i < from+n; i++ {
-			var w *interceptor.Warning
+			var w *protocol.Warning
 			if warned >= 0 && i >= warned {
-				w = &interceptor.Warning{Detector: detect.DetectorIdenticalOutput, N: nth, Of: 1, Node: "Code", Nodes: []string{"Code"}, Loop: "Code"}
+				w = &protocol.Warning{Detector: detect.DetectorIdenticalOutput, N: nth, Of: 1, Node: "Code", Nodes: []string{"Code"}, Loop: "Code"}
 			}
 			evs = append(evs, taggedCall(schedule.StuckTag("t9", i, 0), "Code", w))
 		}
@@ -74,7 +76,7 @@ func TestStuckHaltsCheck(t *testing.T) {
 		{name: "tripped late", stuck: one, give: cat(loop(0, onset+2, onset+1), halt(1)), wantN: 1, halted: true, wantAfter: 1},
 		{name: "halted at the onset (Warnings 0)", stuck: one, give: cat(loop(0, 3, -1), halt(1)), halted: true},
 		{name: "a warning in force from before is not the onset", stuck: one,
-			give:   cat([]event{taggedCall("t1", "Code", &interceptor.Warning{N: 1, Of: 1, Node: "Code", Nodes: []string{"Code"}, Loop: "Code"})}, loop(0, 5, 0), warnedLoop(5, b1, 5, 2), halt(1)),
+			give:   cat([]event{taggedCall("t1", "Code", &protocol.Warning{N: 1, Of: 1, Node: "Code", Nodes: []string{"Code"}, Loop: "Code"})}, loop(0, 5, 0), warnedLoop(5, b1, 5, 2), halt(1)),
 			halted: true, wantAfter: b1},
 		{name: "the halt handler's calls are not counted", stuck: one,
 			give: cat(loop(0, 5, 3), handlerCalls(2*b1), loop(5, 3, 3), halt(1)), halted: true, wantAfter: 5},
@@ -110,13 +112,13 @@ func TestExtendedBound(t *testing.T) {
 
 // taggedCall is an activity call of node whose input carries tag, and
 // whose notice header carries w (nil: no header).
-func taggedCall(tag, node string, w *interceptor.Warning) event {
+func taggedCall(tag, node string, w *protocol.Warning) event {
 	return func(t *testing.T) *historypb.HistoryEvent {
 		e := call(node)(t)
 		a := e.GetActivityTaskScheduledEventAttributes()
 		a.Input = &commonpb.Payloads{Payloads: []*commonpb.Payload{payload(t, schedule.AgentInput{Tag: tag})}}
 		if w != nil {
-			a.Header = &commonpb.Header{Fields: map[string]*commonpb.Payload{interceptor.NoticeHeader: payload(t, interceptor.Notice{Warning: w})}}
+			a.Header = &commonpb.Header{Fields: map[string]*commonpb.Payload{protocol.NoticeHeader: payload(t, protocol.Notice{Warning: w})}}
 		}
 		return e
 	}

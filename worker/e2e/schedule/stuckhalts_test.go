@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/converter"
@@ -118,7 +120,7 @@ func stuckHaltViolations(x hist, dc converter.DataConverter, s schedule.Stuck, o
 		bases[g.Call.Tag], nodes[g.Call.Node] = true, true
 	}
 	evs := x.h.GetEvents()
-	notices := map[int]*interceptor.Warning{}
+	notices := map[int]*protocol.Warning{}
 	for _, n := range headerNotices(x) {
 		notices[n.event] = n.notice.Warning
 	}
@@ -212,7 +214,7 @@ func stuckHaltViolations(x hist, dc converter.DataConverter, s schedule.Stuck, o
 }
 
 // warningLoop names a warning's loop.
-func warningLoop(w *interceptor.Warning) string {
+func warningLoop(w *protocol.Warning) string {
 	if w.Loop != "" {
 		return w.Loop
 	}
@@ -228,16 +230,16 @@ func firstStuckHalt(x hist, dc converter.DataConverter, start int, nodes map[str
 	first := -1
 	for i, e := range x.h.GetEvents() {
 		if m, ok := guardMemo(e, dc); ok {
-			if _, seen := shown[m.Seq]; m.Seq > 0 && !seen && (m.State == string(interceptor.StateHalted) || m.State == string(interceptor.StateEscalated)) {
+			if _, seen := shown[m.Seq]; m.Seq > 0 && !seen && (m.State == string(protocol.StateHalted) || m.State == string(protocol.StateEscalated)) {
 				shown[m.Seq] = i
 			}
 			continue
 		}
 		a := e.GetWorkflowExecutionSignaledEventAttributes()
-		if a == nil || a.GetSignalName() != interceptor.DefaultHaltedSignal || len(a.GetInput().GetPayloads()) == 0 {
+		if a == nil || a.GetSignalName() != protocol.DefaultHaltedSignal || len(a.GetInput().GetPayloads()) == 0 {
 			continue
 		}
-		var ev interceptor.HaltEvent
+		var ev protocol.HaltEvent
 		if dc.FromPayload(a.GetInput().GetPayloads()[0], &ev) != nil || !ownEcho(x.h, ev) || !nodes[ev.Node] {
 			continue
 		}

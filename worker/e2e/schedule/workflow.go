@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/worker"
@@ -81,8 +83,8 @@ type Progress struct {
 // action it returned ("" when it handed the halt to a human, failed or
 // panicked).
 type Handled struct {
-	Seq    int                `json:"seq"`
-	Action interceptor.Action `json:"action,omitempty"`
+	Seq    int             `json:"seq"`
+	Action protocol.Action `json:"action,omitempty"`
 	// Took is the workflow time from the halt to the handler's return: a
 	// handler that took PauseTimeout or longer lost the race to it.
 	Took time.Duration `json:"took,omitempty"`

@@ -12,7 +12,7 @@
 // turn until MaxTurns, activities.ParallelProgressing asks something new
 // every turn and answers after activities.ParallelProgressTurns turns, and
 // activities.ParallelHeeds changes approach once the workflow receives a
-// loop.warning signal (an interceptor.Warning, or an interceptor.Notice
+// loop.warning signal (a protocol.Warning, or a protocol.Notice
 // holding one). The arguments and results are the bytes the Go sample
 // writes, so the guard's detectors read a TypeScript run as they read a
 // Go run of the same scenario. The workflow carries no guard.

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
+
 	"github.com/stretchr/testify/require"
 	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
@@ -18,7 +20,6 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/loopguard/loopguard/activities"
-	"github.com/loopguard/loopguard/interceptor"
 	"github.com/loopguard/loopguard/interceptor/history"
 	"github.com/loopguard/loopguard/testsuite"
 	"github.com/loopguard/loopguard/worker/devserver"
@@ -254,7 +255,7 @@ func TestTypeScriptAgentHeedsLoopWarning(t *testing.T) {
 	w, err := typescript.StartWith(ctx, t, typescript.Options{HostPort: srv.FrontendHostPort(), Namespace: srv.Namespace(),
 		TaskQueue: "ts-agents", ModelLatency: 100 * time.Millisecond})
 	require.NoError(t, err)
-	warning := interceptor.Warning{Detector: "identical_output", Message: "WebSearch repeated with the same results",
+	warning := protocol.Warning{Detector: "identical_output", Message: "WebSearch repeated with the same results",
 		Directive: "Stop repeating the same searches.", N: 1, Of: 1, Node: "WebSearch"}
 	for _, tt := range []struct {
 		scenario string
@@ -262,7 +263,7 @@ func TestTypeScriptAgentHeedsLoopWarning(t *testing.T) {
 		outcome  string
 	}{
 		{activities.ParallelHeeds, warning, workflows.OutcomeCompleted},
-		{activities.ParallelHeeds, interceptor.Notice{Warning: &warning}, workflows.OutcomeCompleted},
+		{activities.ParallelHeeds, protocol.Notice{Warning: &warning}, workflows.OutcomeCompleted},
 		{activities.ParallelStuck, warning, workflows.OutcomeGaveUp},
 	} {
 		id := fmt.Sprintf("heed-%s-%T", tt.scenario, tt.signal)

@@ -33,7 +33,7 @@ export interface ToolResult {
   text: string;
 }
 
-/** A warning as the loop.warning signal carries it (interceptor.Warning), read loosely. */
+/** A warning as the loop.warning signal carries it (protocol.Warning), read loosely. */
 export interface LoopWarning {
   detector?: string;
   message?: string;

@@ -42,7 +42,7 @@ const acts = proxyActivities<Activities>({
 
 /**
  * warningSignal is the signal a watcher sends with a warning
- * (interceptor.Warning, or an interceptor.Notice holding one), for
+ * (protocol.Warning, or an protocol.Notice holding one), for
  * workflows that choose to read it.
  */
 export const warningSignal = defineSignal<[unknown]>('loop.warning');

@@ -1,10 +1,12 @@
-package interceptor_test
+package protocol_test
 
 import (
 	"crypto/ed25519"
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/loopguard/loopguard/interceptor/protocol"
 
 	"github.com/loopguard/loopguard/interceptor"
 )
@@ -22,8 +24,8 @@ func ExampleSignAnswer() {
 		return
 	}
 	from := time.Date(2026, 11, 27, 21, 0, 0, 0, time.UTC)
-	signed, err := interceptor.SignAnswer(interceptor.Answer{
-		WorkflowID: "agent-7", RunID: "0f3c9a", HaltSeq: 1, Action: interceptor.ActionResume,
+	signed, err := protocol.SignAnswer(protocol.Answer{
+		WorkflowID: "agent-7", RunID: "0f3c9a", HaltSeq: 1, Action: protocol.ActionResume,
 		Guidance: "check the API version", By: "alice", KeyID: "alice",
 		NotBefore: from, NotAfter: from.Add(10 * time.Minute),
 	}, priv)
