@@ -180,8 +180,8 @@ func readCarry(ctx workflow.Context) (*carried, error) {
 // closeRun closes a run that continues as new, at workflow time now, as
 // every driver does: the results that are in are read, then the core ends
 // the run (core.endRun).
-func (g *guard) closeRun(ctx workflow.Context, now time.Time) {
-	g.observeReady(ctx, now)
+func (g *guard) closeRun(d driver, now time.Time) {
+	g.observeReady(d, now)
 	g.endRun(now)
 }
 
@@ -191,7 +191,7 @@ func (g *guard) closeRun(ctx workflow.Context, now time.Time) {
 // Calls still in flight are closed: their futures die with this run, and a
 // step left open would swallow every later call of its node.
 func (g *guard) carryOnReturn(ctx workflow.Context, can *workflow.ContinueAsNewError) error {
-	g.closeRun(ctx, workflow.Now(ctx))
+	g.closeRun(driver{ctx: ctx}, workflow.Now(ctx))
 	c, err := g.carry()
 	if err != nil {
 		return err

@@ -93,10 +93,10 @@ type pendingCall struct {
 // is recovered, as a ResultHook is: the call is named by its type rather
 // than every workflow task of every guarded workflow failing. (A task
 // that panicked recorded nothing, so no history replays differently.)
-func (g *guard) nodeName(ctx workflow.Context, kind CallKind, typ string, args []any) string {
+func (g *guard) nodeName(d driver, kind CallKind, typ string, args []any) string {
 	node, panicked := g.callNode(kind, typ, args)
 	if panicked != nil {
-		g.next.GetLogger(ctx).Error("loopguard: NodeName panicked: the call is named by its type", "type", typ, "panic", fmt.Sprint(panicked))
+		g.logger(d).Error("loopguard: NodeName panicked: the call is named by its type", "type", typ, "panic", fmt.Sprint(panicked))
 	}
 	return node
 }
@@ -112,7 +112,7 @@ func (g *guard) admit(ctx workflow.Context, node string) (detect.StepRef, error)
 	}
 	// Workflow time only moves when the workflow blocks: reading the
 	// results and the first Begin share one clock reading.
-	ref, _, err := g.enter(ctx, node, workflow.Now(ctx), func(t *detect.Trip) (time.Time, bool, error) {
+	ref, _, err := g.enter(driver{ctx: ctx}, node, workflow.Now(ctx), func(t *detect.Trip) (time.Time, bool, error) {
 		if err := g.halt(ctx, node, t); err != nil {
 			return time.Time{}, false, err
 		}
@@ -125,11 +125,11 @@ func (g *guard) admit(ctx workflow.Context, node string) (detect.StepRef, error)
 // are in are read at now, then the core admits the call of node, each
 // trip going to the driver's onTrip (core.begin). A call let through
 // unrecorded is logged.
-func (g *guard) enter(ctx workflow.Context, node string, now time.Time, onTrip func(*detect.Trip) (time.Time, bool, error)) (detect.StepRef, bool, error) {
-	g.observeReady(ctx, now)
+func (g *guard) enter(d driver, node string, now time.Time, onTrip func(*detect.Trip) (time.Time, bool, error)) (detect.StepRef, bool, error) {
+	g.observeReady(d, now)
 	ref, ok, err := g.begin(node, now, onTrip)
 	if ok && ref.Node < 0 {
-		g.next.GetLogger(ctx).Warn("loopguard: call admitted unrecorded after repeated halts", "node", node)
+		g.logger(d).Warn("loopguard: call admitted unrecorded after repeated halts", "node", node)
 	}
 	return ref, ok, err
 }
@@ -165,17 +165,14 @@ func (g *guard) track(ref detect.StepRef, node string, fut workflow.Future) {
 // at now, so that a node's runtime ends when its result arrived, not when
 // the workflow next calls out; for a durable timer (timer) the detectors
 // also hear that the workflow waits, which tells waiting from looping (a
-// timer between polls). The Judge runs it at the timers a history shows.
-func (g *guard) waits(ctx workflow.Context, now time.Time, timer bool) {
+// timer between polls). The Judge runs it at the timers a history shows;
+// live, the guard first takes the input that came in (liveWaits).
+func (g *guard) waits(d driver, now time.Time, timer bool) {
 	if !g.active {
 		return
 	}
-	if ctx != nil {
-		// Live (the Judge, with no context, delivers at each task's start).
-		g.deliver(ctx)
-	}
 	if len(g.pending) > 0 {
-		g.observeReady(ctx, now)
+		g.observeReady(d, now)
 	}
 	if timer {
 		g.timer(now)
@@ -185,7 +182,7 @@ func (g *guard) waits(ctx workflow.Context, now time.Time, timer bool) {
 // observeReady feeds the results of finished calls to the detectors, in the
 // order the calls were issued, at now, the workflow clock's (reading a
 // ready future does not block, so now holds for every result).
-func (g *guard) observeReady(ctx workflow.Context, now time.Time) {
+func (g *guard) observeReady(d driver, now time.Time) {
 	at := g.resultAt(now)
 	kept := g.pending[:0]
 	for _, p := range g.pending {
@@ -193,7 +190,7 @@ func (g *guard) observeReady(ctx workflow.Context, now time.Time) {
 			kept = append(kept, p)
 			continue
 		}
-		obs, canceled := g.observation(ctx, p)
+		obs, canceled := g.observation(d, p)
 		g.result(p.ref, obs, canceled, at)
 	}
 	for i := len(kept); i < len(g.pending); i++ {
@@ -207,15 +204,15 @@ func (g *guard) observeReady(ctx workflow.Context, now time.Time) {
 // workflow's own Get is unaffected; into a RawValue the workflow's data
 // converter only runs its codecs. canceled reports a call that ended
 // canceled.
-func (g *guard) observation(ctx workflow.Context, p pendingCall) (obs detect.Observation, canceled bool) {
+func (g *guard) observation(d driver, p pendingCall) (obs detect.Observation, canceled bool) {
 	var bad string
 	if r, ok := p.fut.(readFuture); ok {
 		obs, canceled, bad = r.read()
 	} else {
-		obs, canceled, bad = g.readResult(ctx, p.node, p.fut)
+		obs, canceled, bad = g.readResult(p.node, func(ptr any) error { return p.fut.Get(d.ctx, ptr) })
 	}
 	if bad != "" {
-		g.next.GetLogger(ctx).Warn("loopguard: ResultHook "+bad, "node", p.node)
+		g.logger(d).Warn("loopguard: ResultHook "+bad, "node", p.node)
 	}
 	return obs, canceled
 }
@@ -228,16 +225,17 @@ type readFuture interface {
 	read() (obs detect.Observation, canceled bool, bad string)
 }
 
-// readResult reads the result or error of fut, a finished call of node,
-// into what the detectors see; bad is for the driver to log.
-func (g *guard) readResult(ctx workflow.Context, node string, fut workflow.Future) (detect.Observation, bool, string) {
+// readResult reads the result or error of a finished call of node, which
+// get decodes as a future's Get does, into what the detectors see; bad is
+// for the driver to log.
+func (g *guard) readResult(node string, get func(ptr any) error) (detect.Observation, bool, string) {
 	// Get takes an interface, so a local RawValue would escape: the guard
 	// lends its own, and lets go of the payload once its bytes are read.
-	err := fut.Get(ctx, &g.raw)
+	err := get(&g.raw)
 	data := g.raw.Payload().GetData()
 	g.raw = converter.RawValue{}
 	if err != nil {
-		data, err = g.rawResult(ctx, fut)
+		data, err = rawResult(get)
 	}
 	return g.observe(node, data, err)
 }
@@ -249,12 +247,12 @@ func (g *guard) readResult(ctx workflow.Context, node string, fut workflow.Futur
 // then captured as the converter hands them over. A result no converter
 // hands over reads as empty: the detectors take it as a silent success,
 // not as a failure every call repeats.
-func (g *guard) rawResult(ctx workflow.Context, fut workflow.Future) ([]byte, error) {
-	if err := fut.Get(ctx, nil); err != nil {
+func rawResult(get func(ptr any) error) ([]byte, error) {
+	if err := get(nil); err != nil {
 		return nil, err
 	}
 	var b capturedBytes
-	if err := fut.Get(ctx, &b); err != nil {
+	if err := get(&b); err != nil {
 		return nil, nil
 	}
 	return b, nil

@@ -8,8 +8,6 @@ import (
 
 	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/sdk/converter"
-	sdkinterceptor "go.temporal.io/sdk/interceptor"
-	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/loopguard/loopguard/interceptor/detect"
@@ -98,7 +96,6 @@ func NewJudge(opts Options) (*Judge, error) {
 		return nil, err
 	}
 	j := &Judge{g: guard{core: core{cfg: cfg, hooks: h, version: guardVersion}}}
-	j.g.next = &judgeOutbound{log: &j.logs}
 	return j, nil
 }
 
@@ -201,7 +198,7 @@ func (j *Judge) Held() int {
 // them, as the guard names it: by the NodeName hook, or by its type when
 // the hook is unset, returns "" or panics (a panic is logged, Logs).
 func (j *Judge) Node(kind CallKind, typ string, args []any) string {
-	return j.g.nodeName(nil, kind, typ, args)
+	return j.g.nodeName(j.driver(), kind, typ, args)
 }
 
 // Call judges a guarded call about to be scheduled: kind and type, with
@@ -213,7 +210,7 @@ func (j *Judge) Call(kind CallKind, typ string, args []any) int {
 		return -1
 	}
 	g := &j.g
-	node := g.nodeName(nil, kind, typ, args)
+	node := g.nodeName(j.driver(), kind, typ, args)
 	ref, ok := j.takeAdmitted(node)
 	if !ok {
 		if ref, ok = j.admit(node); !ok {
@@ -272,7 +269,7 @@ func (j *Judge) takeAdmitted(node string) (detect.StepRef, bool) {
 // admit is the guard's admit on the Judge's clock: results in, outside
 // input, then the detectors (core.begin), each trip warned or halted.
 func (j *Judge) admit(node string) (detect.StepRef, bool) {
-	ref, ok, _ := j.g.enter(nil, node, j.now, j.onTrip(node))
+	ref, ok, _ := j.g.enter(j.driver(), node, j.now, j.onTrip(node))
 	return ref, ok
 }
 
@@ -315,7 +312,7 @@ func (j *Judge) trip(node string, trip *detect.Trip) bool {
 	// own outbound interceptor, which reads the results that are in as
 	// the wait begins, and nothing more until the call asks again (Idle
 	// reads nothing while a halt holds the workflow).
-	g.observeReady(nil, j.now)
+	g.observeReady(j.driver(), j.now)
 	return false
 }
 
@@ -359,7 +356,7 @@ func (j *Judge) Deliver() {
 	// waits again in workflow.Await, whose entry through the guard's own
 	// outbound interceptor reads the results that are in (guard.waits).
 	if j.blocked != nil && len(g.pending) > 0 {
-		g.observeReady(nil, j.now)
+		g.observeReady(j.driver(), j.now)
 	}
 }
 
@@ -481,7 +478,7 @@ func (j *Judge) Result(id int, result *commonpb.Payloads, err error, dc converte
 	// the payload: a watcher follows many executions, each waiting for
 	// its next call, and a framework's model result can be the whole
 	// conversation.
-	r.obs, r.canceled, r.bad = j.g.readResult(nil, r.node, r)
+	r.obs, r.canceled, r.bad = j.g.readResult(r.node, r.decode)
 	r.result, r.err, r.dc = nil, nil, nil
 }
 
@@ -554,14 +551,14 @@ func (j *Judge) Idle() {
 			return
 		}
 	}
-	j.g.observeReady(nil, j.now)
+	j.g.observeReady(j.driver(), j.now)
 }
 
 // Timer judges a durable timer the workflow started: results in are read,
 // and the detectors hear that the workflow waits.
 func (j *Judge) Timer() {
 	if j.guarded {
-		j.g.waits(nil, j.now, true)
+		j.g.waits(j.driver(), j.now, true)
 	}
 }
 
@@ -570,7 +567,7 @@ func (j *Judge) Timer() {
 func (j *Judge) EndRun() {
 	g := &j.g
 	if j.guarded {
-		g.closeRun(nil, j.now)
+		g.closeRun(j.driver(), j.now)
 	}
 }
 
@@ -591,7 +588,7 @@ func (j *Judge) NextRun(info *workflow.Info, now time.Time) {
 		err = g.restore(&c)
 	}
 	if err != nil {
-		g.next.GetLogger(nil).Error("loopguard: state not carried to the next run", "error", err)
+		j.logs.Error("loopguard: state not carried to the next run", "error", err)
 	}
 }
 
@@ -614,9 +611,12 @@ func (r *recordedResult) IsReady() bool { return r.ready }
 
 func (r *recordedResult) read() (detect.Observation, bool, string) { return r.obs, r.canceled, r.bad }
 
-// Get decodes as the SDK's future does: the call's error, else the result
-// into ptr with the workflow's data converter.
-func (r *recordedResult) Get(_ workflow.Context, ptr any) error {
+// Get is decode: a recorded result needs no workflow to wait in.
+func (r *recordedResult) Get(_ workflow.Context, ptr any) error { return r.decode(ptr) }
+
+// decode decodes as the SDK's future does: the call's error, else the
+// result into ptr with the workflow's data converter.
+func (r *recordedResult) decode(ptr any) error {
 	if r.err != nil || r.result == nil || ptr == nil {
 		return r.err
 	}
@@ -627,14 +627,9 @@ func (r *recordedResult) Get(_ workflow.Context, ptr any) error {
 	return dc.FromPayloads(r.result, ptr)
 }
 
-// judgeOutbound stands in for the workflow's outbound interceptor: the
-// guard's pure paths only log through it.
-type judgeOutbound struct {
-	sdkinterceptor.WorkflowOutboundInterceptor
-	log *judgeLog
-}
-
-func (o *judgeOutbound) GetLogger(workflow.Context) log.Logger { return o.log }
+// driver is the Judge as the guard's shared paths see it: no workflow,
+// its results read when they were recorded (readFuture), its own log.
+func (j *Judge) driver() driver { return driver{log: &j.logs} }
 
 // judgeLog keeps the guard's warnings and errors, each line once: a hook
 // that panics at every call of a node says so once, however the history

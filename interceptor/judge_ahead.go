@@ -36,8 +36,7 @@ func (j *Judge) Ahead() (ev protocol.HaltEvent, policy protocol.OnHalt, ok bool)
 	p := *g
 	p.state = g.state.Clone()
 	p.pending = slices.Clone(g.pending)
-	p.next = &judgeOutbound{log: &judgeLog{}}
-	p.observeReady(nil, j.now)
+	p.observeReady(driver{log: &judgeLog{}}, j.now)
 	p.flushInput(j.now)
 	s := p.state
 	t, ok := s.Foreseen(j.now)

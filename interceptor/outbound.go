@@ -18,7 +18,7 @@ func (o *outbound) ExecuteActivity(ctx workflow.Context, activityType string, ar
 	if !o.g.active || handlerCall(ctx) {
 		return o.Next.ExecuteActivity(ctx, activityType, args...)
 	}
-	node := o.g.nodeName(ctx, KindActivity, activityType, args)
+	node := o.g.nodeName(driver{ctx: ctx}, KindActivity, activityType, args)
 	o.g.countCall(ctx, KindActivity)
 	ref, err := o.g.admit(ctx, node)
 	if err != nil {
@@ -34,7 +34,7 @@ func (o *outbound) ExecuteLocalActivity(ctx workflow.Context, activityType strin
 	if !o.g.active || o.g.raising || handlerCall(ctx) {
 		return o.Next.ExecuteLocalActivity(ctx, activityType, args...)
 	}
-	node := o.g.nodeName(ctx, KindLocalActivity, activityType, args)
+	node := o.g.nodeName(driver{ctx: ctx}, KindLocalActivity, activityType, args)
 	o.g.countCall(ctx, KindLocalActivity)
 	ref, err := o.g.admit(ctx, node)
 	if err != nil {
@@ -50,7 +50,7 @@ func (o *outbound) ExecuteChildWorkflow(ctx workflow.Context, childWorkflowType 
 	if !o.g.active || handlerCall(ctx) {
 		return o.Next.ExecuteChildWorkflow(ctx, childWorkflowType, args...)
 	}
-	node := o.g.nodeName(ctx, KindChildWorkflow, childWorkflowType, args)
+	node := o.g.nodeName(driver{ctx: ctx}, KindChildWorkflow, childWorkflowType, args)
 	o.g.countCall(ctx, KindChildWorkflow)
 	ref, err := o.g.admit(ctx, node)
 	if err != nil {
@@ -97,14 +97,14 @@ func (o *outbound) NewTimerWithOptions(ctx workflow.Context, d time.Duration, op
 // results that are in (the analysis reads them when a workflow task ends
 // idle, Judge.Idle).
 func (o *outbound) Await(ctx workflow.Context, condition func() bool) error {
-	o.g.waits(ctx, workflow.Now(ctx), false)
+	o.g.liveWaits(ctx, false)
 	return o.Next.Await(ctx, condition)
 }
 
 // timer is a timer of duration d: one the SDK writes (d > 0) is waited on.
 func (o *outbound) timer(ctx workflow.Context, d time.Duration) {
 	if d > 0 {
-		o.g.waits(ctx, workflow.Now(ctx), true)
+		o.g.liveWaits(ctx, true)
 	}
 }
 
