@@ -26,11 +26,13 @@ func TestGrainToolCall(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			c, _, err := buildConfig(tt.give)
 			require.NoError(t, err)
-			for key, v := range tt.want {
-				b, ok := detect.BudgetByJSON(key)
-				require.True(t, ok, key)
-				assert.Equal(t, v, b.Value(&c.Policy), key)
+			got := map[string]float64{}
+			for _, b := range detect.Budgets() {
+				if _, ok := tt.want[b.JSON]; ok {
+					got[b.JSON] = b.Value(&c.Policy)
+				}
 			}
+			assert.Equal(t, tt.want, got)
 		})
 	}
 	_, _, err := buildConfig(Options{Grain: "tools"})

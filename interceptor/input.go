@@ -88,9 +88,9 @@ func jsonProblem(err error) string {
 	return err.Error()
 }
 
-// Human payloads are all decoded as a ResumeRequest, the widest of them;
-// escalate and halt then refuse its "extend" (see parse).
-
+// validateResume checks a human's payload: every one is decoded as a
+// ResumeRequest, the widest of them; escalate and halt then refuse its
+// "extend" (see parse).
 func validateResume(r *protocol.ResumeRequest) error {
 	for _, f := range []struct{ name, v string }{{"reason", r.Reason}, {"by", r.By}} {
 		if len(f.v) > maxTextLen {
@@ -192,13 +192,8 @@ func checkExtension(e *detect.Extension) error {
 	return nil
 }
 
-// decide records a human decision for the halt in force.
-func (c *core) decide(action protocol.Action, req protocol.ResumeRequest) protocol.Decision {
-	return c.decideSigned(action, request{ResumeRequest: req})
-}
-
-// decideSigned is decide for a request a key may have signed: the
-// decision names the key.
+// decideSigned records a human decision for the halt in force, from a
+// request a key may have signed: the decision names the key.
 func (c *core) decideSigned(action protocol.Action, req request) protocol.Decision {
 	var ext detect.Extension
 	if req.Extend != nil {

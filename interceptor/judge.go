@@ -156,9 +156,6 @@ func (j *Judge) Guarded() bool { return j.guarded }
 // Version is the guard version the Judge judges with.
 func (j *Judge) Version() int { return int(j.g.version) }
 
-// OnHalt is what a halt does under the options judged.
-func (j *Judge) OnHalt() protocol.OnHalt { return j.g.cfg.OnHalt }
-
 // Calls counts the guarded calls judged.
 func (j *Judge) Calls() int { return j.calls }
 
@@ -459,9 +456,6 @@ func (j *Judge) PauseTimedOut() {
 
 // MemoKey is the memo entry the guard publishes its state in.
 func (j *Judge) MemoKey() string { return pick(j.g.cfg.MemoKey, defaultMemoKey) }
-
-// PauseTimeout is the pinned pause timeout (0: none).
-func (j *Judge) PauseTimeout() time.Duration { return j.g.cfg.PauseTimeout }
 
 // Result records the result (or error) of call id: the guard reads it at
 // the next call or wait, as it reads a ready future. A canceled call

@@ -81,7 +81,7 @@ func TestJudgeFollowsEveryDecision(t *testing.T) {
 	})
 	t.Run("human first", func(t *testing.T) {
 		j, _ := heldJudge(t, Options{})
-		j.g.decide(protocol.ActionResume, protocol.ResumeRequest{By: "ana"})
+		j.g.decideSigned(protocol.ActionResume, request{ResumeRequest: protocol.ResumeRequest{By: "ana"}})
 		assert.False(t, j.Handled(protocol.ActionEscalate, ""), "the human's decision came first")
 		d := decisionOf(t, j.Verdicts())
 		assert.Equal(t, protocol.ActionResume, d.Action)

@@ -209,12 +209,12 @@ func (lr *loopRun) call(node string) int {
 		g := &lr.j.g
 		switch lr.shape.reset {
 		case "resume":
-			g.decide(protocol.ActionResume, protocol.ResumeRequest{By: "ana"})
+			g.decideSigned(protocol.ActionResume, request{ResumeRequest: protocol.ResumeRequest{By: "ana"}})
 		case "handler":
 			lr.j.Handled(protocol.ActionResume, "change approach") // as the analysis reads a handler's resume
 		case "escalate":
 			// The workflow handles LoopEscalated and makes the call again.
-			g.decide(protocol.ActionEscalate, protocol.ResumeRequest{By: "ana"})
+			g.decideSigned(protocol.ActionEscalate, request{ResumeRequest: protocol.ResumeRequest{By: "ana"}})
 		}
 		lr.j.Wake()
 	}

@@ -47,6 +47,8 @@ type Budget struct {
 	PolicyField    func(*Policy) any
 	ExtensionField func(*Extension) any
 
+	// reset clears what the row counts; n and c are the tripped node and
+	// cycle, never nil where the row's Scope is theirs (State.reset).
 	reset func(s *State, n *node, c *cycle)
 }
 
@@ -54,17 +56,6 @@ type Budget struct {
 // copy; the accessor funcs are shared and safe for concurrent use.
 func Budgets() []Budget {
 	return append([]Budget(nil), budgetTable...)
-}
-
-// BudgetByJSON returns the row whose JSON key is key, for loaders of
-// policy files and resume payloads.
-func BudgetByJSON(key string) (Budget, bool) {
-	for _, b := range budgetTable {
-		if b.JSON == key {
-			return b, true
-		}
-	}
-	return Budget{}, false
 }
 
 // budgetOf returns the row of detector d, or nil.
@@ -99,11 +90,6 @@ func (b Budget) Value(p *Policy) float64 {
 // ExtensionValue returns the row's field of e as a float64.
 func (b Budget) ExtensionValue(e *Extension) float64 {
 	return fieldValue(b.ExtensionField(e))
-}
-
-// SetExtension stores v in the row's field of e.
-func (b Budget) SetExtension(e *Extension, v float64) {
-	setAt(b.ExtensionField(e), v)
 }
 
 func positiveAt(f any) bool {
@@ -169,11 +155,7 @@ var budgetTable = []Budget{
 		Reset:          "the node's steps → 0",
 		PolicyField:    func(p *Policy) any { return &p.MaxCallsPerNode },
 		ExtensionField: func(e *Extension) any { return &e.MaxCallsPerNode },
-		reset: func(_ *State, n *node, _ *cycle) {
-			if n != nil {
-				n.steps = 0
-			}
-		},
+		reset:          func(_ *State, n *node, _ *cycle) { n.steps = 0 },
 	},
 	{
 		Detector: DetectorNodeRuntime, Reason: ReasonBudgetExceeded, Scope: ScopeNode, Kind: BudgetDuration,
@@ -182,11 +164,7 @@ var budgetTable = []Budget{
 		Reset:          "the node's runtime → 0",
 		PolicyField:    func(p *Policy) any { return &p.MaxNodeRuntime },
 		ExtensionField: func(e *Extension) any { return &e.MaxNodeRuntime },
-		reset: func(_ *State, n *node, _ *cycle) {
-			if n != nil {
-				n.run = 0
-			}
-		},
+		reset:          func(_ *State, n *node, _ *cycle) { n.run = 0 },
 	},
 	{
 		Detector: DetectorTotalCalls, Reason: ReasonBudgetExceeded, Scope: ScopeExecution, Kind: BudgetCount,
@@ -213,11 +191,7 @@ var budgetTable = []Budget{
 		Reset:          "the cycle's iteration → 1",
 		PolicyField:    func(p *Policy) any { return &p.MaxCycleIterations },
 		ExtensionField: func(e *Extension) any { return &e.MaxCycleIterations },
-		reset: func(_ *State, _ *node, c *cycle) {
-			if c != nil {
-				c.iter = 1
-			}
-		},
+		reset:          func(_ *State, _ *node, c *cycle) { c.iter = 1 },
 	},
 	{
 		Detector: DetectorCycleRuntime, Reason: ReasonBudgetExceeded, Scope: ScopeCycle, Kind: BudgetDuration,
@@ -226,11 +200,7 @@ var budgetTable = []Budget{
 		Reset:          "the cycle starts again at its next step",
 		PolicyField:    func(p *Policy) any { return &p.MaxCycleRuntime },
 		ExtensionField: func(e *Extension) any { return &e.MaxCycleRuntime },
-		reset: func(_ *State, _ *node, c *cycle) {
-			if c != nil {
-				c.hasStart, c.restart = false, true
-			}
-		},
+		reset:          func(_ *State, _ *node, c *cycle) { c.hasStart, c.restart = false, true },
 	},
 	{
 		Detector: DetectorCycleCost, Reason: ReasonBudgetExceeded, Scope: ScopeCycle, Kind: BudgetCost,
@@ -239,11 +209,7 @@ var budgetTable = []Budget{
 		Reset:          "the cycle's cost → 0",
 		PolicyField:    func(p *Policy) any { return &p.MaxCycleCost },
 		ExtensionField: func(e *Extension) any { return &e.MaxCycleCost },
-		reset: func(_ *State, _ *node, c *cycle) {
-			if c != nil {
-				c.cost = 0
-			}
-		},
+		reset:          func(_ *State, _ *node, c *cycle) { c.cost = 0 },
 	},
 	{
 		Detector: DetectorEdgeWithoutProgress, Reason: ReasonStalled, Scope: ScopeNode, Kind: BudgetCount,
@@ -253,10 +219,8 @@ var budgetTable = []Budget{
 		PolicyField:    func(p *Policy) any { return &p.MaxEdgeWithoutProgress },
 		ExtensionField: func(e *Extension) any { return &e.MaxEdgeWithoutProgress },
 		reset: func(s *State, n *node, _ *cycle) {
-			if n != nil {
-				for _, e := range n.in {
-					s.edges[e].count = 0
-				}
+			for _, e := range n.in {
+				s.edges[e].count = 0
 			}
 		},
 	},

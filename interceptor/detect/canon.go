@@ -929,10 +929,12 @@ func generatedID(w []byte) bool {
 // unitWord: a duration unit, then only punctuation ("s", "ms,", "s)").
 func unitWord(w []byte) bool {
 	u := unitLen(w)
-	if u == 0 {
-		return false
-	}
-	for _, c := range w[u:] {
+	return u > 0 && punctOnly(w[u:])
+}
+
+// punctOnly: no letter or digit in b.
+func punctOnly(b []byte) bool {
+	for _, c := range b {
 		if isAlnum(c) {
 			return false
 		}
@@ -941,8 +943,7 @@ func unitWord(w []byte) bool {
 }
 
 // counterWord: a word that names a repetition ("attempt", "Retry",
-// "try", "iteration", "round"), after which a number counts attempts
-// .
+// "try", "iteration", "round"), after which a number counts attempts.
 func counterWord(w []byte) bool {
 	// Every word is read: its length and first byte leave most at once.
 	var cands []string
@@ -972,15 +973,7 @@ func counterWord(w []byte) bool {
 // "4,").
 func countToken(w []byte) bool {
 	k := countDigits(w)
-	if k == 0 || k == 1 && w[0] == '#' {
-		return false
-	}
-	for _, c := range w[k:] {
-		if isAlnum(c) {
-			return false
-		}
-	}
-	return true
+	return k > 0 && !(k == 1 && w[0] == '#') && punctOnly(w[k:])
 }
 
 // countDigits returns the length of w's leading '#' and digits.

@@ -109,7 +109,9 @@ func (s *State) reset(d Detector, ni, ci int) {
 		c = &s.cycles[ci]
 	}
 	if b := budgetOf(d); b != nil {
-		b.reset(s, n, c)
+		if (b.Scope != ScopeNode || n != nil) && (b.Scope != ScopeCycle || c != nil) {
+			b.reset(s, n, c)
+		}
 		return
 	}
 	switch d {
