@@ -21,8 +21,8 @@ import (
 //   - workflow.NewContinueAsNewError encodes its arguments with it, and only
 //     the error returned from the workflow function becomes a command.
 //
-// Everything the guard reads from or writes to history from guard version
-// 4 goes through these two functions, so a codec sees every byte.
+// Everything the guard reads from or writes to history goes through these
+// two functions, so a codec sees every byte.
 
 // errUndecodable is decodePayload's error. The SDK logs the converter's
 // own error ("Deserialization error") and keeps it.

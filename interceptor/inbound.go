@@ -71,9 +71,7 @@ func (i *inbound) ExecuteWorkflow(ctx workflow.Context, in *sdkinterceptor.Execu
 }
 
 // deliverEarly hands the signals held back before setup to the guard, in
-// the order they came, before the workflow function runs. Executions of
-// guard versions before 4 got them unguarded, and replay must deliver them
-// the same way.
+// the order they came, before the workflow function runs.
 func (i *inbound) deliverEarly() {
 	early := i.early
 	i.early, i.ready = nil, true

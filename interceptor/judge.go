@@ -89,7 +89,7 @@ type admittedCall struct {
 }
 
 // NewJudge returns a Judge under opts, for executions started with the
-// guard as it is now (guard version guardedVersion).
+// guard as it is now (guardVersion).
 func NewJudge(opts Options) (*Judge, error) {
 	cfg, h, err := buildConfig(opts)
 	if err != nil {

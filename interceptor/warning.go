@@ -76,11 +76,10 @@ func (c *core) issueWarning(t *detect.Trip) protocol.Warning {
 	return w
 }
 
-// heededAfter is how many calls of the loop's nodes (from guard version
-// 12, steps: the detectors' unit, in which Trip.Period and Trip.Window
-// are measured) must go by without the loop tripping again before its
-// warning counts as heeded. It is measured in the loop's own periods: Window rounds of the
-// loop (Trip.Period steps each), or the tripped detector's own window and
+// heededAfter is how many steps of the loop's nodes (the detectors' unit,
+// in which Trip.Period and Trip.Window are measured) must go by without
+// the loop tripping again before its warning counts as heeded. It is
+// measured in the loop's own periods: Window rounds of the loop (Trip.Period steps each), or the tripped detector's own window and
 // one round more when that is longer (the edge budget's), so that a loop
 // of any period that did not change halts once its warnings are spent. A
 // trip with no period (none measured) is given Window calls per node.

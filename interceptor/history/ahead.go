@@ -55,7 +55,7 @@ func (r *runReader) ready(i int, e *historypb.HistoryEvent) bool {
 		if !ok || !found || ev.Observed {
 			return ok
 		}
-		_, ok = r.heldCall(i, ev.Seq)
+		_, ok = r.heldCall(i)
 		return ok
 	case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED, enumspb.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED:
 		if e.GetEventId() == r.held && r.judge.Blocked() {
@@ -162,7 +162,7 @@ func (r *runReader) attempt(i int) {
 	}
 	node := ev.Node
 	r.held = 0
-	if k, _ := r.heldCall(i, ev.Seq); k > 0 {
+	if k, _ := r.heldCall(i); k > 0 {
 		node, _ = r.callNode(r.at(k))
 		r.held = r.at(k).GetEventId()
 	} else if n, ok := r.reraisedNode(i); ok {
@@ -219,8 +219,8 @@ func (r *runReader) reraisedNode(i int) (string, bool) {
 // echoed finds the echo of the halt raised at event i, the loop.halted
 // signal of its local activity: the first not matched to a halt yet after
 // it, before the next workflow task ends, or (a workflow task that failed
-// and was retried, guard version 1) before it. With commit it matches it (and notes a payload that does not
-// decode as a problem).
+// and was retried) before it. With commit it matches it (and notes a
+// payload that does not decode as a problem).
 func (r *runReader) echoed(i int, commit bool) (ev protocol.HaltEvent, found, decided bool) {
 	for k := i + 1; k < r.end() && !decided; k++ {
 		switch e := r.at(k); {
@@ -286,64 +286,35 @@ func (r *runReader) echo(e *historypb.HistoryEvent, commit bool) (protocol.HaltE
 
 // heldCall finds the call the halt raised at event i held: the first call
 // scheduled once the halt ended (0: none). The calls the workflow's halt
-// handler made while the halt was in force come before it, unguarded. The
+// handler made while the halt was in force come before it, unguarded: the
 // guard publishes the end of a halt (its memo goes to running or
 // escalated) before the held call goes on, so every call before that is
-// the handler's; but guard versions 7 and 8 publish nothing when the
-// handler resumes (nor, before version 9, when it starts). There the
-// handler's calls are taken to be those made in the workflow task that
-// raised the halt, where the handler starts, and those before the guard
-// publishes the halt (the handler handed it to a human), unless the
-// handler's resume gave guidance: then the first call that carries it for
-// halt seq is the held call. A version 7 or 8 handler that gives no
-// guidance, makes calls in a later task and then resumes is read as
-// resumed at the first of them.
-func (r *runReader) heldCall(i, seq int) (k int, decided bool) {
-	if r.judge.Version() < 9 { // a handler's resume publishes nothing
-		k, _, ok := r.handlerNotice(i+1, seq)
-		if !ok || k > 0 {
-			return k, ok
-		}
-	}
-	quiet := r.judge.Version() < 9
-	ended, laterTask, candidate := false, false, 0
+// the handler's.
+func (r *runReader) heldCall(i int) (k int, decided bool) {
+	ended := false
 	for k := i + 1; k < r.end(); k++ {
 		e := r.at(k)
 		switch e.GetEventType() {
-		case enumspb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED:
-			laterTask = true
 		case enumspb.EVENT_TYPE_WORKFLOW_PROPERTIES_MODIFIED:
 			switch r.guardState(e) {
-			case protocol.StateHalted:
-				candidate = 0 // the handler's calls: it handed the halt over
-			case protocol.StateRunning, protocol.StateEscalated:
-				if candidate > 0 {
-					return candidate, true
-				}
-				if r.guardState(e) == protocol.StateEscalated {
-					// An escalation refuses the held call (LoopEscalated):
-					// it is in no event, and the next call is another.
-					return 0, true
-				}
+			case protocol.StateEscalated:
+				// An escalation refuses the held call (LoopEscalated): it
+				// is in no event, and the next call is another.
+				return 0, true
+			case protocol.StateRunning:
 				ended = true
 			}
 		case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED, enumspb.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED:
 			if ended {
 				return k, true
 			}
-			if quiet && laterTask && candidate == 0 {
-				candidate = k
-			}
 		case enumspb.EVENT_TYPE_MARKER_RECORDED:
-			if candidate > 0 && r.raising(e) {
-				return candidate, true // the next halt
-			}
 			if _, local := r.localType(e); ended && local {
 				return k, true // a held local activity: its marker is the call
 			}
 		}
 	}
-	return candidate, r.closed
+	return 0, r.closed
 }
 
 // handlerNotice finds the first call from event index from, before the

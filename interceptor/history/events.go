@@ -115,7 +115,7 @@ func (r *runReader) event(i int, e *historypb.HistoryEvent) {
 func (r *runReader) call(i int, e *historypb.HistoryEvent, kind interceptor.CallKind, typ string, input *commonpb.Payloads) {
 	if e.GetEventId() == r.held && r.judge.Blocked() {
 		// The held call goes on with no decision before it: the halt
-		// handler resumed, publishing nothing (guard versions 7 and 8).
+		// handler resumed, and the history shows no end of the halt.
 		r.handled(i, e, protocol.ActionResume)
 	}
 	var args []any

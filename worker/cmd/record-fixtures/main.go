@@ -80,7 +80,7 @@ type answer struct {
 	signed bool // sign the payload's fields with the fixtures' operator key
 	// late sends a signed answer lateBy after the halt, for a window that
 	// opens when it is sent: valid only at the time of the task that
-	// delivers it (guard version 13), not at the halt's.
+	// delivers it, not at the halt's.
 	late    bool
 	action  string // "resume", "escalate", or "" to leave it (pause timeout)
 	payload any
