@@ -7,10 +7,9 @@
 // activity, local activity and child workflow calls with repeating or
 // varying results, timers, Selectors and continue-as-new, plus the human
 // input (resume, escalate, halt, updates, bad payloads, cancellation) and
-// the guard options it runs with. Two features cover the recovery ladder
-// (guard version 7): with handler, the workflow and its children register
-// a halt handler (interceptor.SetHaltHandler) that, halt by halt as the
-// plan says, asks a Review activity and resumes with its guidance,
+// the guard options it runs with. Two features cover the recovery ladder:
+// with handler, the workflow and its children register a halt handler
+// (interceptor.SetHaltHandler) that, halt by halt as the plan says, asks a Review activity and resumes with its guidance,
 // escalates, hands the halt to a human (no action, an error, a panic, an
 // unknown action), repeats the halted node's call (its calls are not
 // guarded), sleeps while the driver's answer arrives (the human wins), or
@@ -41,7 +40,7 @@
 // handler returned; the handler's own calls carry no notice and are no
 // node; a notice's warning, and the rest of it less the JSON escapes of
 // its guidance, stay within 1 KiB; and a guidance shown in force while its
-// loop's nodes were called reached a call. For one loop (guard version 9):
+// loop's nodes were called reached a call. For one loop:
 // no warning a call carries or a halt lists goes past Options.Warnings,
 // and every halt that pauses is in the memo before its loop.halted echo,
 // within the workflow task that raised it (halt handler or not); a loop
@@ -52,7 +51,7 @@
 // timestamps (handler-time: feature runtime adds the budgets, and a halt
 // handler of kind slow that sleeps twice as long). A handler's decision
 // that a PauseTimeout overtook (the handler took the timeout or longer)
-// is not counted as lost. For liveness (guard version 12): a plan's
+// is not counted as lost. For liveness: a plan's
 // closing stuck loop (feature stuck: rounds of concurrent calls of one
 // node, the same results every round, Warnings 0 to 12) is halted within
 // interceptor.HaltBound of its calls after its onset, or its run ends

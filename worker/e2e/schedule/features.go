@@ -35,7 +35,7 @@ const (
 	// The workflow's own signals, named like the guard's or not.
 	FeatOwnSignal Feature = "ownsignal" // the workflow waits for a signal of its own
 	FeatStartHalt Feature = "starthalt" // a halt sent with SignalWithStart
-	// The recovery ladder (guard version 7).
+	// The recovery ladder.
 	FeatHandler  Feature = "handler"  // the workflow's halt handler decides first (interceptor.SetHaltHandler)
 	FeatGuidance Feature = "guidance" // resumes carry guidance, hostile ones included
 	// Runtime budgets on the guard, and (with handler) halt handlers that

@@ -29,8 +29,7 @@ import (
 // halt of the same budget, for a loop anchored at a local activity node,
 // and across continue-as-new. paused-time fails wherever handler-time
 // does, and also on the time of a pause that ended in an escalation or a
-// cancellation charged (as guard version 11 charged it), and passes once
-// that is taken off.
+// cancellation charged, and passes once that is taken off.
 func TestHandlerTimeCheck(t *testing.T) {
 	cycle := func(seq int, at float64, charged string) event {
 		return timedEcho(seq, detect.DetectorCycleRuntime, "Code", "Code", at, "cycle Code→Verify has run for "+charged+", limit 3s")

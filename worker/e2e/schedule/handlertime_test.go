@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor"
 	"github.com/loopguard/loopguard/interceptor/protocol"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -16,7 +17,7 @@ import (
 	"github.com/loopguard/loopguard/worker/e2e/schedule"
 )
 
-// Invariant handler-time (issue 22, guard version 9): a halt handler's
+// Invariant handler-time: a halt handler's
 // time, like any paused time, is never charged to a runtime budget
 // (MaxNodeRuntime, MaxCycleRuntime, a node's MaxRuntime). Plans with
 // feature runtime run under those budgets (schedule.WithRuntimeBudget),
@@ -99,10 +100,7 @@ func (d *driver) checkHandlerTime(hs []hist) {
 		chains = append(chains, []hist{x})
 	}
 	for _, c := range chains {
-		// With dc: under the codec the guard's version marker is encrypted
-		// too, and Inspect alone reads version 0.
-		version := testsuite.InspectWith(c[0].h, dc).GuardVersion
-		if version < 9 {
+		if !guarded(c[0], dc) {
 			continue
 		}
 		got := runtimeViolations(c, dc, resumedOnly)
@@ -110,9 +108,6 @@ func (d *driver) checkHandlerTime(hs []hist) {
 		d.r.runtimeSlack = append(d.r.runtimeSlack, got.slacks...)
 		for _, v := range got.violations {
 			d.r.fail("handler-time", "%s", v)
-		}
-		if version < pausedTimeVersion {
-			continue
 		}
 		got = runtimeViolations(c, dc, everyPause)
 		d.r.pausedHalts += got.checked
@@ -132,11 +127,12 @@ func (d *driver) checkHandlerTime(hs []hist) {
 	}
 }
 
-// pausedTimeVersion is the guard version from which no pause is charged to
-// a runtime budget, however it ended (issue 30): before it, an escalation
-// (by a human, the pause timeout or the halt handler) and a cancellation
-// left the pause on the loop's clock.
-const pausedTimeVersion = 12
+// guarded reports whether the guard guards x: its version marker is the
+// guard's (with dc: under the codec the marker is encrypted too, and
+// Inspect alone reads version 0).
+func guarded(x hist, dc converter.DataConverter) bool {
+	return testsuite.InspectWith(x.h, dc).GuardVersion == interceptor.GuardVersion
+}
 
 // span is one pause, from and to as handler-time bounds it, and how it
 // ended.

@@ -345,7 +345,7 @@ func (d *driver) checkGuidance(id, where, text, by string, seq int) {
 }
 
 // cutOf reports whether notice n carries guidance g, whole or, when the
-// header had to be cut to protocol.MaxNoticeBytes (guard version 8),
+// header had to be cut to protocol.MaxNoticeBytes,
 // cut: its by, then its text, are prefixes of g's.
 func cutOf(g guidanceKey, n protocol.Notice) bool {
 	return n.Guidance != "" && strings.HasPrefix(g.text, n.Guidance) && strings.HasPrefix(g.by, n.By)

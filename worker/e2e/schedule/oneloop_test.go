@@ -2,15 +2,13 @@ package schedule_test
 
 import (
 	"github.com/loopguard/loopguard/interceptor/protocol"
-	"github.com/loopguard/loopguard/testsuite"
 	"github.com/loopguard/loopguard/worker/e2e/schedule"
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/converter"
 )
 
-// checkOneLoop checks guard version 9's invariants on every history of a
-// run:
+// checkOneLoop checks the one-loop invariants on every history of a run:
 //
 //   - warnings-spent: no loop gets more warnings than Options.Warnings: a
 //     warning a call's notice header carries is n of Warnings with
@@ -31,7 +29,7 @@ func (d *driver) checkOneLoop(hs []hist) {
 				d.r.fail("warnings-spent", "%s carried warning %d/%d, Options.Warnings is %d", n.where, w.N, w.Of, warnings)
 			}
 		}
-		if testsuite.InspectWith(x.h, dc).GuardVersion < 9 {
+		if !guarded(x, dc) {
 			continue
 		}
 		shown := map[int]bool{} // halt seqs the memo has shown halted or escalated

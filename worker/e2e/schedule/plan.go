@@ -118,7 +118,7 @@ const (
 	HandlerSlow HandlerKind = "slow"
 	// HandlerSlowEscalate (feature longpause) sleeps HandlerSlowSleep,
 	// then escalates: the workflow goes on, and none of the handler's time
-	// may be charged to the loop either (guard version 12).
+	// may be charged to the loop either.
 	HandlerSlowEscalate HandlerKind = "slow-escalate"
 )
 

@@ -8,7 +8,6 @@ import (
 	"github.com/loopguard/loopguard/interceptor/protocol"
 
 	"github.com/loopguard/loopguard/interceptor/detect"
-	"github.com/loopguard/loopguard/testsuite"
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/converter"
@@ -18,7 +17,7 @@ import (
 // repetition needs to trip on a loop that started over: a repetition is
 // two of something (two equal results or errors, two rounds of a period,
 // an edge counted over its limit of at least one), and starting over
-// (detect.State.Resume, guard version 9) leaves none of it behind for the
+// (detect.State.Resume) leaves none of it behind for the
 // loop's nodes. The real window is usually longer (RepeatThreshold rounds
 // of the loop's period); the check takes the bound that holds for every
 // detector and profile, so that it never fails on correct behaviour.
@@ -39,12 +38,12 @@ var repetitionReaders = map[detect.Detector]bool{
 	detect.DetectorNoImprovement:         true,
 }
 
-// checkResetWindow checks invariant reset-window on every history of guard
-// version 9 or later: see resetWindowViolations.
+// checkResetWindow checks invariant reset-window on every guarded
+// history: see resetWindowViolations.
 func (d *driver) checkResetWindow(hs []hist) {
 	dc := d.converter()
 	for _, x := range hs {
-		if testsuite.InspectWith(x.h, dc).GuardVersion < 9 {
+		if !guarded(x, dc) {
 			continue
 		}
 		checked, violations := resetWindowViolations(x, dc)

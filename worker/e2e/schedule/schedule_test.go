@@ -20,10 +20,8 @@ import (
 	"github.com/loopguard/loopguard/worker/e2e/schedule"
 )
 
-// DefaultFeatures are the features `go test` runs: all of them, now that
-// the guard passes every one (before guard version 4, parallel, codec,
-// drift, cancel, ownsignal, starthalt and selectchild each failed; see
-// docs/schedule-test.md).
+// DefaultFeatures are the features `go test` runs: all of them
+// (docs/schedule-test.md).
 const DefaultFeatures = "all"
 
 var (

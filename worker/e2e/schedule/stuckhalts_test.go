@@ -12,11 +12,10 @@ import (
 
 	"github.com/loopguard/loopguard/interceptor"
 	"github.com/loopguard/loopguard/interceptor/detect"
-	"github.com/loopguard/loopguard/testsuite"
 	"github.com/loopguard/loopguard/worker/e2e/schedule"
 )
 
-// Invariant stuck-halts (issue 30, guard version 12): a loop that keeps
+// Invariant stuck-halts: a loop that keeps
 // repeating itself is halted. Plans with feature stuck end in a stuck loop
 // (schedule.Stuck: a round of one or two groups, each one call or a few
 // concurrent calls of one node, the same results every round), under
@@ -52,11 +51,6 @@ import (
 // the loop ends at its first escalated call, so that a guard that halts in
 // time costs a few rounds, and one that does not costs the whole loop.
 
-// livenessVersion is the guard version from which HaltBound holds: before
-// it, a loop of parallel calls heeded its warnings by their count and
-// Warnings of 9 or more were never spent (issue 30).
-const livenessVersion = 12
-
 // stuckOutcome is what stuck-halts found of one plan's stuck loop.
 type stuckOutcome struct {
 	warnings, perRound int  // the plan's Warnings; the loop's calls a round
@@ -81,7 +75,7 @@ func (d *driver) checkStuckHalts(hs []hist) {
 		}
 	}
 	dc := d.converter()
-	if last == nil || testsuite.InspectWith(last.h, dc).GuardVersion < livenessVersion {
+	if last == nil || !guarded(*last, dc) {
 		return
 	}
 	out, violations := stuckHaltViolations(*last, dc, *s, extended(d.p.Options(), d.extends))
