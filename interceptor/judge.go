@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/internal/judgehook"
 	"github.com/loopguard/loopguard/interceptor/protocol"
 
 	commonpb "go.temporal.io/api/common/v1"
@@ -13,21 +14,11 @@ import (
 	"github.com/loopguard/loopguard/interceptor/detect"
 )
 
-// Judge is the guard's judgement of one workflow execution fed from
-// outside a workflow: the analysis of past histories (package interceptor/history)
-// reads a history's events into it. One judgement, two inputs: a Judge
-// drives the guard's own core (the node name, the reading of results and
-// errors, the detectors, the warning rung, the halt and its ends, the
-// guard's own input and outside input) in the order the guard does, and
-// turns what it decides into verdicts; only the commands a guard would
-// issue (signals, memo, pauses) are left out.
-//
-// A Judge is fed in history order: Now before each workflow task, Call
-// for each guarded call scheduled, Result when its result is in, Signal,
-// Update, Timer, EndRun and NextRun; when it follows a recorded history
-// (Pin), also Attempt, Handled, Cancel and PauseTimedOut, the ends of its
-// halts. It is not safe for concurrent use.
-type Judge struct {
+// judge is the guard's judgement of one execution fed from outside a
+// workflow, from its history: package interceptor/internal/judge documents
+// it (Judge) and hands it to the analysis of histories. It drives the
+// guard's own core in the order the guard does.
+type judge struct {
 	g       guard
 	guarded bool
 	// recorded is set when the Judge follows the options and decisions
@@ -88,14 +79,18 @@ type admittedCall struct {
 	ref  detect.StepRef
 }
 
-// NewJudge returns a Judge under opts, for executions started with the
+func init() {
+	judgehook.New = func(opts any) (any, error) { return newJudge(opts.(Options)) }
+}
+
+// newJudge returns a Judge under opts, for executions started with the
 // guard as it is now (guardVersion).
-func NewJudge(opts Options) (*Judge, error) {
+func newJudge(opts Options) (*judge, error) {
 	cfg, h, err := buildConfig(opts)
 	if err != nil {
 		return nil, err
 	}
-	j := &Judge{g: guard{core: core{cfg: cfg, hooks: h, version: guardVersion}}}
+	j := &judge{g: guard{core: core{cfg: cfg, hooks: h, version: guardVersion}}}
 	return j, nil
 }
 
@@ -103,7 +98,7 @@ func NewJudge(opts Options) (*Judge, error) {
 // by info, at workflow time now. It reports whether the options guard it
 // (Options.Workflows, GuardWorkflow, Retire); an execution they leave out
 // is judged no further.
-func (j *Judge) Start(info *workflow.Info, now time.Time) bool {
+func (j *judge) Start(info *workflow.Info, now time.Time) bool {
 	j.g.info = info
 	j.now = now
 	j.guarded = j.recorded || !j.g.hooks.retire && (j.g.hooks.guardWorkflow == nil || j.g.hooks.guardWorkflow(info))
@@ -124,7 +119,7 @@ func (j *Judge) Start(info *workflow.Info, now time.Time) bool {
 // the decision the history holds. Call it before Start. A history
 // recorded by a pre-release build (another guard version) is refused, as
 // the guard refuses to replay it.
-func (j *Judge) Pin(version int, decode func(ptr any) error) error {
+func (j *judge) Pin(version int, decode func(ptr any) error) error {
 	if v := workflow.Version(version); v != guardVersion {
 		return prereleaseError{Version: v}
 	}
@@ -139,7 +134,7 @@ func (j *Judge) Pin(version int, decode func(ptr any) error) error {
 // Restore starts the Judge from the state a guarded run carried over from
 // the run before it (the loopguard-carry header), when that run is not
 // judged itself. Call it after Start.
-func (j *Judge) Restore(decode func(ptr any) error) error {
+func (j *judge) Restore(decode func(ptr any) error) error {
 	var c carried
 	if err := decode(&c); err != nil {
 		return fmt.Errorf("read the carried state: %w", err)
@@ -151,16 +146,16 @@ func (j *Judge) Restore(decode func(ptr any) error) error {
 }
 
 // Guarded reports whether the execution is guarded.
-func (j *Judge) Guarded() bool { return j.guarded }
+func (j *judge) Guarded() bool { return j.guarded }
 
 // Version is the guard version the Judge judges with.
-func (j *Judge) Version() int { return int(j.g.version) }
+func (j *judge) Version() int { return int(j.g.version) }
 
 // Calls counts the guarded calls judged.
-func (j *Judge) Calls() int { return j.calls }
+func (j *judge) Calls() int { return j.calls }
 
 // Verdicts returns the warnings and halts so far and forgets them.
-func (j *Judge) Verdicts() []Verdict {
+func (j *judge) Verdicts() []Verdict {
 	v := j.verdicts
 	j.verdicts = nil
 	return v
@@ -169,7 +164,7 @@ func (j *Judge) Verdicts() []Verdict {
 // Logs returns what the guard would have logged as a problem (a
 // ResultHook or a NodeName hook that panicked), each line once over the
 // Judge's life, and forgets it.
-func (j *Judge) Logs() []string {
+func (j *judge) Logs() []string {
 	l := j.logs.lines
 	j.logs.lines = nil
 	return l
@@ -177,14 +172,14 @@ func (j *Judge) Logs() []string {
 
 // Now sets the workflow clock: the start of a workflow task, or the time
 // a local activity's result came in.
-func (j *Judge) Now(now time.Time) { j.now = now }
+func (j *judge) Now(now time.Time) { j.now = now }
 
 // Blocked reports whether a recorded halt holds the workflow: calls made
 // now are the halt handler's, which the guard does not guard.
-func (j *Judge) Blocked() bool { return j.blocked != nil }
+func (j *judge) Blocked() bool { return j.blocked != nil }
 
 // Held is the Seq of the recorded halt that holds the workflow (0: none).
-func (j *Judge) Held() int {
+func (j *judge) Held() int {
 	if j.blocked == nil {
 		return 0
 	}
@@ -194,14 +189,14 @@ func (j *Judge) Held() int {
 // Node names a call of kind and type, with args as the node namer sees
 // them, as the guard names it: by the NodeName hook, or by its type when
 // the hook is unset, returns "" or panics (a panic is logged, Logs).
-func (j *Judge) Node(kind CallKind, typ string, args []any) string {
+func (j *judge) Node(kind CallKind, typ string, args []any) string {
 	return j.g.nodeName(j.driver(), kind, typ, args)
 }
 
 // Call judges a guarded call about to be scheduled: kind and type, with
 // args as the node namer sees them. It returns an id for Result, or -1
 // when the call is not guarded (or the guard refused it).
-func (j *Judge) Call(kind CallKind, typ string, args []any) int {
+func (j *judge) Call(kind CallKind, typ string, args []any) int {
 	j.Wake()
 	if !j.guarded || j.blocked != nil {
 		return -1
@@ -230,7 +225,7 @@ func (j *Judge) Call(kind CallKind, typ string, args []any) int {
 // halt the guard raised (its loop.halted): the guard met a trip there
 // before the call was scheduled. When the decision lets the call through,
 // its scheduled event (a later Call of node) is the same call.
-func (j *Judge) Attempt(node string) {
+func (j *judge) Attempt(node string) {
 	j.Wake()
 	if !j.guarded || j.blocked != nil {
 		return
@@ -244,7 +239,7 @@ func (j *Judge) Attempt(node string) {
 // in the same admit rounds as the guard's held call: the outside input
 // and the results that came during the halt are told at the next call,
 // not before this one (core.admitRounds).
-func (j *Judge) again(node string) {
+func (j *judge) again(node string) {
 	if !j.guarded || j.blocked != nil {
 		return
 	}
@@ -253,7 +248,7 @@ func (j *Judge) again(node string) {
 	}
 }
 
-func (j *Judge) takeAdmitted(node string) (detect.StepRef, bool) {
+func (j *judge) takeAdmitted(node string) (detect.StepRef, bool) {
 	for i, a := range j.admitted {
 		if a.node == node {
 			j.admitted = append(j.admitted[:i], j.admitted[i+1:]...)
@@ -265,14 +260,14 @@ func (j *Judge) takeAdmitted(node string) (detect.StepRef, bool) {
 
 // admit is the guard's admit on the Judge's clock: results in, outside
 // input, then the detectors (core.begin), each trip warned or halted.
-func (j *Judge) admit(node string) (detect.StepRef, bool) {
+func (j *judge) admit(node string) (detect.StepRef, bool) {
 	ref, ok, _ := j.g.enter(j.driver(), node, j.now, j.onTrip(node))
 	return ref, ok
 }
 
 // onTrip is admit's answer to a trip of a call of node: warned or halted
 // on the Judge's clock.
-func (j *Judge) onTrip(node string) func(*detect.Trip) (time.Time, bool, error) {
+func (j *judge) onTrip(node string) func(*detect.Trip) (time.Time, bool, error) {
 	return func(t *detect.Trip) (time.Time, bool, error) {
 		return j.now, j.trip(node, t), nil
 	}
@@ -280,7 +275,7 @@ func (j *Judge) onTrip(node string) func(*detect.Trip) (time.Time, bool, error) 
 
 // trip warns or halts as the core decides; it reports whether the call
 // may go on now.
-func (j *Judge) trip(node string, trip *detect.Trip) bool {
+func (j *judge) trip(node string, trip *detect.Trip) bool {
 	g := &j.g
 	call := j.calls + 1
 	e := trip.Evidence // as the trip found it, before a warning starts its detector over
@@ -315,13 +310,13 @@ func (j *Judge) trip(node string, trip *detect.Trip) bool {
 
 // answer ends the halt of trip with decision d, as the guard's halt does
 // once decided, and notes the decision on the halt's verdict.
-func (j *Judge) answer(trip *detect.Trip, d protocol.Decision, ext detect.Extension) {
+func (j *judge) answer(trip *detect.Trip, d protocol.Decision, ext detect.Extension) {
 	j.note(d)
 	j.g.decided(trip, d, ext, j.now)
 }
 
 // note notes decision d on the verdict of the halt it ends.
-func (j *Judge) note(d protocol.Decision) {
+func (j *judge) note(d protocol.Decision) {
 	for i := len(j.verdicts) - 1; i >= 0; i-- {
 		if h := j.verdicts[i].Halt; h != nil && h.Seq == d.HaltSeq {
 			j.verdicts[i].Decision = &d
@@ -334,7 +329,7 @@ func (j *Judge) note(d protocol.Decision) {
 // guard refuses, with its payload and why, as the guard lists it in
 // loop.status (Status.Refused): at once, or, for a signed answer held
 // for its task, when Deliver takes it.
-func (j *Judge) OnRefused(fn func(name string, p *commonpb.Payload, err error)) {
+func (j *judge) OnRefused(fn func(name string, p *commonpb.Payload, err error)) {
 	j.refused = fn
 }
 
@@ -342,7 +337,7 @@ func (j *Judge) OnRefused(fn func(name string, p *commonpb.Payload, err error)) 
 // workflow task, at the time of the task that delivers them (set by Now),
 // as the guard does when the task's code first runs (answerclock.go). The reader calls it at each WorkflowTaskStarted,
 // before Wake.
-func (j *Judge) Deliver() {
+func (j *judge) Deliver() {
 	g := &j.g
 	if !j.guarded || len(g.held) == 0 {
 		return
@@ -361,7 +356,7 @@ func (j *Judge) Deliver() {
 // guard's paused call does in the workflow task that saw the decision. A
 // cancellation with no decision ends the halt as the guard's wait does
 // when it returns the cancellation.
-func (j *Judge) Wake() {
+func (j *judge) Wake() {
 	b := j.blocked
 	p := &j.g.pause
 	if b == nil {
@@ -394,7 +389,7 @@ func (j *Judge) Wake() {
 // holds before that point ends the halt instead, as the live guard drops
 // a handler's decision that comes after those. It reports whether the
 // handler's decision ended the halt.
-func (j *Judge) Handled(action protocol.Action, guidance string) bool {
+func (j *judge) Handled(action protocol.Action, guidance string) bool {
 	j.Wake()
 	b := j.blocked
 	if b == nil || action != protocol.ActionResume && action != protocol.ActionEscalate {
@@ -420,7 +415,7 @@ func (j *Judge) Handled(action protocol.Action, guidance string) bool {
 // requested: a recorded halt that holds a call, or holds one later, ends
 // as the guard's paused call does once its wait returns the
 // cancellation, in the next workflow task (Wake).
-func (j *Judge) Cancel() { j.canceled = j.recorded }
+func (j *judge) Cancel() { j.canceled = j.recorded }
 
 // PauseTimer reports whether a durable timer of d, started now, is the
 // guard's pause timer: started while a recorded halt holds a call, to end
@@ -431,7 +426,7 @@ func (j *Judge) Cancel() { j.canceled = j.recorded }
 // raised (within HaltSignalTimeout of the halt). A timer of the handler
 // or of another branch ends at another time, and does not decide the
 // halt when it fires.
-func (j *Judge) PauseTimer(d time.Duration) bool {
+func (j *judge) PauseTimer(d time.Duration) bool {
 	cfg := &j.g.cfg
 	if j.blocked == nil || cfg.PauseTimeout <= 0 {
 		return false
@@ -448,19 +443,19 @@ func (j *Judge) PauseTimer(d time.Duration) bool {
 // PauseTimedOut decides a held call's halt as the pause timeout does, when
 // the history shows the guard's pause timer (PauseTimer) fired before any
 // decision.
-func (j *Judge) PauseTimedOut() {
+func (j *judge) PauseTimedOut() {
 	if j.blocked != nil && j.g.pause.decision == nil && j.g.cfg.PauseTimeout > 0 {
 		j.g.pauseTimedOut()
 	}
 }
 
 // MemoKey is the memo entry the guard publishes its state in.
-func (j *Judge) MemoKey() string { return pick(j.g.cfg.MemoKey, defaultMemoKey) }
+func (j *judge) MemoKey() string { return pick(j.g.cfg.MemoKey, defaultMemoKey) }
 
 // Result records the result (or error) of call id: the guard reads it at
 // the next call or wait, as it reads a ready future. A canceled call
 // (err a *temporal.CanceledError) is abandoned, as the guard abandons it.
-func (j *Judge) Result(id int, result *commonpb.Payloads, err error, dc converter.DataConverter) {
+func (j *judge) Result(id int, result *commonpb.Payloads, err error, dc converter.DataConverter) {
 	r := j.results[id]
 	if r == nil {
 		return
@@ -482,7 +477,7 @@ func (j *Judge) Result(id int, result *commonpb.Payloads, err error, dc converte
 // loop.halted echo (or a stale one a reset re-applied) is its own, and any
 // other signal, another execution's loop.halted among them, is outside
 // input. It reports whether the guard took it.
-func (j *Judge) Signal(name string, p *commonpb.Payload) bool {
+func (j *judge) Signal(name string, p *commonpb.Payload) bool {
 	g := &j.g
 	if !j.guarded {
 		return false
@@ -506,7 +501,7 @@ func (j *Judge) Signal(name string, p *commonpb.Payload) bool {
 
 // Update judges an update the workflow accepted, as Signal judges a
 // signal.
-func (j *Judge) Update(name string, p *commonpb.Payload) bool {
+func (j *judge) Update(name string, p *commonpb.Payload) bool {
 	g := &j.g
 	if !j.guarded {
 		return false
@@ -536,7 +531,7 @@ func (j *Judge) Update(name string, p *commonpb.Payload) bool {
 // a call still in flight, the workflow more likely waits on it. While a
 // halt holds the workflow it waits in the guard's own Await, which read
 // what was in when the halt began (trip): nothing is read.
-func (j *Judge) Idle() {
+func (j *judge) Idle() {
 	if !j.guarded || len(j.g.pending) == 0 || j.blocked != nil {
 		return
 	}
@@ -550,7 +545,7 @@ func (j *Judge) Idle() {
 
 // Timer judges a durable timer the workflow started: results in are read,
 // and the detectors hear that the workflow waits.
-func (j *Judge) Timer() {
+func (j *judge) Timer() {
 	if j.guarded {
 		j.g.waits(j.driver(), j.now, true)
 	}
@@ -558,7 +553,7 @@ func (j *Judge) Timer() {
 
 // EndRun closes a run that continued as new, as the guard does when it
 // carries its state to the next run.
-func (j *Judge) EndRun() {
+func (j *judge) EndRun() {
 	g := &j.g
 	if j.guarded {
 		g.closeRun(j.driver(), j.now)
@@ -567,7 +562,7 @@ func (j *Judge) EndRun() {
 
 // NextRun goes on with the run continued from the last one, keeping what
 // the guard carries across continue-as-new.
-func (j *Judge) NextRun(info *workflow.Info, now time.Time) {
+func (j *judge) NextRun(info *workflow.Info, now time.Time) {
 	g := &j.g
 	g.info, j.now = info, now
 	if !j.guarded {
@@ -623,7 +618,7 @@ func (r *recordedResult) decode(ptr any) error {
 
 // driver is the Judge as the guard's shared paths see it: no workflow,
 // its results read when they were recorded (readFuture), its own log.
-func (j *Judge) driver() driver { return driver{log: &j.logs} }
+func (j *judge) driver() driver { return driver{log: &j.logs} }
 
 // judgeLog keeps the guard's warnings and errors, each line once: a hook
 // that panics at every call of a node says so once, however the history

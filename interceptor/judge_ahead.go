@@ -24,7 +24,7 @@ import (
 // dispatched, as the guard holds the call that trips. Ahead changes
 // nothing of the Judge: the same history is judged the same with or
 // without it.
-func (j *Judge) Ahead() (ev protocol.HaltEvent, policy protocol.OnHalt, ok bool) {
+func (j *judge) Ahead() (ev protocol.HaltEvent, policy protocol.OnHalt, ok bool) {
 	g := &j.g
 	if !j.guarded || j.blocked != nil || !g.active || g.pause.inForce() {
 		return protocol.HaltEvent{}, "", false

@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/internal/judge"
+
 	"github.com/loopguard/loopguard/interceptor/protocol"
 
 	"github.com/stretchr/testify/assert"
@@ -91,8 +93,8 @@ func TestJudgeAheadNeverWrong(t *testing.T) {
 	assert.Positive(t, fromResults)
 }
 
-func newAheadJudge(t *testing.T, opts interceptor.Options) *interceptor.Judge {
-	j, err := interceptor.NewJudge(opts)
+func newAheadJudge(t *testing.T, opts interceptor.Options) judge.Judge {
+	j, err := judge.New(opts)
 	require.NoError(t, err)
 	require.True(t, j.Start(judgeInfo("Agent"), time.Unix(1000, 0)))
 	return j

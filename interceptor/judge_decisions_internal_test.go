@@ -14,9 +14,9 @@ import (
 
 // heldJudge returns a Judge that follows recorded decisions, held at the
 // halt a Code call repeating itself meets, at workflow time now.
-func heldJudge(t *testing.T, opts Options) (*Judge, time.Time) {
+func heldJudge(t *testing.T, opts Options) (*judge, time.Time) {
 	t.Helper()
-	j, err := NewJudge(opts)
+	j, err := newJudge(opts)
 	require.NoError(t, err)
 	j.recorded = true // as Pin makes it, with the options given
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)

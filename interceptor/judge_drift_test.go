@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/internal/judge"
+
 	"github.com/loopguard/loopguard/interceptor/protocol"
 
 	"github.com/stretchr/testify/assert"
@@ -50,7 +52,7 @@ func TestJudgeTakesAnotherRunsLoopHaltedAsInput(t *testing.T) {
 
 	// The Judge, fed the same: it must agree.
 	judgeHalted := func(echo *protocol.HaltEvent) (halted, took bool) {
-		j, err := interceptor.NewJudge(interceptor.Options{})
+		j, err := judge.New(interceptor.Options{})
 		require.NoError(t, err)
 		now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 		require.True(t, j.Start(judgeInfo("Agent"), now))
@@ -106,7 +108,7 @@ func TestJudgeRecoversAPanickingNodeName(t *testing.T) {
 		}
 		return ""
 	}}
-	j, err := interceptor.NewJudge(opts)
+	j, err := judge.New(opts)
 	require.NoError(t, err)
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	require.True(t, j.Start(judgeInfo("Agent"), now))

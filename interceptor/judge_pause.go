@@ -12,7 +12,7 @@ import (
 // Judged returns the warnings and halts so far without forgetting them
 // (Verdicts forgets): a reader that follows a growing history shows them
 // while later decisions may still be noted on them.
-func (j *Judge) Judged() []Verdict { return slices.Clone(j.verdicts) }
+func (j *judge) Judged() []Verdict { return slices.Clone(j.verdicts) }
 
 // Resumed resumes halt ev, one of the Judge's own, as a human's resume
 // does, at time at: the end of the Temporal Workflow Pause that answered
@@ -23,7 +23,7 @@ func (j *Judge) Judged() []Verdict { return slices.Clone(j.verdicts) }
 // the time the pause held the workflow since the halt comes off the loop.
 // It reports false when the Judge follows recorded decisions (Pin) or a
 // recorded halt holds a call: those halts end as the history says.
-func (j *Judge) Resumed(ev protocol.HaltEvent, by, reason string, at time.Time) bool {
+func (j *judge) Resumed(ev protocol.HaltEvent, by, reason string, at time.Time) bool {
 	g := &j.g
 	if j.recorded || j.blocked != nil || !j.guarded || g.pause.inForce() {
 		return false

@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopguard/loopguard/interceptor/internal/judge"
+
 	"github.com/loopguard/loopguard/interceptor/protocol"
 
 	"github.com/stretchr/testify/assert"
@@ -24,16 +26,16 @@ func judgeInfo(typ string) *workflow.Info {
 // repeated is a repeated error, and an execution out of scope is not
 // judged.
 func TestJudge(t *testing.T) {
-	_, err := interceptor.NewJudge(interceptor.Options{Window: -1})
+	_, err := judge.New(interceptor.Options{Window: -1})
 	var oe *interceptor.OptionError
 	require.ErrorAs(t, err, &oe)
 
-	j, err := interceptor.NewJudge(interceptor.Options{Workflows: []string{"Agent"}})
+	j, err := judge.New(interceptor.Options{Workflows: []string{"Agent"}})
 	require.NoError(t, err)
 	assert.False(t, j.Start(judgeInfo("Other"), time.Unix(0, 0)))
 	assert.Equal(t, -1, j.Call(interceptor.KindActivity, "Code", nil), "not guarded: not judged")
 
-	j, err = interceptor.NewJudge(interceptor.Options{})
+	j, err = judge.New(interceptor.Options{})
 	require.NoError(t, err)
 	now := time.Unix(1000, 0)
 	require.True(t, j.Start(judgeInfo("Agent"), now))
@@ -57,7 +59,7 @@ func TestJudge(t *testing.T) {
 	assert.Equal(t, 4, v[0].Call, "the call after three identical results")
 	assert.Equal(t, 5, j.Calls(), "answered as observe: the calls go on")
 
-	j, err = interceptor.NewJudge(interceptor.Options{})
+	j, err = judge.New(interceptor.Options{})
 	require.NoError(t, err)
 	require.True(t, j.Start(judgeInfo("Agent"), now))
 	for i := 0; i < 4; i++ {

@@ -19,7 +19,7 @@ import (
 // longer warned: it heeded the warning (it brought something new).
 func judgeTrace(t *testing.T, tr traces.Trace, opts Options) (out []Verdict, heeded bool) {
 	t.Helper()
-	j, err := NewJudge(opts)
+	j, err := newJudge(opts)
 	require.NoError(t, err)
 	info := &workflow.Info{}
 	info.WorkflowType.Name = traces.WorkflowType

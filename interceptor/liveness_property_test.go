@@ -153,7 +153,7 @@ func randomShape(r *rand.Rand, seed uint64) loopShape {
 type loopRun struct {
 	t     *testing.T
 	shape loopShape
-	j     *Judge
+	j     *judge
 	rng   *rand.Rand
 	now   time.Time
 	calls int
@@ -167,7 +167,7 @@ type loopRun struct {
 var livenessDC = converter.GetDefaultDataConverter()
 
 func newLoopRun(t *testing.T, s loopShape, opts Options, stuck bool) (*loopRun, error) {
-	j, err := NewJudge(opts)
+	j, err := newJudge(opts)
 	if err != nil {
 		return nil, err
 	}

@@ -102,7 +102,7 @@ func checkOptions(t *testing.T, o Options, shape int) {
 		var oe *OptionError
 		require.True(t, errors.As(err, &oe), "New: want an *OptionError, got %T: %v", err, err)
 		requireNamesAField(t, oe.Field)
-		_, jerr := NewJudge(o)
+		_, jerr := newJudge(o)
 		require.Equal(t, err, jerr, "the Judge refuses what New refuses")
 		return
 	}
@@ -207,7 +207,7 @@ const maxFuzzCalls = 5000
 func requireHalted(t *testing.T, o Options, c config, shape int) {
 	t.Helper()
 	loop := fuzzLoops[shape%len(fuzzLoops)]
-	j, err := NewJudge(o)
+	j, err := newJudge(o)
 	require.NoError(t, err)
 	now := time.Unix(1_000_000, 0)
 	info := &workflow.Info{WorkflowType: workflow.Type{Name: "Agent"}, WorkflowExecution: workflow.Execution{ID: "w", RunID: "r"}}

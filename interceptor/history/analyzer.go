@@ -3,9 +3,9 @@ package history
 import (
 	"fmt"
 
-	historypb "go.temporal.io/api/history/v1"
+	"github.com/loopguard/loopguard/interceptor/internal/judge"
 
-	"github.com/loopguard/loopguard/interceptor"
+	historypb "go.temporal.io/api/history/v1"
 )
 
 // Analyzer analyses histories one at a time, keeping only the guard's
@@ -20,7 +20,7 @@ type Analyzer struct {
 }
 
 type openChain struct {
-	judge *interceptor.Judge
+	judge judge.Judge
 	calls int
 }
 

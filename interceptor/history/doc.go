@@ -1,6 +1,6 @@
 // Package history reads Temporal workflow histories into the guard's
-// judgement (interceptor.Judge): what the guard would have done to runs
-// recorded without it, or, with Options.AsRecorded, what it did to runs
+// judgement (its Judge, internal to the module): what the guard would
+// have done to runs recorded without it, or, with Options.AsRecorded, what it did to runs
 // recorded with it. The histories may come from any SDK's workers: the
 // events of a call, a result, a signal or an update, a timer and a
 // continue-as-new are the same.

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/loopguard/loopguard/interceptor/internal/judge"
+
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 
@@ -50,7 +52,7 @@ type Options struct {
 
 // withDefaults checks opts and fills in the converters' defaults.
 func (opts Options) withDefaults() (Options, error) {
-	if _, err := interceptor.NewJudge(opts.Guard); err != nil {
+	if _, err := judge.New(opts.Guard); err != nil {
 		return opts, fmt.Errorf("history: invalid guard options: %w", err)
 	}
 	if opts.Follow && opts.AsRecorded {

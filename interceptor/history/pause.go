@@ -30,7 +30,7 @@ import (
 //     already scheduled while the pause was landing, and it supersedes
 //     them;
 //   - the Unpaused event that ends that pause resumes the halt it
-//     answered (interceptor.Judge.Resumed): the loop starts over, as an
+//     answered (judge.Judge.Resumed): the loop starts over, as an
 //     operator's resume starts it over;
 //   - a pause with no halt waiting is someone else's (maintenance): it
 //     answers nothing and its Unpaused changes nothing;
@@ -146,7 +146,7 @@ type Pause struct {
 	// of the workflow task in flight when it landed.
 	Called int `json:"called,omitempty"`
 	// Resumed is set when the unpause resumed the halt the pause answered
-	// (interceptor.Judge.Resumed): the loop started over.
+	// (judge.Judge.Resumed): the loop started over.
 	Resumed bool `json:"resumed,omitempty"`
 	// Time is the Paused event's time, and CalledBefore counts the run's
 	// guarded calls scheduled before it.

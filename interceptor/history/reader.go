@@ -159,7 +159,7 @@ func (r *Reader) Execution() Execution {
 
 // Ahead is the halt the current run's next guarded call will raise,
 // where the events judged so far decide it, whatever that call is
-// (interceptor.Judge.Ahead): in a run whose halts the reader answers
+// (judge.Judge.Ahead): in a run whose halts the reader answers
 // with Workflow Pauses (pausable: the interceptor does not guard it),
 // while the run is open and no pause holds it. A watcher pauses with it
 // before the call is scheduled; the pause's request id names the halt

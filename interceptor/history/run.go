@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/loopguard/loopguard/interceptor/internal/judge"
+
 	"github.com/loopguard/loopguard/interceptor/protocol"
 	updatepb "go.temporal.io/api/update/v1"
 
@@ -40,7 +42,7 @@ type runReader struct {
 	// chain returns the state of the run this one continued from, when
 	// it was read (nil: none).
 	chain func(runID string) *openChain
-	judge *interceptor.Judge
+	judge judge.Judge
 	ex    Execution
 	// set is true once the run's start is judged: the guard's marker is
 	// decided and the Judge started.
@@ -283,7 +285,7 @@ func (r *runReader) start() bool {
 	ex.Recorded.Guarded, ex.Recorded.Version = version > 0, version
 	now := first.GetEventTime().AsTime()
 
-	var j *interceptor.Judge
+	var j judge.Judge
 	// A chain is keyed by the id the run before continued as new into,
 	// which a reset of this run keeps as its original id.
 	if c := r.chain(start.GetOriginalExecutionRunId()); c != nil {
@@ -298,7 +300,7 @@ func (r *runReader) start() bool {
 			guard.Retire = true
 		}
 		var err error
-		if j, err = interceptor.NewJudge(guard); err != nil {
+		if j, err = judge.New(guard); err != nil {
 			ex.Err = err
 			return true
 		}
