@@ -9,12 +9,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/loopguard/loopguard/interceptor/protocol"
-
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/loopguard/loopguard/interceptor"
+	"github.com/loopguard/loopguard/interceptor/protocol"
 )
 
 // Error types of the agents' failures. Both are non-retryable: retrying

@@ -7,12 +7,11 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/loopguard/loopguard/interceptor/protocol"
-
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/loopguard/loopguard/interceptor"
+	"github.com/loopguard/loopguard/interceptor/protocol"
 )
 
 // The scenarios of the parallel tool agent (workflows.ParallelToolAgent),

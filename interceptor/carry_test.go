@@ -4,13 +4,12 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/loopguard/loopguard/interceptor/protocol"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/loopguard/loopguard/interceptor"
+	"github.com/loopguard/loopguard/interceptor/protocol"
 )
 
 func TestContinueAsNewCarriesState(t *testing.T) {

@@ -3,11 +3,10 @@ package interceptor
 import (
 	"time"
 
-	"github.com/loopguard/loopguard/interceptor/protocol"
-
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/loopguard/loopguard/interceptor/detect"
+	"github.com/loopguard/loopguard/interceptor/protocol"
 )
 
 // core is the guard's state and its decisions: a call admitted, a result

@@ -4,9 +4,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/loopguard/loopguard/interceptor/protocol"
-
 	"github.com/loopguard/loopguard/interceptor/detect"
+	"github.com/loopguard/loopguard/interceptor/protocol"
 )
 
 // The core's halt: a trip is warned or halted (trip), the halt is raised

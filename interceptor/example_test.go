@@ -4,14 +4,13 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/loopguard/loopguard/interceptor/protocol"
-
 	sdkinterceptor "go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/loopguard/loopguard/interceptor"
+	"github.com/loopguard/loopguard/interceptor/protocol"
 )
 
 func ExampleNew() {

@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loopguard/loopguard/interceptor/protocol"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
@@ -17,6 +15,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/loopguard/loopguard/interceptor"
+	"github.com/loopguard/loopguard/interceptor/protocol"
 )
 
 // reviewer is the activity a halt handler asks: it reads the halt and

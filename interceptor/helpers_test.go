@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loopguard/loopguard/interceptor/protocol"
-
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
@@ -17,6 +15,7 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/loopguard/loopguard/interceptor"
+	"github.com/loopguard/loopguard/interceptor/protocol"
 	"github.com/loopguard/loopguard/internal/scripted"
 )
 

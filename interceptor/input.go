@@ -8,8 +8,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/loopguard/loopguard/interceptor/protocol"
-
 	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
@@ -17,6 +15,7 @@ import (
 
 	"github.com/loopguard/loopguard/interceptor/detect"
 	"github.com/loopguard/loopguard/interceptor/internal/strictjson"
+	"github.com/loopguard/loopguard/interceptor/protocol"
 )
 
 // maxTextLen bounds the free-text fields of human input.

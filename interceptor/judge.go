@@ -6,7 +6,6 @@ import (
 
 	"github.com/loopguard/loopguard/interceptor/internal/judgehook"
 	"github.com/loopguard/loopguard/interceptor/protocol"
-
 	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/workflow"

@@ -4,9 +4,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/loopguard/loopguard/interceptor/protocol"
-
 	"github.com/loopguard/loopguard/interceptor/detect"
+	"github.com/loopguard/loopguard/interceptor/protocol"
 )
 
 // Judged returns the warnings and halts so far without forgetting them

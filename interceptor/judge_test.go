@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/loopguard/loopguard/interceptor/internal/judge"
-
 	"github.com/loopguard/loopguard/interceptor/protocol"
 
 	"github.com/stretchr/testify/assert"

@@ -8,12 +8,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loopguard/loopguard/interceptor/protocol"
-
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/loopguard/loopguard/interceptor/detect"
+	"github.com/loopguard/loopguard/interceptor/protocol"
 )
 
 // The liveness property (docs/protocol.md, "Liveness"): under any Options

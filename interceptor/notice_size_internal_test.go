@@ -5,8 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/loopguard/loopguard/interceptor/protocol"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	commonpb "go.temporal.io/api/common/v1"
@@ -14,6 +12,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/loopguard/loopguard/interceptor/detect"
+	"github.com/loopguard/loopguard/interceptor/protocol"
 )
 
 // largestWarning is a warning as long as the guard makes them: the longest

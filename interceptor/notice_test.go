@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loopguard/loopguard/interceptor/protocol"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	sdkpb "go.temporal.io/api/sdk/v1"
@@ -18,6 +16,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/loopguard/loopguard/interceptor"
+	"github.com/loopguard/loopguard/interceptor/protocol"
 )
 
 // heedfulAgent repeats itself until its call carries guidance, then

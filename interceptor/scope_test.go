@@ -7,8 +7,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/loopguard/loopguard/interceptor/protocol"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	sdkinterceptor "go.temporal.io/sdk/interceptor"
@@ -17,6 +15,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/loopguard/loopguard/interceptor"
+	"github.com/loopguard/loopguard/interceptor/protocol"
 )
 
 // TestWorkflowsScope: Options.Workflows guards the named workflow types

@@ -8,11 +8,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/loopguard/loopguard/interceptor/protocol"
-
 	commonpb "go.temporal.io/api/common/v1"
 
 	"github.com/loopguard/loopguard/interceptor/internal/strictjson"
+	"github.com/loopguard/loopguard/interceptor/protocol"
 )
 
 // OperatorKey is the Ed25519 public key of a person who may answer a halt

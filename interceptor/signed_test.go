@@ -6,13 +6,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loopguard/loopguard/interceptor/protocol"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/loopguard/loopguard/interceptor"
 	"github.com/loopguard/loopguard/interceptor/detect"
+	"github.com/loopguard/loopguard/interceptor/protocol"
 )
 
 // operator is a key pair in a test: the guard is given its public half.

@@ -3,11 +3,10 @@ package interceptor
 import (
 	"fmt"
 
-	"github.com/loopguard/loopguard/interceptor/protocol"
-
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/loopguard/loopguard/interceptor/detect"
+	"github.com/loopguard/loopguard/interceptor/protocol"
 )
 
 // key names the warning's loop.

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/loopguard/loopguard/interceptor/protocol"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	historypb "go.temporal.io/api/history/v1"
@@ -16,6 +14,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/loopguard/loopguard/interceptor"
+	"github.com/loopguard/loopguard/interceptor/protocol"
 	"github.com/loopguard/loopguard/testsuite"
 )
 

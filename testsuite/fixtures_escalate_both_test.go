@@ -3,12 +3,11 @@ package testsuite_test
 import (
 	"testing"
 
-	"github.com/loopguard/loopguard/interceptor/protocol"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/loopguard/loopguard/interceptor"
+	"github.com/loopguard/loopguard/interceptor/protocol"
 	"github.com/loopguard/loopguard/internal/fixtures"
 	"github.com/loopguard/loopguard/testsuite"
 )

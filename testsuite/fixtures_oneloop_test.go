@@ -4,12 +4,11 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/loopguard/loopguard/interceptor/protocol"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	historypb "go.temporal.io/api/history/v1"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
 	"github.com/loopguard/loopguard/internal/fixtures"
 )
 

@@ -9,8 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/loopguard/loopguard/interceptor/protocol"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	historypb "go.temporal.io/api/history/v1"
@@ -20,6 +18,7 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/loopguard/loopguard/interceptor"
+	"github.com/loopguard/loopguard/interceptor/protocol"
 	"github.com/loopguard/loopguard/internal/fixtures"
 	"github.com/loopguard/loopguard/testsuite"
 )

@@ -10,8 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/loopguard/loopguard/interceptor/protocol"
-
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/api/temporalproto"
@@ -24,6 +22,7 @@ import (
 
 	"github.com/loopguard/loopguard/interceptor"
 	"github.com/loopguard/loopguard/interceptor/history"
+	"github.com/loopguard/loopguard/interceptor/protocol"
 )
 
 // ReplayOptions configures ReplayFile and ReplayHistory.

@@ -14,14 +14,13 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/loopguard/loopguard/interceptor/protocol"
-
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/converter"
 	"go.uber.org/zap"
 
 	"github.com/loopguard/loopguard/interceptor"
 	"github.com/loopguard/loopguard/interceptor/history"
+	"github.com/loopguard/loopguard/interceptor/protocol"
 )
 
 // analyzeCommand is the name of the subcommand that analyses past

@@ -7,8 +7,6 @@ import (
 	"io"
 	"text/tabwriter"
 
-	"github.com/loopguard/loopguard/interceptor/protocol"
-
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	workflowpb "go.temporal.io/api/workflow/v1"
@@ -17,6 +15,7 @@ import (
 	"go.temporal.io/sdk/converter"
 
 	"github.com/loopguard/loopguard/interceptor"
+	"github.com/loopguard/loopguard/interceptor/protocol"
 )
 
 // actionList lists the runs waiting for an answer.

@@ -10,10 +10,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/loopguard/loopguard/interceptor/protocol"
-
 	"go.uber.org/zap/zapcore"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
 	"github.com/loopguard/loopguard/worker/devserver"
 	"github.com/loopguard/loopguard/workflows"
 )

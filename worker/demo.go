@@ -11,14 +11,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/loopguard/loopguard/interceptor/protocol"
-
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/loopguard/loopguard/interceptor"
+	"github.com/loopguard/loopguard/interceptor/protocol"
 	"github.com/loopguard/loopguard/workflows"
 )
 

@@ -5,8 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loopguard/loopguard/interceptor/protocol"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	commonpb "go.temporal.io/api/common/v1"
@@ -14,6 +12,7 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 
 	"github.com/loopguard/loopguard/interceptor/history"
+	"github.com/loopguard/loopguard/interceptor/protocol"
 	"github.com/loopguard/loopguard/testsuite"
 )
 

@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loopguard/loopguard/interceptor/protocol"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
@@ -19,6 +17,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/loopguard/loopguard/activities"
+	"github.com/loopguard/loopguard/interceptor/protocol"
 	"github.com/loopguard/loopguard/worker/devserver"
 	"github.com/loopguard/loopguard/workflows"
 )

@@ -3,12 +3,11 @@ package workflows
 import (
 	"strings"
 
-	"github.com/loopguard/loopguard/interceptor/protocol"
-
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/loopguard/loopguard/activities"
 	"github.com/loopguard/loopguard/interceptor"
+	"github.com/loopguard/loopguard/interceptor/protocol"
 )
 
 // ChatInput is the input of ChatAgent.

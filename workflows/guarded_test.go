@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loopguard/loopguard/interceptor/protocol"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	sdkinterceptor "go.temporal.io/sdk/interceptor"
@@ -18,6 +16,7 @@ import (
 	"github.com/loopguard/loopguard/activities"
 	"github.com/loopguard/loopguard/interceptor"
 	"github.com/loopguard/loopguard/interceptor/detect"
+	"github.com/loopguard/loopguard/interceptor/protocol"
 )
 
 // decideAfter is when the test's human looks at a halted loop: the agents

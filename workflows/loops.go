@@ -3,12 +3,11 @@ package workflows
 import (
 	"fmt"
 
-	"github.com/loopguard/loopguard/interceptor/protocol"
-
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/loopguard/loopguard/activities"
 	"github.com/loopguard/loopguard/interceptor"
+	"github.com/loopguard/loopguard/interceptor/protocol"
 )
 
 // CoderVerifierLoop is the classic agent loop: the coder proposes a patch,

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/loopguard/loopguard/interceptor/protocol"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/converter"
@@ -14,6 +12,7 @@ import (
 
 	"github.com/loopguard/loopguard/activities"
 	"github.com/loopguard/loopguard/interceptor"
+	"github.com/loopguard/loopguard/interceptor/protocol"
 )
 
 // callLog comes before the guard in the worker's interceptors

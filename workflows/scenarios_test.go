@@ -7,11 +7,10 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/loopguard/loopguard/interceptor/protocol"
-
 	"github.com/stretchr/testify/require"
 
 	"github.com/loopguard/loopguard/activities"
+	"github.com/loopguard/loopguard/interceptor/protocol"
 )
 
 func TestScenarios(t *testing.T) {

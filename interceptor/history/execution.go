@@ -4,11 +4,10 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/loopguard/loopguard/interceptor/protocol"
-
 	commonpb "go.temporal.io/api/common/v1"
 
 	"github.com/loopguard/loopguard/interceptor"
+	"github.com/loopguard/loopguard/interceptor/protocol"
 )
 
 // Execution is the analysis of one run of a workflow execution.

@@ -4,11 +4,10 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/loopguard/loopguard/interceptor/protocol"
-
 	historypb "go.temporal.io/api/history/v1"
 
 	"github.com/loopguard/loopguard/interceptor"
+	"github.com/loopguard/loopguard/interceptor/protocol"
 )
 
 // followed feeds runs, event by event, to a Reader under Options.Follow,

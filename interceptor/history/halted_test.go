@@ -10,10 +10,9 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/loopguard/loopguard/interceptor/protocol"
-
 	"github.com/loopguard/loopguard/interceptor"
 	"github.com/loopguard/loopguard/interceptor/detect"
+	"github.com/loopguard/loopguard/interceptor/protocol"
 )
 
 // TestHaltedKeepsWhatItIsGiven: a halt kept compact comes back as it was

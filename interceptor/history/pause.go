@@ -6,11 +6,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/loopguard/loopguard/interceptor/protocol"
-
 	historypb "go.temporal.io/api/history/v1"
 
 	"github.com/loopguard/loopguard/interceptor"
+	"github.com/loopguard/loopguard/interceptor/protocol"
 )
 
 // Temporal's Workflow Pause (PauseWorkflowExecution, server v1.30 and

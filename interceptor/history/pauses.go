@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/loopguard/loopguard/interceptor/protocol"
-
 	"github.com/loopguard/loopguard/internal/blocks"
 )
 

@@ -4,12 +4,11 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/loopguard/loopguard/interceptor/protocol"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/loopguard/loopguard/interceptor"
+	"github.com/loopguard/loopguard/interceptor/protocol"
 )
 
 // The reset run of testdata/reset-signed.json (TestResetRunAnsweredSigned

@@ -6,9 +6,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/loopguard/loopguard/interceptor/protocol"
-
 	"github.com/loopguard/loopguard/interceptor"
+	"github.com/loopguard/loopguard/interceptor/protocol"
 )
 
 // An operator signs a resume of halt 1 of one execution; the workers hold

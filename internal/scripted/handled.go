@@ -4,11 +4,10 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/loopguard/loopguard/interceptor/protocol"
-
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/loopguard/loopguard/interceptor"
+	"github.com/loopguard/loopguard/interceptor/protocol"
 )
 
 // ReviewNode is the activity HandledLoop's halt handler calls: a reviewer,

@@ -5,8 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loopguard/loopguard/interceptor/protocol"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	sdkinterceptor "go.temporal.io/sdk/interceptor"
@@ -14,6 +12,7 @@ import (
 	"go.temporal.io/server/temporaltest"
 
 	"github.com/loopguard/loopguard/interceptor"
+	"github.com/loopguard/loopguard/interceptor/protocol"
 	"github.com/loopguard/loopguard/testsuite"
 	"github.com/loopguard/loopguard/workflows"
 )

@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loopguard/loopguard/interceptor/protocol"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
@@ -18,6 +16,7 @@ import (
 	"go.temporal.io/server/temporaltest"
 
 	"github.com/loopguard/loopguard/interceptor"
+	"github.com/loopguard/loopguard/interceptor/protocol"
 )
 
 // realServer runs scriptLoop on a real in-process Temporal server with the

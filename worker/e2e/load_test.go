@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loopguard/loopguard/interceptor/protocol"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/workflowservice/v1"
@@ -21,6 +19,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/loopguard/loopguard/interceptor"
+	"github.com/loopguard/loopguard/interceptor/protocol"
 	"github.com/loopguard/loopguard/internal/fixtures"
 	"github.com/loopguard/loopguard/testsuite"
 	"github.com/loopguard/loopguard/worker/devserver/devtest"

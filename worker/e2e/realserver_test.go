@@ -3,8 +3,6 @@ package e2e_test
 import (
 	"log/slog"
 
-	"github.com/loopguard/loopguard/interceptor/protocol"
-
 	"context"
 	"os"
 	"regexp"
@@ -21,6 +19,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/loopguard/loopguard/interceptor"
+	"github.com/loopguard/loopguard/interceptor/protocol"
 	"github.com/loopguard/loopguard/internal/fixtures"
 	"github.com/loopguard/loopguard/testsuite"
 	"github.com/loopguard/loopguard/worker/devserver"

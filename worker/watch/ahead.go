@@ -5,14 +5,13 @@ import (
 	"errors"
 	"time"
 
-	"github.com/loopguard/loopguard/interceptor/protocol"
-
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.uber.org/zap"
 
 	"github.com/loopguard/loopguard/interceptor/history"
+	"github.com/loopguard/loopguard/interceptor/protocol"
 )
 
 // The pause ahead. Where the results read already decide that the next

@@ -4,9 +4,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/loopguard/loopguard/interceptor/protocol"
-
 	"github.com/loopguard/loopguard/interceptor/detect"
+	"github.com/loopguard/loopguard/interceptor/protocol"
 )
 
 // A closed run stays listed (the last maxClosedListed of them) long after

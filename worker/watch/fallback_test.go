@@ -7,13 +7,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loopguard/loopguard/interceptor/protocol"
-
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/converter"
 
 	"github.com/loopguard/loopguard/activities"
+	"github.com/loopguard/loopguard/interceptor/protocol"
 )
 
 // Where the server refuses Workflow Pause, the refusal is reported once

@@ -9,8 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/loopguard/loopguard/interceptor/protocol"
-
 	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
@@ -23,6 +21,7 @@ import (
 
 	"github.com/loopguard/loopguard/interceptor"
 	"github.com/loopguard/loopguard/interceptor/history"
+	"github.com/loopguard/loopguard/interceptor/protocol"
 )
 
 // retryWait is the wait after a failed history poll.

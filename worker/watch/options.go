@@ -6,8 +6,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/loopguard/loopguard/interceptor/protocol"
-
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
@@ -15,6 +13,7 @@ import (
 
 	"github.com/loopguard/loopguard/interceptor"
 	"github.com/loopguard/loopguard/interceptor/history"
+	"github.com/loopguard/loopguard/interceptor/protocol"
 )
 
 // Fallback is what the watcher does at a halt when the server refuses

@@ -35,8 +35,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/loopguard/loopguard/interceptor/protocol"
-
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
@@ -45,6 +43,7 @@ import (
 
 	"github.com/loopguard/loopguard/activities"
 	"github.com/loopguard/loopguard/interceptor"
+	"github.com/loopguard/loopguard/interceptor/protocol"
 	"github.com/loopguard/loopguard/internal/fixtures"
 	"github.com/loopguard/loopguard/testsuite"
 	"github.com/loopguard/loopguard/worker/devserver"

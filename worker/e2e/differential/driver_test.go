@@ -9,13 +9,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/loopguard/loopguard/interceptor/protocol"
-
 	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 
+	"github.com/loopguard/loopguard/interceptor/protocol"
 	"github.com/loopguard/loopguard/worker/e2e/differential"
 )
 

@@ -9,8 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/loopguard/loopguard/interceptor/protocol"
-
 	"go.temporal.io/sdk/activity"
 	sdkinterceptor "go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/temporal"
@@ -18,6 +16,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/loopguard/loopguard/interceptor"
+	"github.com/loopguard/loopguard/interceptor/protocol"
 )
 
 // HandlerTagPrefix starts the tag of every call a halt handler makes.

@@ -3,9 +3,8 @@ package schedule_test
 import (
 	"testing"
 
-	"github.com/loopguard/loopguard/interceptor/protocol"
-
 	"github.com/loopguard/loopguard/interceptor/detect"
+	"github.com/loopguard/loopguard/interceptor/protocol"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	commonpb "go.temporal.io/api/common/v1"

@@ -5,9 +5,8 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/loopguard/loopguard/interceptor/protocol"
-
 	"github.com/loopguard/loopguard/interceptor/detect"
+	"github.com/loopguard/loopguard/interceptor/protocol"
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/converter"

@@ -6,14 +6,13 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/loopguard/loopguard/interceptor/protocol"
-
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/loopguard/loopguard/interceptor"
+	"github.com/loopguard/loopguard/interceptor/protocol"
 )
 
 // Names of the root workflow and of its progress query.

@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loopguard/loopguard/interceptor/protocol"
-
 	"github.com/stretchr/testify/require"
 	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
@@ -21,6 +19,7 @@ import (
 
 	"github.com/loopguard/loopguard/activities"
 	"github.com/loopguard/loopguard/interceptor/history"
+	"github.com/loopguard/loopguard/interceptor/protocol"
 	"github.com/loopguard/loopguard/testsuite"
 	"github.com/loopguard/loopguard/worker/devserver"
 	"github.com/loopguard/loopguard/worker/devserver/devtest"
